@@ -1,0 +1,18 @@
+#include "common/clock.h"
+
+#include <chrono>
+
+namespace hotrow {
+
+int64_t WallClock::NowMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+const WallClock* WallClock::Default() {
+  static const WallClock* clock = new WallClock();
+  return clock;
+}
+
+}  // namespace hotrow

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+namespace hotrow {
+
+// Sets up spdlog for the process: one line per message on stderr, with time, level and thread.
+// `level` is one of trace, debug, info, warn, error; an unknown name means info.
+void InitLogging(std::string_view level = "info");
+
+// Lets through at most `per_interval` events in each interval of `interval_ms`, and counts the
+// rest so the next allowed message can say how many were suppressed. Used to rate-limit warnings
+// about bad records and failing requests, which can arrive by the thousand.
+//
+// Thread-safety: Allow() may be called from any thread.
+class RateLimiter {
+ public:
+  RateLimiter(int per_interval, int64_t interval_ms)
+      : per_interval_(per_interval), interval_ms_(interval_ms) {}
+
+  // True when this event may be logged. `*suppressed` is set to the number of events refused since
+  // the last one allowed.
+  bool Allow(uint64_t* suppressed);
+
+ private:
+  const int per_interval_;
+  const int64_t interval_ms_;
+  std::atomic<int64_t> window_start_ms_{0};
+  std::atomic<int> in_window_{0};
+  std::atomic<uint64_t> suppressed_{0};
+};
+
+}  // namespace hotrow

@@ -1,0 +1,108 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "store/event_store.h"
+
+namespace hotrow::ingest {
+
+// Why a record was refused. Names are the `reason` label in /metrics and the keys of
+// `rejected` in /v1/stats; see CONTRACT.md "Events on the wire".
+inline constexpr const char* kRejectNotJson = "not_json";        // not JSON, or not an object
+inline constexpr const char* kRejectNoId = "no_id";              // no event id in field or key
+inline constexpr const char* kRejectIdTooLong = "id_too_long";   // id over 256 bytes
+inline constexpr const char* kRejectBadTime = "bad_time";        // unparsable time
+inline constexpr const char* kRejectExpired = "expired";         // older than the hot window
+inline constexpr const char* kRejectFuture = "future";           // beyond max_future
+inline constexpr const char* kRejectReasons[] = {kRejectNotJson, kRejectNoId,  kRejectIdTooLong,
+                                                 kRejectBadTime, kRejectExpired, kRejectFuture};
+
+struct IngestOptions {
+  // Bootstrap servers, "host:port,host:port". Required.
+  std::string brokers;
+  // Topics to consume. Required, at least one.
+  std::vector<std::string> topics;
+  // Consumer group. Default: "hotrow".
+  std::string group_id = "hotrow";
+  // Passed to librdkafka as is (both consumer and dead-letter producer), after hotrow's own
+  // settings, so a user may override them.
+  std::map<std::string, std::string> properties;
+  // A batch closes at this many events or this age, whichever first. Defaults: 5000, 200 ms.
+  size_t batch_max_events = 5000;
+  int64_t batch_max_ms = 200;
+  // Dotted path of the event id in the record's JSON; absent means the record key. Default "event_id".
+  std::string id_field = "event_id";
+  // Dotted path of the event time (ms integer or RFC 3339); absent means the Kafka timestamp.
+  std::string ts_field = "ts";
+  // Records further ahead of the clock are rejected as `future`. Default: 1 minute.
+  int64_t max_future_ms = 60 * 1000;
+  // When not empty, rejected records are produced here with the reason in header "hotrow-reason".
+  std::string dead_letter_topic;
+  // Lag above zero with nothing written for this long is a stall (/readyz 503). Default: 30 s.
+  int64_t stall_after_ms = 30 * 1000;
+  // Closed batches waiting for the writer. When full, the consumer pauses its partitions. Default: 8.
+  size_t queue_max_batches = 8;
+  // Clock for batch ages and stall detection. Not owned. Default: the system clock.
+  const Clock* clock = WallClock::Default();
+};
+
+struct PartitionStats {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t next_offset = -1;      // next offset to consume, as stored; -1 when none yet
+  int64_t high_watermark = -1;   // the broker's end of the partition; -1 when unknown
+  int64_t lag = 0;               // high_watermark - next_offset, or 0 when unknown
+  bool paused = false;
+  uint64_t lost_to_retention = 0;
+};
+
+struct IngestStats {
+  uint64_t records_consumed = 0;  // records polled, good or bad
+  uint64_t events_stored = 0;     // events this process wrote to the store
+  uint64_t duplicates = 0;        // records the store had already (replays)
+  std::map<std::string, uint64_t> rejected;  // every reason in kRejectReasons, with its count
+  uint64_t lost_to_retention = 0;
+  uint64_t batches_written = 0;
+  uint64_t batch_events_sum = 0;       // events over every written batch
+  double batch_write_seconds_sum = 0;  // time spent in store writes
+  uint64_t dead_lettered = 0;
+  std::vector<PartitionStats> partitions;
+  bool assigned = false;     // at least one partition is assigned
+  bool stalled = false;      // lag > 0 and nothing written for stall_after_ms
+  bool out_of_disk = false;  // the last write failed for lack of space; consuming is paused
+  std::string last_error;    // the last write or consumer error, empty when none
+};
+
+// Consumes the configured topics in a consumer group and writes batches of events, with the
+// offsets they cover, to the store: exactly once into the store across crashes and rebalances.
+//
+// Threads: a poller (polls librdkafka, parses, keys and batches records) and a writer (writes
+// batches to the store), joined by a bounded queue; both owned, named and joined by Stop().
+//
+// Thread-safety: Stats() and Ready() may be called from any thread; Stop() from one.
+class Ingestor {
+ public:
+  // Creates the consumer and starts consuming. `store` is not owned and must outlive the
+  // Ingestor. Fails with InvalidArgument for bad options or properties librdkafka refuses.
+  static Result<std::unique_ptr<Ingestor>> Start(const IngestOptions& options,
+                                                 store::EventStore* store);
+  virtual ~Ingestor() = default;
+
+  // Stops fetching, writes the open batch and its offsets, leaves the group and joins every
+  // thread. Idempotent. Returns the first write error, if any.
+  virtual Status Stop() = 0;
+
+  virtual IngestStats Stats() const = 0;
+
+  // Ok when partitions are assigned, ingestion is not stalled and the disk is not full; else
+  // a Status whose message says which (for /readyz).
+  virtual Status Ready() const = 0;
+};
+
+}  // namespace hotrow::ingest

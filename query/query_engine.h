@@ -1,0 +1,89 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "store/event_store.h"
+
+namespace hotrow::query {
+
+class ThreadPool;
+
+// One event as queries return it.
+struct Event {
+  std::string id;
+  int64_t ts_ms = 0;
+  std::string topic;
+  int32_t partition = 0;
+  int64_t offset = 0;
+  std::string payload;  // the record's JSON, as received
+  friend bool operator==(const Event&, const Event&) = default;
+};
+
+enum class Order { kDesc, kAsc };
+
+inline constexpr int kMaxLatest = 10000;
+inline constexpr int64_t kMaxRangeLimit = 100000;
+inline constexpr int64_t kNoLimit = INT64_MAX;
+
+struct QueryOptions {
+  // Threads of the per-salt pool. 0 means the number of cores. Default: 0.
+  int threads = 0;
+  // Queries running at once; one more is refused with Status::Busy (HTTP 503). Default: 64.
+  int max_concurrent_queries = 64;
+  // Events a per-salt task reads before handing them to the merge. Bounds a query's memory to
+  // about 2 chunks per salt. Default: 256.
+  size_t chunk_events = 256;
+};
+
+// Receives events one at a time; returns false to stop the query early (the client went away).
+using EventSink = std::function<bool(const Event&)>;
+
+// Answers latest / range / scan over an EventStore with a fixed pool of threads that run per-salt
+// work, merged on the caller's thread by a streaming k-way merge (query/salt_merge.h).
+//
+// Errors: bad arguments are InvalidArgument naming the argument; a failing salt fails the query at
+// once with its Status; too many queries at once is Busy.
+//
+// Thread-safety: every method may be called from many threads at once.
+class QueryEngine {
+ public:
+  // `store` is not owned and must outlive the engine.
+  QueryEngine(store::EventStore* store, const QueryOptions& options);
+  ~QueryEngine();
+  QueryEngine(const QueryEngine&) = delete;
+  QueryEngine& operator=(const QueryEngine&) = delete;
+
+  // The n newest events of `id`, newest first; ties in time by (topic, partition, offset)
+  // descending. Walks buckets newest to oldest and opens no bucket once n are found.
+  // REQUIRES nothing: n outside 1..10000 is InvalidArgument.
+  Result<std::vector<Event>> Latest(std::string_view id, int n);
+
+  // Events of `id` with from_ms <= ts < to_ms in `order`, at most `limit` (1..100000).
+  Result<std::vector<Event>> Range(std::string_view id, int64_t from_ms, int64_t to_ms,
+                                   int64_t limit, Order order);
+  // The same, streamed to `sink`.
+  Status RangeTo(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit, Order order,
+                 const EventSink& sink);
+
+  // Every event of every id with from_ms <= ts < to_ms, at most `limit` (>= 1; kNoLimit for none),
+  // streamed to `sink` bucket by bucket, oldest bucket first, salts in parallel. In no particular
+  // order within a bucket. Memory stays bounded whatever the store holds.
+  Status Scan(int64_t from_ms, int64_t to_ms, int64_t limit, const EventSink& sink);
+
+  int threads() const;
+
+ private:
+  store::EventStore* const store_;
+  const QueryOptions options_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::atomic<int> running_{0};
+};
+
+}  // namespace hotrow::query

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs the Debian packages hotrow builds and tests with, only those that are missing.
+# Safe to run again: when everything is there it prints one line and changes nothing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git
+  librdkafka-dev          # Kafka consumer/producer and the mock cluster (rdkafka_mock.h)
+  librocksdb-dev          # the store
+  libconcurrentqueue-dev  # bounded hand-over between ingest threads
+  libspdlog-dev           # logging (brings fmt)
+  libsimdjson-dev         # parsing event records
+  nlohmann-json3-dev      # building JSON answers
+  libcpp-httplib-dev      # the HTTP server and the query client
+  libyaml-cpp-dev         # the config file
+  libcli11-dev            # command-line parsing
+  prometheus-cpp-dev      # /metrics text format
+  libxxhash-dev           # stable 64-bit hashes for id hashing and salts
+  libgtest-dev libgmock-dev
+  libbenchmark-dev
+)
+if [[ "${HOTROW_WITH_FUZZ:-}" == 1 ]]; then
+  packages+=(clang libclang-rt-14-dev)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

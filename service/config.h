@@ -1,0 +1,64 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "ingest/ingestor.h"
+#include "query/query_engine.h"
+#include "store/event_store.h"
+
+namespace hotrow::service {
+
+// The whole configuration of a hotrow process: every key of CONTRACT.md "Configuration", with its
+// default. configs/hotrow.yaml documents each key; keep the two in step.
+struct Config {
+  struct Kafka {
+    std::string brokers = "127.0.0.1:9092";
+    std::vector<std::string> topics = {"events"};
+    std::string group_id = "hotrow";
+    std::map<std::string, std::string> properties;  // passed to librdkafka as is
+  } kafka;
+  struct Store {
+    std::string path = "./hotrow-data";
+    int64_t ttl_ms = 10 * 60 * 1000;       // store.ttl, a duration
+    int64_t bucket_ms = 60 * 1000;         // store.bucket, a duration
+    store::ClockKind clock = store::ClockKind::kWall;  // "wall" or "stream"
+  } store;
+  struct Keying {
+    int salts = 16;                                     // 1..256
+    keying::SaltBy salt_by = keying::SaltBy::kRecord;  // "record" or "id"
+  } keying;
+  struct Ingest {
+    int64_t batch_max_events = 5000;       // 1..1000000
+    int64_t batch_max_ms = 200;            // a duration or integer ms, 1ms..1h
+    std::string id_field = "event_id";     // dotted path
+    std::string ts_field = "ts";           // dotted path
+    int64_t max_future_ms = 60 * 1000;     // ingest.max_future, a duration
+    std::string dead_letter_topic;         // empty: none
+    int64_t stall_after_ms = 30 * 1000;    // ingest.stall_after, a duration
+  } ingest;
+  struct Http {
+    std::string listen = "127.0.0.1:8080";  // host:port
+  } http;
+  struct Query {
+    int threads = 0;  // 0: the number of cores; else 1..256
+  } query;
+
+  store::StoreOptions ToStoreOptions() const;
+  ingest::IngestOptions ToIngestOptions() const;
+  query::QueryOptions ToQueryOptions() const;
+  // A one-line summary for the start-up log.
+  std::string Summary() const;
+};
+
+// Loads the configuration: the defaults, then `file` when not empty, then each `--set` override
+// ("section.key=value", the value read as YAML) in order. Every key is checked: an unknown key, a
+// value of the wrong type or out of range is InvalidArgument whose message is one line naming
+// the key and what was expected, e.g.
+//   "store.ttl: expected a duration such as 500ms, 20s, 10m or 1h, got \"ten\"".
+Result<Config> LoadConfig(const std::string& file, const std::vector<std::string>& overrides);
+
+}  // namespace hotrow::service

@@ -1,0 +1,196 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "keying/row_key.h"
+#include "keying/salter.h"
+
+namespace hotrow::store {
+
+// How the store tells the time that decides its hot window.
+enum class ClockKind {
+  kWall,    // the wall clock (StoreOptions::wall_clock)
+  kStream,  // the highest event time ever written to this store
+};
+
+struct StoreOptions {
+  // Directory of the RocksDB database. Created when missing (see create_if_missing).
+  std::string path;
+  // The hot window: events older than now - ttl_ms are never returned and their buckets dropped.
+  // Default: 10 minutes.
+  int64_t ttl_ms = 10 * 60 * 1000;
+  // Width of a time bucket, the unit of expiry. REQUIRES: 0 < bucket_ms <= ttl_ms. Default: 1 minute.
+  int64_t bucket_ms = 60 * 1000;
+  // Default: kWall.
+  ClockKind clock = ClockKind::kWall;
+  // Events more than this far ahead of the wall clock are refused as `future`. Judged against the
+  // wall clock for both clock kinds: a wrong future time is wrong whatever decides the window, and a
+  // stream clock must not be dragged forward by it. Default: 1 minute.
+  int64_t max_future_ms = 60 * 1000;
+  // Salt count (1..256) and what salts are computed from. Recorded when the store is created;
+  // opening it with other values fails with Status::Incompatible. Default: 16, by record.
+  int salts = 16;
+  keying::SaltBy salt_by = keying::SaltBy::kRecord;
+  // The wall clock. Not owned; must outlive the store. Default: the system clock.
+  const Clock* wall_clock = WallClock::Default();
+  // One block cache for every bucket. Default: 64 MiB.
+  size_t block_cache_bytes = 64 << 20;
+  // One memtable budget shared by every bucket, so memory stays bounded whatever the bucket count.
+  // Default: 64 MiB.
+  size_t write_buffer_bytes = 64 << 20;
+  // Create the database when `path` holds none. Default: true.
+  bool create_if_missing = true;
+  // Open without taking the write lock and refuse writes (hotrow keys analyze). Default: false.
+  bool read_only = false;
+};
+
+struct TopicPartition {
+  std::string topic;
+  int32_t partition = 0;
+  friend auto operator<=>(const TopicPartition&, const TopicPartition&) = default;
+};
+
+// One event ready to be written: its encoded key and value (keying/row_key.h, keying/row_value.h).
+struct Row {
+  std::string key;
+  std::string value;
+};
+
+// What one Write call is asked to make durable, all or nothing.
+struct WriteBatchInput {
+  std::vector<Row> rows;
+  // Per partition, the offset of the next record to consume: everything before it in that
+  // partition has been handled (stored or rejected). Written in the same atomic write as `rows`.
+  std::map<TopicPartition, int64_t> next_offsets;
+};
+
+// How the rows of one Write call were disposed of. Every row is in exactly one count.
+struct WriteOutcome {
+  size_t stored = 0;
+  size_t expired = 0;    // older than the window, or in a bucket already dropped
+  size_t future = 0;     // more than max_future_ms ahead of the wall clock
+  size_t duplicate = 0;  // offset below the partition's stored next offset: written before
+};
+
+struct BucketStats {
+  int64_t start_ms = 0;
+  uint64_t events = 0;
+  uint64_t bytes = 0;  // key + value bytes written
+};
+
+struct StoreStats {
+  std::vector<BucketStats> buckets;    // oldest first
+  std::vector<uint64_t> salt_events;   // events per salt, over the live buckets
+  uint64_t events = 0;
+  int64_t now_ms = 0;
+  int64_t window_start_ms = 0;
+};
+
+// A forward/backward cursor over the rows of one bucket, within fixed bounds. Wraps a RocksDB
+// iterator so that no other module includes RocksDB.
+//
+// Thread-safety: not safe for concurrent use; may be used by one thread after another.
+class RowIterator {
+ public:
+  virtual ~RowIterator() = default;
+  virtual void SeekToFirst() = 0;  // the first row within the bounds
+  virtual void SeekToLast() = 0;   // the last row within the bounds
+  virtual void Next() = 0;
+  virtual void Prev() = 0;
+  virtual bool Valid() const = 0;
+  virtual std::string_view key() const = 0;    // REQUIRES: Valid()
+  virtual std::string_view value() const = 0;  // REQUIRES: Valid()
+  // After !Valid(): ok when the bounds were simply exhausted.
+  virtual Status status() const = 0;
+};
+
+// One time bucket: every event with start_ms <= ts < end_ms. A Bucket stays readable for as long as
+// someone holds it, even after the store has dropped it; its disk space returns when the last
+// holder lets go.
+class Bucket {
+ public:
+  virtual ~Bucket() = default;
+  int64_t start_ms() const { return start_ms_; }
+  int64_t end_ms() const { return end_ms_; }
+  // A cursor over the keys in `range`. `within_id_prefix` says that the range lies inside one
+  // (salt, id) prefix, so the prefix bloom filter may skip the bucket's files without that id.
+  virtual std::unique_ptr<RowIterator> NewIterator(const keying::KeyRange& range,
+                                                   bool within_id_prefix) const = 0;
+
+ protected:
+  Bucket(int64_t start_ms, int64_t end_ms) : start_ms_(start_ms), end_ms_(end_ms) {}
+
+ private:
+  const int64_t start_ms_;
+  const int64_t end_ms_;
+};
+
+// The bucketed event store on RocksDB.
+//
+// Layout: one column family per time bucket ("b" + 13-digit start ms), holding rows keyed by
+// keying/row_key.h; the default column family holds metadata: the store's format (salts,
+// salt_by, bucket width), the next offset per partition, topic numbers, per-bucket per-salt
+// counters and the stream clock. Rows, offsets and counters of one Write go in one WriteBatch.
+//
+// Expiry: a bucket whose whole span is older than the window is dropped as a column family: O(1),
+// no tombstones. Reads filter ts >= window start in between.
+//
+// Thread-safety: Write, TopicNumber and DropExpiredBuckets are serialised internally; every method
+// may be called from any thread. Buckets() and the read methods never wait for a Write.
+class EventStore {
+ public:
+  // Opens or creates the store at options.path. Fails with Incompatible when the store was created
+  // with other salts or salt_by, with Corruption when the directory holds something that is not a
+  // hotrow store or is damaged, with IOError when the disk refuses.
+  static Result<std::unique_ptr<EventStore>> Open(const StoreOptions& options);
+
+  virtual ~EventStore() = default;
+
+  const StoreOptions& options() const { return options_; }
+  const keying::Salter& salter() const { return salter_; }
+
+  // The number of `topic` in keys, assigned (and made durable) the first time a topic is seen.
+  virtual Result<uint16_t> TopicNumber(std::string_view topic) = 0;
+  // The topic name of a number; nullopt when unknown.
+  virtual std::optional<std::string> TopicName(uint16_t number) const = 0;
+
+  // Writes rows and offsets in one atomic write. Rows are sorted into buckets by the time in their
+  // key; expired, future and duplicate rows are counted in `outcome` and left out. After a crash
+  // at any point, either every stored row of the call and its offsets are there, or none is.
+  // REQUIRES: every key was encoded with this store's salts and topic numbers.
+  virtual Status Write(const WriteBatchInput& batch, WriteOutcome* outcome) = 0;
+
+  // The next offset to consume per partition, as last written. Empty for a new store.
+  virtual std::map<TopicPartition, int64_t> StoredOffsets() const = 0;
+
+  // Drops every bucket whose whole span is older than the window. Returns how many went.
+  virtual Result<size_t> DropExpiredBuckets() = 0;
+
+  // "now" by the store's clock, and the window's start (now - ttl). Events with ts < the window
+  // start are never returned.
+  virtual int64_t NowMs() const = 0;
+  int64_t WindowStartMs() const { return NowMs() - options_.ttl_ms; }
+
+  // The live buckets, oldest first. The snapshot holds them readable while it is kept.
+  virtual std::vector<std::shared_ptr<const Bucket>> Buckets() const = 0;
+
+  virtual StoreStats Stats() const = 0;
+
+ protected:
+  explicit EventStore(const StoreOptions& options)
+      : options_(options), salter_(options.salts, options.salt_by) {}
+
+ private:
+  const StoreOptions options_;
+  const keying::Salter salter_;
+};
+
+}  // namespace hotrow::store

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace hotrow::testing {
+
+// Waits until `condition` holds, checking every `poll`; false when `timeout` passed first.
+// Tests await conditions this way instead of sleeping for a guessed time.
+bool WaitFor(const std::function<bool()>& condition,
+             std::chrono::milliseconds timeout = std::chrono::seconds(30),
+             std::chrono::milliseconds poll = std::chrono::milliseconds(10));
+
+// The hotrow binary under test: $HOTROW_BIN, set by ctest.
+std::string HotrowBinary();
+
+// A child process running a command, with its stdout readable line by line.
+// Killed (SIGKILL) and reaped on destruction if still running.
+class ChildProcess {
+ public:
+  // Starts argv[0] with arguments. stderr goes to `stderr_path` when not empty, else inherited.
+  explicit ChildProcess(const std::vector<std::string>& argv, const std::string& stderr_path = "");
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // Reads one line from the child's stdout; false on EOF or when `timeout` passes first.
+  bool ReadLine(std::string* line, std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  // Sends a signal.
+  void Signal(int sig);
+  // Waits for exit; returns the exit code, 128+signal when killed, or -1 on timeout.
+  int Wait(std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  bool Running();
+
+ private:
+  pid_t pid_ = -1;
+  int stdout_fd_ = -1;
+  std::string buffer_;
+  bool exited_ = false;
+  int exit_code_ = -1;
+};
+
+}  // namespace hotrow::testing
