@@ -69,7 +69,7 @@ Status BadTime(std::string_view text) {
 
 Result<int64_t> ParseRfc3339Ms(std::string_view text) {
   size_t pos = 0;
-  unsigned year, month, day, hour, minute, second;
+  unsigned year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
   if (!ReadDigits(text, &pos, 4, &year) || !Expect(text, &pos, '-') ||
       !ReadDigits(text, &pos, 2, &month) || !Expect(text, &pos, '-') ||
       !ReadDigits(text, &pos, 2, &day) || !Expect(text, &pos, 'T', 't') ||
@@ -100,7 +100,7 @@ Result<int64_t> ParseRfc3339Ms(std::string_view text) {
   } else if (pos < text.size() && (text[pos] == '+' || text[pos] == '-')) {
     const bool negative = text[pos] == '-';
     ++pos;
-    unsigned oh, om;
+    unsigned oh = 0, om = 0;
     if (!ReadDigits(text, &pos, 2, &oh) || !Expect(text, &pos, ':') ||
         !ReadDigits(text, &pos, 2, &om) || oh > 23 || om > 59) {
       return BadTime(text);
