@@ -1,1 +1,209 @@
-// placeholder: being written
+#include "query/query_engine.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "common/time_format.h"
+#include "keying/row_key.h"
+#include "query/salt_merge.h"
+#include "query/thread_pool.h"
+
+namespace hotrow::query {
+namespace {
+
+// Holds one of the engine's query slots for the life of a query.
+class Admission {
+ public:
+  Admission(std::atomic<int>* running, int max) : running_(running) {
+    admitted_ = running_->fetch_add(1) < max;
+  }
+  ~Admission() { running_->fetch_sub(1); }
+  bool admitted() const { return admitted_; }
+
+ private:
+  std::atomic<int>* running_;
+  bool admitted_;
+};
+
+Status BusyStatus(int max) {
+  return Status::Busy("too many queries at once (" + std::to_string(max) + " running); retry shortly");
+}
+
+// Waits for every task of a run before the streams they fill go away. Declare after the streams.
+class DrainOnExit {
+ public:
+  explicit DrainOnExit(QueryRun* run) : run_(run) {}
+  ~DrainOnExit() { run_->Drain(); }
+
+ private:
+  QueryRun* run_;
+};
+
+}  // namespace
+
+QueryEngine::QueryEngine(store::EventStore* store, const QueryOptions& options)
+    : store_(store), options_(options) {
+  int threads = options.threads > 0 ? options.threads
+                                    : static_cast<int>(std::thread::hardware_concurrency());
+  pool_ = std::make_unique<ThreadPool>(std::max(1, threads), "hotrow-query");
+}
+
+QueryEngine::~QueryEngine() = default;
+
+int QueryEngine::threads() const { return pool_->size(); }
+
+Result<std::vector<Event>> QueryEngine::Latest(std::string_view id, int n) {
+  if (n < 1 || n > kMaxLatest) {
+    return Status::InvalidArgument("n must be between 1 and " + std::to_string(kMaxLatest) +
+                                   ", got " + std::to_string(n));
+  }
+  std::vector<Event> out;
+  Status s = RangeTo(id, 0, kMaxTimeMs, n, Order::kDesc, [&](const Event& e) {
+    out.push_back(e);
+    return true;
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+Result<std::vector<Event>> QueryEngine::Range(std::string_view id, int64_t from_ms, int64_t to_ms,
+                                              int64_t limit, Order order) {
+  std::vector<Event> out;
+  Status s = RangeTo(id, from_ms, to_ms, limit, order, [&](const Event& e) {
+    out.push_back(e);
+    return true;
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+Status QueryEngine::RangeTo(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit,
+                            Order order, const EventSink& sink) {
+  if (from_ms < 0) return Status::InvalidArgument("from must not be negative");
+  if (from_ms >= to_ms) {
+    return Status::InvalidArgument("from must be before to (from=" + std::to_string(from_ms) +
+                                   ", to=" + std::to_string(to_ms) + ")");
+  }
+  if (limit < 1 || limit > kMaxRangeLimit) {
+    return Status::InvalidArgument("limit must be between 1 and " + std::to_string(kMaxRangeLimit) +
+                                   ", got " + std::to_string(limit));
+  }
+  Admission admission(&running_, options_.max_concurrent_queries);
+  if (!admission.admitted()) return BusyStatus(options_.max_concurrent_queries);
+
+  // Nothing older than the window, whether or not its bucket has been dropped yet.
+  const int64_t from = std::max(from_ms, store_->WindowStartMs());
+  if (from >= to_ms) return Status::Ok();
+
+  const uint64_t id_hash = keying::IdHash(id);
+  std::vector<uint8_t> salts;
+  if (store_->salter().salt_by() == keying::SaltBy::kId) {
+    salts.push_back(store_->salter().SaltOfId(id));  // every event of this id is in one salt
+  } else {
+    for (int s = 0; s < store_->salter().salts(); ++s) salts.push_back(static_cast<uint8_t>(s));
+  }
+
+  auto buckets = store_->Buckets();  // oldest first
+  if (order == Order::kDesc) std::reverse(buckets.begin(), buckets.end());
+  int64_t remaining = limit;
+  for (const auto& bucket : buckets) {
+    if (bucket->end_ms() <= from || bucket->start_ms() >= to_ms) continue;
+    // Buckets hold disjoint time spans, so one bucket's events all come before the next one's:
+    // merge inside a bucket, and open the next only while the answer is incomplete.
+    std::vector<std::unique_ptr<SaltStream>> owned;
+    std::vector<SaltStream*> streams;
+    for (uint8_t salt : salts) {
+      StreamSpec spec;
+      spec.range = keying::IdTimeKeyRange(salt, id_hash, from, to_ms);
+      spec.within_id_prefix = true;
+      spec.backward = order == Order::kAsc;
+      spec.min_ts = from;
+      spec.max_ts = to_ms;
+      spec.match_id = true;
+      spec.id = std::string(id);
+      spec.budget = remaining;
+      owned.push_back(std::make_unique<SaltStream>(bucket, store_, std::move(spec),
+                                                   std::min<size_t>(options_.chunk_events,
+                                                                    static_cast<size_t>(remaining))));
+      streams.push_back(owned.back().get());
+    }
+    QueryRun run;
+    DrainOnExit drain(&run);
+    bool stopped = false;
+    HOTROW_RETURN_IF_ERROR(
+        MergeStreams(streams, order, pool_.get(), &run, &remaining, sink, &stopped));
+    if (stopped || remaining == 0) break;
+  }
+  return Status::Ok();
+}
+
+Status QueryEngine::Scan(int64_t from_ms, int64_t to_ms, int64_t limit, const EventSink& sink) {
+  if (from_ms < 0) return Status::InvalidArgument("from must not be negative");
+  if (from_ms >= to_ms) {
+    return Status::InvalidArgument("from must be before to (from=" + std::to_string(from_ms) +
+                                   ", to=" + std::to_string(to_ms) + ")");
+  }
+  if (limit < 1) return Status::InvalidArgument("limit must be at least 1, got " + std::to_string(limit));
+  Admission admission(&running_, options_.max_concurrent_queries);
+  if (!admission.admitted()) return BusyStatus(options_.max_concurrent_queries);
+
+  const int64_t from = std::max(from_ms, store_->WindowStartMs());
+  if (from >= to_ms) return Status::Ok();
+
+  // Every (bucket, salt) pair is a stream; a bounded number are open at once, oldest bucket
+  // first, so a scan of the whole store holds at most 2 chunks per open stream.
+  struct Pending {
+    std::shared_ptr<const store::Bucket> bucket;
+    uint8_t salt;
+  };
+  std::vector<Pending> pending;
+  for (const auto& bucket : store_->Buckets()) {
+    if (bucket->end_ms() <= from || bucket->start_ms() >= to_ms) continue;
+    for (int s = 0; s < store_->salter().salts(); ++s) {
+      pending.push_back({bucket, static_cast<uint8_t>(s)});
+    }
+  }
+  const size_t max_open = static_cast<size_t>(std::max(4, 2 * pool_->size()));
+
+  std::vector<std::unique_ptr<SaltStream>> open;
+  QueryRun run;
+  DrainOnExit drain(&run);
+  size_t next = 0;
+  int64_t remaining = limit;
+  std::vector<KeyedEvent> chunk;
+  while (remaining > 0) {
+    while (open.size() < max_open && next < pending.size()) {
+      StreamSpec spec;
+      spec.range = keying::SaltKeyRange(pending[next].salt);
+      spec.min_ts = from;
+      spec.max_ts = to_ms;
+      spec.budget = remaining;
+      open.push_back(std::make_unique<SaltStream>(pending[next].bucket, store_, std::move(spec),
+                                                  options_.chunk_events));
+      open.back()->Prefetch(pool_.get(), &run);
+      ++next;
+    }
+    if (open.empty()) break;
+    HOTROW_RETURN_IF_ERROR(run.WaitUntil([&] {
+      return std::any_of(open.begin(), open.end(),
+                         [](const auto& s) { return s->ChunkReadyLocked(); });
+    }));
+    for (auto& stream : open) {
+      bool ready;
+      {
+        std::lock_guard lock(run.mu());
+        ready = stream->ChunkReadyLocked();
+      }
+      if (!ready || !stream->TakeChunk(pool_.get(), &run, &chunk)) continue;
+      for (const KeyedEvent& item : chunk) {
+        if (remaining == 0) break;
+        --remaining;
+        if (!sink(item.event)) return Status::Ok();
+      }
+    }
+    std::erase_if(open, [](const auto& s) { return s->done(); });
+  }
+  return Status::Ok();
+}
+
+}  // namespace hotrow::query

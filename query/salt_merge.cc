@@ -1,1 +1,226 @@
-// placeholder: being written
+#include "query/salt_merge.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "keying/row_value.h"
+
+namespace hotrow::query {
+
+// ---- QueryRun ----
+
+void QueryRun::Fail(const Status& status) {
+  {
+    std::lock_guard lock(mu_);
+    if (error_.ok()) error_ = status;
+  }
+  Cancel();
+  cv_.notify_all();
+}
+
+void QueryRun::TaskStarted() {
+  std::lock_guard lock(mu_);
+  ++running_;
+}
+
+void QueryRun::TaskFinished() {
+  {
+    std::lock_guard lock(mu_);
+    --running_;
+  }
+  cv_.notify_all();
+}
+
+Status QueryRun::WaitUntil(const std::function<bool()>& ready) {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return !error_.ok() || ready(); });
+  return error_;
+}
+
+void QueryRun::Drain() {
+  Cancel();
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return running_ == 0; });
+}
+
+// ---- SaltStream ----
+
+SaltStream::SaltStream(std::shared_ptr<const store::Bucket> bucket, store::EventStore* store,
+                       StreamSpec spec, size_t chunk_events)
+    : bucket_(std::move(bucket)),
+      store_(store),
+      spec_(std::move(spec)),
+      chunk_events_(std::max<size_t>(1, chunk_events)) {}
+
+void SaltStream::Prefetch(ThreadPool* pool, QueryRun* run) {
+  {
+    std::lock_guard lock(run->mu());
+    if (in_flight_ || fetched_ || exhausted_) return;
+    in_flight_ = true;
+  }
+  run->TaskStarted();
+  pool->Submit([this, run] { Fill(run); });
+}
+
+bool SaltStream::Decode(std::string_view key, std::string_view value, KeyedEvent* out) {
+  if (!keying::DecodeRowKey(key, &out->key)) return false;
+  if (out->key.ts_ms < spec_.min_ts || out->key.ts_ms >= spec_.max_ts) return true;
+  std::string_view id, payload;
+  if (!keying::DecodeRowValue(value, &id, &payload)) return false;
+  if (spec_.match_id && id != spec_.id) return true;
+  Event& e = out->event;
+  e.id.assign(id);
+  e.ts_ms = out->key.ts_ms;
+  e.partition = out->key.partition;
+  e.offset = out->key.offset;
+  e.payload.assign(payload);
+  auto cached = std::find_if(topic_cache_.begin(), topic_cache_.end(),
+                             [&](const auto& t) { return t.first == out->key.topic; });
+  if (cached == topic_cache_.end()) {
+    // A number without a name cannot happen in a store hotrow wrote; show the number.
+    std::string name = store_->TopicName(out->key.topic).value_or(std::to_string(out->key.topic));
+    topic_cache_.emplace_back(out->key.topic, std::move(name));
+    cached = std::prev(topic_cache_.end());
+  }
+  e.topic = cached->second;
+  return true;
+}
+
+void SaltStream::Fill(QueryRun* run) {
+  std::vector<KeyedEvent> chunk;
+  Status failure;
+  bool end = false;
+  if (run->cancelled()) {
+    end = true;
+  } else {
+    if (iter_ == nullptr) iter_ = bucket_->NewIterator(spec_.range, spec_.within_id_prefix);
+    if (!positioned_) {
+      spec_.backward ? iter_->SeekToLast() : iter_->SeekToFirst();
+      positioned_ = true;
+    }
+    chunk.reserve(std::min<int64_t>(static_cast<int64_t>(chunk_events_), spec_.budget - read_));
+    while (chunk.size() < chunk_events_ && read_ < spec_.budget) {
+      if (!iter_->Valid()) {
+        failure = iter_->status();
+        end = true;
+        break;
+      }
+      if (run->cancelled()) {
+        end = true;
+        break;
+      }
+      KeyedEvent item;
+      item.event.ts_ms = -1;  // set by Decode when the row is kept
+      if (!Decode(iter_->key(), iter_->value(), &item)) {
+        failure = Status::Corruption("bucket " + std::to_string(bucket_->start_ms()) +
+                                     " holds a row that is not a hotrow row");
+        end = true;
+        break;
+      }
+      if (item.event.ts_ms >= 0) {
+        chunk.push_back(std::move(item));
+        ++read_;
+      }
+      spec_.backward ? iter_->Prev() : iter_->Next();
+    }
+    if (read_ >= spec_.budget) end = true;
+  }
+  {
+    std::lock_guard lock(run->mu());
+    next_ = std::move(chunk);
+    fetched_ = true;
+    exhausted_ = end;
+    in_flight_ = false;
+  }
+  if (!failure.ok()) run->Fail(failure);
+  run->TaskFinished();
+}
+
+Result<bool> SaltStream::Advance(ThreadPool* pool, QueryRun* run) {
+  if (HasBuffered()) return true;
+  while (!done_) {
+    Prefetch(pool, run);  // no-op when a chunk is in flight or waiting
+    Status s = run->WaitUntil([&] { return fetched_ || (exhausted_ && !in_flight_); });
+    if (!s.ok()) return s;
+    {
+      std::lock_guard lock(run->mu());
+      if (fetched_) {
+        current_.swap(next_);
+        next_.clear();
+        fetched_ = false;
+        pos_ = 0;
+      } else {
+        done_ = true;
+        current_.clear();
+        pos_ = 0;
+      }
+    }
+    if (!done_) Prefetch(pool, run);  // read ahead while this chunk is merged
+    if (HasBuffered()) return true;
+  }
+  return false;
+}
+
+bool SaltStream::TakeChunk(ThreadPool* pool, QueryRun* run, std::vector<KeyedEvent>* out) {
+  out->clear();
+  {
+    std::lock_guard lock(run->mu());
+    if (!fetched_) {
+      done_ = true;
+      return false;
+    }
+    out->swap(next_);
+    fetched_ = false;
+  }
+  Prefetch(pool, run);
+  return true;
+}
+
+// ---- The merge ----
+
+namespace {
+auto OrderKey(const KeyedEvent& e) {
+  return std::make_tuple(e.key.ts_ms, e.key.topic, e.key.partition, e.key.offset);
+}
+}  // namespace
+
+Status MergeStreams(const std::vector<SaltStream*>& streams, Order order, ThreadPool* pool,
+                    QueryRun* run, int64_t* remaining, const EventSink& sink, bool* stopped) {
+  *stopped = false;
+  if (*remaining <= 0) return Status::Ok();
+  for (SaltStream* s : streams) s->Prefetch(pool, run);  // every salt reads at once
+
+  // A heap of streams by their front event: the newest on top for kDesc, the oldest for kAsc.
+  auto below = [order](SaltStream* a, SaltStream* b) {
+    return order == Order::kDesc ? OrderKey(a->front()) < OrderKey(b->front())
+                                 : OrderKey(b->front()) < OrderKey(a->front());
+  };
+  std::vector<SaltStream*> heap;
+  heap.reserve(streams.size());
+  for (SaltStream* s : streams) {
+    Result<bool> has = s->Advance(pool, run);
+    if (!has.ok()) return has.status();
+    if (*has) heap.push_back(s);
+  }
+  std::make_heap(heap.begin(), heap.end(), below);
+  while (!heap.empty() && *remaining > 0) {
+    std::pop_heap(heap.begin(), heap.end(), below);
+    SaltStream* top = heap.back();
+    --*remaining;
+    if (!sink(top->front().event)) {
+      *stopped = true;
+      return Status::Ok();
+    }
+    top->Pop();
+    Result<bool> has = top->Advance(pool, run);
+    if (!has.ok()) return has.status();
+    if (*has) {
+      std::push_heap(heap.begin(), heap.end(), below);
+    } else {
+      heap.pop_back();
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace hotrow::query

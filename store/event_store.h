@@ -90,6 +90,7 @@ struct StoreStats {
   std::vector<BucketStats> buckets;    // oldest first
   std::vector<uint64_t> salt_events;   // events per salt, over the live buckets
   uint64_t events = 0;
+  uint64_t disk_bytes = 0;  // every file under StoreOptions::path
   int64_t now_ms = 0;
   int64_t window_start_ms = 0;
 };

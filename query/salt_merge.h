@@ -1,0 +1,132 @@
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "keying/row_key.h"
+#include "query/query_engine.h"
+#include "query/thread_pool.h"
+#include "store/event_store.h"
+
+namespace hotrow::query {
+
+// One event with the key fields the merge orders by.
+struct KeyedEvent {
+  keying::RowKey key;
+  Event event;
+};
+
+// The state one query shares with the tasks it runs on the pool: the first error, a cancel flag,
+// and the count of tasks still running. The query waits for that count to reach zero before it
+// returns, so tasks never outlive the streams they fill.
+//
+// Thread-safety: every member is safe to use from the query's thread and from its tasks.
+class QueryRun {
+ public:
+  // Records `status` as the query's failure (the first one wins) and wakes the query.
+  void Fail(const Status& status);
+  // Stops every task at its next row.
+  void Cancel() { cancelled_.store(true, std::memory_order_relaxed); }
+  bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
+
+  void TaskStarted();
+  void TaskFinished();  // wakes the query
+  // Blocks until `ready()` holds or the query failed; returns the failure, if any.
+  // `ready` is evaluated under the run's mutex.
+  Status WaitUntil(const std::function<bool()>& ready);
+  // Cancels and waits for every task to finish. Called before the streams go.
+  void Drain();
+
+  std::mutex& mu() { return mu_; }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  Status error_;  // guarded by mu_
+  int running_ = 0;  // guarded by mu_
+  std::atomic<bool> cancelled_{false};
+};
+
+// Which rows of a bucket a SaltStream yields and how.
+struct StreamSpec {
+  keying::KeyRange range;
+  bool within_id_prefix = false;  // range is inside one (salt, id) prefix
+  bool backward = false;          // oldest first (Order::kAsc) instead of newest first
+  // Only rows with min_ts <= ts < max_ts; only this id when `match_id` (the full id in the value
+  // is compared: a 64-bit hash collision never returns another id's event).
+  int64_t min_ts = 0;
+  int64_t max_ts = INT64_MAX;
+  bool match_id = false;
+  std::string id;
+  // At most this many rows are ever read out (no salt needs more than the query's limit).
+  int64_t budget = INT64_MAX;
+};
+
+// The rows of one salt of one bucket, read in chunks by tasks on the pool while the query merges.
+// At most two chunks are held (the one being merged and the one being read), so a query's memory
+// is bounded by the number of streams, not by the data.
+//
+// Thread-safety: the query thread calls everything; Fill runs on the pool; they meet under
+// QueryRun::mu().
+class SaltStream {
+ public:
+  SaltStream(std::shared_ptr<const store::Bucket> bucket, store::EventStore* store, StreamSpec spec,
+             size_t chunk_events);
+
+  // Submits the read of the next chunk to `pool` when none is in flight and rows may remain.
+  void Prefetch(ThreadPool* pool, QueryRun* run);
+
+  // Makes the next event available in front(). Waits for the chunk in flight when needed.
+  // Returns false with ok status when the stream is exhausted; a non-ok status when the query
+  // failed (this stream or any other).
+  Result<bool> Advance(ThreadPool* pool, QueryRun* run);
+
+  // REQUIRES: the last Advance returned true.
+  KeyedEvent& front() { return current_[pos_]; }
+  void Pop() { ++pos_; }
+  bool HasBuffered() const { return pos_ < current_.size(); }
+
+  // For scans: true when a chunk has arrived and may be taken without waiting. REQUIRES: run->mu().
+  bool ChunkReadyLocked() const { return fetched_ || (!in_flight_ && exhausted_); }
+  // Takes the arrived chunk (Scan); returns false when exhausted. REQUIRES: ChunkReadyLocked().
+  bool TakeChunk(ThreadPool* pool, QueryRun* run, std::vector<KeyedEvent>* out);
+  bool done() const { return done_; }
+
+ private:
+  void Fill(QueryRun* run);  // on the pool
+  bool Decode(std::string_view key, std::string_view value, KeyedEvent* out);
+
+  const std::shared_ptr<const store::Bucket> bucket_;
+  store::EventStore* const store_;
+  const StreamSpec spec_;
+  const size_t chunk_events_;
+  std::unique_ptr<store::RowIterator> iter_;  // used by one Fill at a time
+  bool positioned_ = false;                   // only Fill touches iter_ and this
+  std::vector<std::pair<uint16_t, std::string>> topic_cache_;  // only Fill
+
+  // Shared with Fill, guarded by run->mu().
+  std::vector<KeyedEvent> next_;  // the chunk read by the last Fill
+  bool in_flight_ = false;
+  bool fetched_ = false;    // next_ holds a chunk not yet taken
+  bool exhausted_ = false;  // the iterator or the budget is spent
+  int64_t read_ = 0;        // rows read out so far, against spec_.budget
+
+  // The query thread's own.
+  std::vector<KeyedEvent> current_;
+  size_t pos_ = 0;
+  bool done_ = false;
+};
+
+// Merges streams by (ts, topic, partition, offset): descending for kDesc, ascending for kAsc, as
+// each stream yields in that order. Emits to `sink` until `*remaining` reaches 0, the sink says
+// stop (`*stopped` = true), or every stream is spent.
+Status MergeStreams(const std::vector<SaltStream*>& streams, Order order, ThreadPool* pool,
+                    QueryRun* run, int64_t* remaining, const EventSink& sink, bool* stopped);
+
+}  // namespace hotrow::query
