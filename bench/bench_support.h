@@ -1,0 +1,66 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "store/event_store.h"
+
+namespace hotrow::bench {
+
+// The events every store and query benchmark uses: `events` events over `ids` ids
+// ("dev-000001".. plus one chatty "dev-hot" holding `hot_events` of them), 100-byte JSON payloads,
+// times spread evenly over the 9 minutes before `now_ms`, offsets 0.. over 16 partitions.
+struct DataSpec {
+  size_t events = 1'000'000;
+  size_t ids = 5000;
+  size_t hot_events = 20'000;
+  int partitions = 16;
+  int64_t now_ms = 1'700'000'000'000;
+  int64_t span_ms = 9 * 60 * 1000;
+};
+
+struct GeneratedEvent {
+  std::string id;
+  int64_t ts_ms;
+  int32_t partition;
+  int64_t offset;
+  std::string payload;
+};
+
+std::vector<GeneratedEvent> GenerateEvents(const DataSpec& spec);
+
+// Encodes events into store rows in batches of `batch_events`, with next offsets per partition.
+std::vector<store::WriteBatchInput> MakeBatches(store::EventStore* store,
+                                                const std::vector<GeneratedEvent>& events,
+                                                size_t batch_events);
+
+// A fresh directory under /tmp (or $HOTROW_BENCH_DIR), removed on destruction.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Bytes of every file under `path`.
+uint64_t DiskBytes(const std::string& path);
+
+// Peak resident set size of this process in bytes (VmHWM).
+uint64_t PeakRssBytes();
+
+// Percentile (0..100) of `samples`, which it sorts.
+double Percentile(std::vector<double>* samples, double p);
+
+// Figures recorded by benchmarks, printed together with their ratios at the end of the run.
+void Record(const std::string& name, double value);
+double Recorded(const std::string& name);
+void PrintRatio(const std::string& what, const std::string& numerator, const std::string& denominator);
+
+}  // namespace hotrow::bench

@@ -1,0 +1,126 @@
+// What does "latest 10 events of id X" cost over 1M events and 5000 ids with 16 salts, next to 16
+// bare iterator seeks (one per salt, no merge, no pool), for salt_by record and salt_by id?
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "bench/bench_support.h"
+#include "keying/row_key.h"
+#include "query/query_engine.h"
+
+namespace hotrow::bench {
+namespace {
+
+constexpr int kQueries = 20000;
+
+struct Fixture {
+  ScratchDir dir;
+  ManualClock clock{DataSpec().now_ms};
+  std::unique_ptr<store::EventStore> store;
+  std::unique_ptr<query::QueryEngine> engine;
+  std::vector<std::string> ids;
+};
+
+Fixture* Get(keying::SaltBy by) {
+  static Fixture* fixtures[2] = {nullptr, nullptr};
+  Fixture*& f = fixtures[by == keying::SaltBy::kId ? 1 : 0];
+  if (f != nullptr) return f;
+  f = new Fixture();
+  store::StoreOptions options;
+  options.path = f->dir.path() + "/store";
+  options.wall_clock = &f->clock;
+  options.salts = 16;
+  options.salt_by = by;
+  f->store = std::move(store::EventStore::Open(options).value());
+  DataSpec spec;
+  for (const auto& batch : MakeBatches(f->store.get(), GenerateEvents(spec), 5000)) {
+    store::WriteOutcome outcome;
+    if (!f->store->Write(batch, &outcome).ok()) std::abort();
+  }
+  f->engine = std::make_unique<query::QueryEngine>(f->store.get(), query::QueryOptions());
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < kQueries; ++i) {
+    char id[32];
+    std::snprintf(id, sizeof(id), "dev-%06zu", static_cast<size_t>(1 + rng() % spec.ids));
+    f->ids.push_back(id);
+  }
+  return f;
+}
+
+template <typename Fn>
+void MeasureLatency(benchmark::State& state, const std::string& name, Fn&& one_query) {
+  std::vector<double> micros;
+  micros.reserve(kQueries);
+  for (auto _ : state) {
+    micros.clear();
+    for (int i = 0; i < kQueries; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      one_query(i);
+      micros.push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    }
+  }
+  const double p50 = Percentile(&micros, 50), p99 = Percentile(&micros, 99);
+  state.counters["p50_us"] = p50;
+  state.counters["p99_us"] = p99;
+  state.SetItemsProcessed(state.iterations() * kQueries);
+  Record(name + "_p50_us", p50);
+  Record(name + "_p99_us", p99);
+}
+
+void BM_Latest10(benchmark::State& state, keying::SaltBy by) {
+  Fixture* f = Get(by);
+  size_t found = 0;
+  MeasureLatency(state, std::string("latest10_") + std::string(keying::SaltByName(by)), [&](int i) {
+    auto events = f->engine->Latest(f->ids[static_cast<size_t>(i)], 10);
+    found += events.ok() ? events->size() : 0;
+  });
+  state.counters["events_per_query"] = static_cast<double>(found) / (kQueries * state.iterations());
+}
+
+// The floor: one seek per salt in the newest bucket, reading the first key, on this thread.
+void BM_Bare16Seeks(benchmark::State& state, keying::SaltBy by) {
+  Fixture* f = Get(by);
+  auto newest = f->store->Buckets().back();
+  size_t found = 0;
+  MeasureLatency(state, std::string("bare16_") + std::string(keying::SaltByName(by)), [&](int i) {
+    const uint64_t hash = keying::IdHash(f->ids[static_cast<size_t>(i)]);
+    for (uint8_t salt = 0; salt < 16; ++salt) {
+      auto it = newest->NewIterator(keying::IdKeyRange(salt, hash), true);
+      it->SeekToFirst();
+      if (it->Valid()) found += it->key().size() > 0;
+    }
+  });
+  benchmark::DoNotOptimize(found);
+}
+
+BENCHMARK_CAPTURE(BM_Bare16Seeks, record, keying::SaltBy::kRecord)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Latest10, record, keying::SaltBy::kRecord)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Bare16Seeks, id, keying::SaltBy::kId)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Latest10, id, keying::SaltBy::kId)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace hotrow::bench
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  using hotrow::bench::PrintRatio;
+  using hotrow::bench::Recorded;
+  std::printf("\nlatest-10 over 1M events, 5000 ids (+1 chatty), 16 salts, %d queries on one client thread\n",
+              hotrow::bench::kQueries);
+  for (const char* by : {"record", "id"}) {
+    std::printf("salt_by=%-6s latest-10 p50 %8.1f us  p99 %8.1f us | 16 bare seeks p50 %8.1f us  p99 %8.1f us\n",
+                by, Recorded(std::string("latest10_") + by + "_p50_us"),
+                Recorded(std::string("latest10_") + by + "_p99_us"),
+                Recorded(std::string("bare16_") + by + "_p50_us"),
+                Recorded(std::string("bare16_") + by + "_p99_us"));
+    PrintRatio(std::string("latest-10 p50 / 16 bare seeks p50, salt_by=") + by,
+               std::string("latest10_") + by + "_p50_us", std::string("bare16_") + by + "_p50_us");
+  }
+  return 0;
+}

@@ -1,0 +1,127 @@
+// How fast do a range query returning 10k events and a full scan of 1M events run with 1 and with
+// 2 query threads, next to one thread iterating every key bare?
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "bench/bench_support.h"
+#include "common/time_format.h"
+#include "keying/row_key.h"
+#include "query/query_engine.h"
+
+namespace hotrow::bench {
+namespace {
+
+struct Fixture {
+  ScratchDir dir;
+  ManualClock clock{DataSpec().now_ms};
+  std::unique_ptr<store::EventStore> store;
+};
+
+Fixture* Get() {
+  static Fixture* f = nullptr;
+  if (f != nullptr) return f;
+  f = new Fixture();
+  store::StoreOptions options;
+  options.path = f->dir.path() + "/store";
+  options.wall_clock = &f->clock;
+  options.salts = 16;
+  f->store = std::move(store::EventStore::Open(options).value());
+  for (const auto& batch : MakeBatches(f->store.get(), GenerateEvents(DataSpec()), 5000)) {
+    store::WriteOutcome outcome;
+    if (!f->store->Write(batch, &outcome).ok()) std::abort();
+  }
+  return f;
+}
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+void BM_Range10k(benchmark::State& state) {
+  Fixture* f = Get();
+  query::QueryOptions options;
+  options.threads = static_cast<int>(state.range(0));
+  query::QueryEngine engine(f->store.get(), options);
+  const int64_t from = f->store->WindowStartMs(), to = f->clock.NowMs() + 1;
+  double best = 0;
+  size_t n = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    auto events = engine.Range("dev-hot", from, to, 10000, query::Order::kDesc);
+    n = events.ok() ? events->size() : 0;
+    best = std::max(best, static_cast<double>(n) / Seconds(start));
+  }
+  state.counters["events"] = static_cast<double>(n);
+  state.counters["events_per_s"] = best;
+  Record("range10k_t" + std::to_string(state.range(0)), best);
+}
+
+void BM_FullScan(benchmark::State& state) {
+  Fixture* f = Get();
+  query::QueryOptions options;
+  options.threads = static_cast<int>(state.range(0));
+  query::QueryEngine engine(f->store.get(), options);
+  double best = 0;
+  int64_t n = 0;
+  for (auto _ : state) {
+    n = 0;
+    const auto start = std::chrono::steady_clock::now();
+    Status s = engine.Scan(0, kMaxTimeMs, query::kNoLimit, [&](const query::Event& e) {
+      benchmark::DoNotOptimize(e.payload.data());
+      ++n;
+      return true;
+    });
+    if (!s.ok()) state.SkipWithError("scan failed");
+    best = std::max(best, static_cast<double>(n) / Seconds(start));
+  }
+  state.counters["events"] = static_cast<double>(n);
+  state.counters["events_per_s"] = best;
+  Record("scan_t" + std::to_string(state.range(0)), best);
+}
+
+// The floor: one thread walking every key of every bucket and salt, decoding nothing.
+void BM_BareSingleThreadScan(benchmark::State& state) {
+  Fixture* f = Get();
+  double best = 0;
+  int64_t n = 0;
+  for (auto _ : state) {
+    n = 0;
+    const auto start = std::chrono::steady_clock::now();
+    for (const auto& bucket : f->store->Buckets()) {
+      for (int salt = 0; salt < 16; ++salt) {
+        auto it = bucket->NewIterator(keying::SaltKeyRange(static_cast<uint8_t>(salt)), false);
+        for (it->SeekToFirst(); it->Valid(); it->Next()) {
+          benchmark::DoNotOptimize(it->value().data());
+          ++n;
+        }
+      }
+    }
+    best = std::max(best, static_cast<double>(n) / Seconds(start));
+  }
+  state.counters["events"] = static_cast<double>(n);
+  state.counters["events_per_s"] = best;
+  Record("bare_scan", best);
+}
+
+BENCHMARK(BM_BareSingleThreadScan)->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_FullScan)->Arg(1)->Arg(2)->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Range10k)->Arg(1)->Arg(2)->Iterations(20)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace hotrow::bench
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  using hotrow::bench::PrintRatio;
+  std::printf("\n1M events, 16 salts; events/s, best run\n");
+  PrintRatio("full scan, 2 threads / 1 thread", "scan_t2", "scan_t1");
+  PrintRatio("full scan, 1 thread / bare single-thread walk", "scan_t1", "bare_scan");
+  PrintRatio("full scan, 2 threads / bare single-thread walk", "scan_t2", "bare_scan");
+  PrintRatio("range 10k, 2 threads / 1 thread", "range10k_t2", "range10k_t1");
+  return 0;
+}

@@ -1,0 +1,8 @@
+# Store and query benchmarks (issue 3). Each prints its baseline beside it and RATIO lines at the end.
+add_library(hotrow_bench_support STATIC ${CMAKE_CURRENT_LIST_DIR}/bench_support.cc)
+target_link_libraries(hotrow_bench_support PUBLIC hotrow_store)
+
+hotrow_bench(write_bench LIBS hotrow_bench_support RocksDB::rocksdb-shared)
+hotrow_bench(latest_bench LIBS hotrow_bench_support hotrow_query)
+hotrow_bench(scan_bench LIBS hotrow_bench_support hotrow_query)
+hotrow_bench(drop_bench LIBS hotrow_bench_support)
