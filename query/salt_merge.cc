@@ -31,6 +31,11 @@ void QueryRun::TaskFinished() {
   cv_.notify_all();
 }
 
+void QueryRun::Notify() {
+  { std::lock_guard lock(mu_); }  // a waiter between its check and its wait must not miss this
+  cv_.notify_all();
+}
+
 Status QueryRun::WaitUntil(const std::function<bool()>& ready) {
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return !error_.ok() || ready(); });
@@ -57,9 +62,24 @@ void SaltStream::Prefetch(ThreadPool* pool, QueryRun* run) {
     std::lock_guard lock(run->mu());
     if (in_flight_ || fetched_ || exhausted_) return;
     in_flight_ = true;
+    claimed_.store(false, std::memory_order_relaxed);
   }
   run->TaskStarted();
-  pool->Submit([this, run] { Fill(run); });
+  // The task always runs and always finishes the count, even when the query thread ran the Fill:
+  // QueryRun::Drain waits for it, so the stream outlives every task that refers to it.
+  pool->Submit([this, run] {
+    if (!claimed_.exchange(true, std::memory_order_acq_rel)) Fill(run);
+    run->TaskFinished();
+  });
+}
+
+void SaltStream::HelpIfUnclaimed(QueryRun* run) {
+  bool in_flight;
+  {
+    std::lock_guard lock(run->mu());
+    in_flight = in_flight_;
+  }
+  if (in_flight && !claimed_.exchange(true, std::memory_order_acq_rel)) Fill(run);
 }
 
 bool SaltStream::Decode(std::string_view key, std::string_view value, KeyedEvent* out) {
@@ -133,13 +153,14 @@ void SaltStream::Fill(QueryRun* run) {
     in_flight_ = false;
   }
   if (!failure.ok()) run->Fail(failure);
-  run->TaskFinished();
+  run->Notify();
 }
 
 Result<bool> SaltStream::Advance(ThreadPool* pool, QueryRun* run) {
   if (HasBuffered()) return true;
   while (!done_) {
     Prefetch(pool, run);  // no-op when a chunk is in flight or waiting
+    HelpIfUnclaimed(run);
     Status s = run->WaitUntil([&] { return fetched_ || (exhausted_ && !in_flight_); });
     if (!s.ok()) return s;
     {

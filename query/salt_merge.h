@@ -37,6 +37,7 @@ class QueryRun {
 
   void TaskStarted();
   void TaskFinished();  // wakes the query
+  void Notify();        // wakes the query: a chunk arrived
   // Blocks until `ready()` holds or the query failed; returns the failure, if any.
   // `ready` is evaluated under the run's mutex.
   Status WaitUntil(const std::function<bool()>& ready);
@@ -82,6 +83,11 @@ class SaltStream {
   // Submits the read of the next chunk to `pool` when none is in flight and rows may remain.
   void Prefetch(ThreadPool* pool, QueryRun* run);
 
+  // When the chunk in flight has not been picked up by a pool thread yet, reads it on the calling
+  // thread instead of waiting for one: a query with little to read per salt (latest N) then costs
+  // no hand-over at all for the salts it waits on.
+  void HelpIfUnclaimed(QueryRun* run);
+
   // Makes the next event available in front(). Waits for the chunk in flight when needed.
   // Returns false with ok status when the stream is exhausted; a non-ok status when the query
   // failed (this stream or any other).
@@ -99,7 +105,7 @@ class SaltStream {
   bool done() const { return done_; }
 
  private:
-  void Fill(QueryRun* run);  // on the pool
+  void Fill(QueryRun* run);  // on the pool, or on the query thread through HelpIfUnclaimed
   bool Decode(std::string_view key, std::string_view value, KeyedEvent* out);
 
   const std::shared_ptr<const store::Bucket> bucket_;
@@ -108,6 +114,8 @@ class SaltStream {
   const size_t chunk_events_;
   std::unique_ptr<store::RowIterator> iter_;  // used by one Fill at a time
   bool positioned_ = false;                   // only Fill touches iter_ and this
+  // Whoever sets it first (a pool thread or the query thread) runs the Fill in flight.
+  std::atomic<bool> claimed_{false};
   std::vector<std::pair<uint16_t, std::string>> topic_cache_;  // only Fill
 
   // Shared with Fill, guarded by run->mu().
