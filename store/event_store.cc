@@ -249,7 +249,7 @@ class RocksEventStore final : public EventStore {
 RocksEventStore::~RocksEventStore() {
   std::unique_lock lock(state_mu_);
   buckets_.clear();  // buckets still held by readers keep db_ alive until they let go
-  if (db_ != nullptr) {
+  if (db_ != nullptr && !options().read_only) {
     rocksdb::Status s = db_->FlushWAL(/*sync=*/true);
     if (!s.ok()) spdlog::warn("store: syncing the WAL at close: {}", s.ToString());
   }
