@@ -29,14 +29,21 @@ Status BusyStatus(int max) {
   return Status::Busy("too many queries at once (" + std::to_string(max) + " running); retry shortly");
 }
 
-// Waits for every task of a run before the streams they fill go away. Declare after the streams.
+// Waits for every task of a run before the streams they fill go away; Fills no pool thread has
+// started are abandoned instead of waited for. Declare after the streams.
+template <typename Streams>
 class DrainOnExit {
  public:
-  explicit DrainOnExit(QueryRun* run) : run_(run) {}
-  ~DrainOnExit() { run_->Drain(); }
+  DrainOnExit(QueryRun* run, const Streams* streams) : run_(run), streams_(streams) {}
+  ~DrainOnExit() {
+    run_->Cancel();
+    for (const auto& s : *streams_) s->Abandon(run_);
+    run_->Drain();
+  }
 
  private:
   QueryRun* run_;
+  const Streams* streams_;
 };
 
 }  // namespace
@@ -128,7 +135,7 @@ Status QueryEngine::RangeTo(std::string_view id, int64_t from_ms, int64_t to_ms,
       streams.push_back(owned.back().get());
     }
     QueryRun run;
-    DrainOnExit drain(&run);
+    DrainOnExit drain(&run, &streams);
     bool stopped = false;
     HOTROW_RETURN_IF_ERROR(
         MergeStreams(streams, order, pool_.get(), &run, &remaining, sink, &stopped));
@@ -167,7 +174,7 @@ Status QueryEngine::Scan(int64_t from_ms, int64_t to_ms, int64_t limit, const Ev
 
   std::vector<std::unique_ptr<SaltStream>> open;
   QueryRun run;
-  DrainOnExit drain(&run);
+  DrainOnExit drain(&run, &open);
   size_t next = 0;
   int64_t remaining = limit;
   std::vector<KeyedEvent> chunk;

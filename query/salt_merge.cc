@@ -62,32 +62,46 @@ void SaltStream::Prefetch(ThreadPool* pool, QueryRun* run) {
     std::lock_guard lock(run->mu());
     if (in_flight_ || fetched_ || exhausted_) return;
     in_flight_ = true;
-    claimed_.store(false, std::memory_order_relaxed);
   }
+  // Whoever claims the ticket first, a pool thread or the query thread, runs the Fill and counts
+  // it finished. The pool task holds the ticket, not the stream: when the query thread claimed
+  // it, the task touches nothing else, so the query never waits for a pool thread to be
+  // scheduled just to learn that there was nothing left to do.
+  auto ticket = std::make_shared<Ticket>();
+  ticket->stream = this;
+  ticket->run = run;
+  ticket_ = ticket;
   run->TaskStarted();
-  // The task always runs and always finishes the count, even when the query thread ran the Fill:
-  // QueryRun::Drain waits for it, so the stream outlives every task that refers to it.
-  pool->Submit([this, run] {
-    if (!claimed_.exchange(true, std::memory_order_acq_rel)) Fill(run);
-    run->TaskFinished();
+  pool->Submit([ticket] {
+    if (!ticket->claimed.exchange(true, std::memory_order_acq_rel)) {
+      ticket->stream->Fill(ticket->run);
+      ticket->run->TaskFinished();
+    }
   });
 }
 
-void SaltStream::HelpIfUnclaimed(QueryRun* run) {
-  bool in_flight;
-  {
-    std::lock_guard lock(run->mu());
-    in_flight = in_flight_;
-  }
-  if (in_flight && !claimed_.exchange(true, std::memory_order_acq_rel)) Fill(run);
+bool SaltStream::HelpIfUnclaimed(QueryRun* run) {
+  if (ticket_ == nullptr || ticket_->claimed.exchange(true, std::memory_order_acq_rel)) return false;
+  Fill(run);
+  run->TaskFinished();
+  return true;
 }
 
-bool SaltStream::Decode(std::string_view key, std::string_view value, KeyedEvent* out) {
-  if (!keying::DecodeRowKey(key, &out->key)) return false;
-  if (out->key.ts_ms < spec_.min_ts || out->key.ts_ms >= spec_.max_ts) return true;
+void SaltStream::Abandon(QueryRun* run) {
+  if (ticket_ != nullptr && !ticket_->claimed.exchange(true, std::memory_order_acq_rel)) {
+    run->TaskFinished();
+  }
+}
+
+SaltStream::Decoded SaltStream::Decode(std::string_view key, std::string_view value,
+                                       KeyedEvent* out) {
+  if (!keying::DecodeRowKey(key, &out->key)) return Decoded::kCorrupt;
+  if (out->key.ts_ms < spec_.min_ts || out->key.ts_ms >= spec_.max_ts) return Decoded::kSkip;
   std::string_view id, payload;
-  if (!keying::DecodeRowValue(value, &id, &payload)) return false;
-  if (spec_.match_id && id != spec_.id) return true;
+  if (!keying::DecodeRowValue(value, &id, &payload)) return Decoded::kCorrupt;
+  if (spec_.match_id && id != spec_.id) return Decoded::kSkip;
+  // assign() into a recycled event reuses its strings' capacity: no allocation per row once a
+  // stream has warmed up.
   Event& e = out->event;
   e.id.assign(id);
   e.ts_ms = out->key.ts_ms;
@@ -102,12 +116,17 @@ bool SaltStream::Decode(std::string_view key, std::string_view value, KeyedEvent
     topic_cache_.emplace_back(out->key.topic, std::move(name));
     cached = std::prev(topic_cache_.end());
   }
-  e.topic = cached->second;
-  return true;
+  e.topic.assign(cached->second);
+  return Decoded::kKeep;
 }
 
 void SaltStream::Fill(QueryRun* run) {
   std::vector<KeyedEvent> chunk;
+  {
+    std::lock_guard lock(run->mu());
+    chunk.swap(spare_);  // the chunk the query finished with, to be overwritten in place
+  }
+  size_t n = 0;
   Status failure;
   bool end = false;
   if (run->cancelled()) {
@@ -118,8 +137,7 @@ void SaltStream::Fill(QueryRun* run) {
       spec_.backward ? iter_->SeekToLast() : iter_->SeekToFirst();
       positioned_ = true;
     }
-    chunk.reserve(std::min<int64_t>(static_cast<int64_t>(chunk_events_), spec_.budget - read_));
-    while (chunk.size() < chunk_events_ && read_ < spec_.budget) {
+    while (n < chunk_events_ && read_ < spec_.budget) {
       if (!iter_->Valid()) {
         failure = iter_->status();
         end = true;
@@ -129,22 +147,23 @@ void SaltStream::Fill(QueryRun* run) {
         end = true;
         break;
       }
-      KeyedEvent item;
-      item.event.ts_ms = -1;  // set by Decode when the row is kept
-      if (!Decode(iter_->key(), iter_->value(), &item)) {
+      if (n == chunk.size()) chunk.emplace_back();
+      const Decoded d = Decode(iter_->key(), iter_->value(), &chunk[n]);
+      if (d == Decoded::kCorrupt) {
         failure = Status::Corruption("bucket " + std::to_string(bucket_->start_ms()) +
                                      " holds a row that is not a hotrow row");
         end = true;
         break;
       }
-      if (item.event.ts_ms >= 0) {
-        chunk.push_back(std::move(item));
+      if (d == Decoded::kKeep) {
+        ++n;
         ++read_;
       }
       spec_.backward ? iter_->Prev() : iter_->Next();
     }
     if (read_ >= spec_.budget) end = true;
   }
+  chunk.resize(n);
   {
     std::lock_guard lock(run->mu());
     next_ = std::move(chunk);
@@ -154,6 +173,11 @@ void SaltStream::Fill(QueryRun* run) {
   }
   if (!failure.ok()) run->Fail(failure);
   run->Notify();
+}
+
+void SaltStream::Recycle(std::vector<KeyedEvent>* spent) {
+  if (spare_.capacity() < spent->capacity()) spare_.swap(*spent);
+  spent->clear();
 }
 
 Result<bool> SaltStream::Advance(ThreadPool* pool, QueryRun* run) {
@@ -167,7 +191,7 @@ Result<bool> SaltStream::Advance(ThreadPool* pool, QueryRun* run) {
       std::lock_guard lock(run->mu());
       if (fetched_) {
         current_.swap(next_);
-        next_.clear();
+        Recycle(&next_);
         fetched_ = false;
         pos_ = 0;
       } else {
@@ -183,9 +207,9 @@ Result<bool> SaltStream::Advance(ThreadPool* pool, QueryRun* run) {
 }
 
 bool SaltStream::TakeChunk(ThreadPool* pool, QueryRun* run, std::vector<KeyedEvent>* out) {
-  out->clear();
   {
     std::lock_guard lock(run->mu());
+    Recycle(out);  // the caller is done with the last chunk it took
     if (!fetched_) {
       done_ = true;
       return false;
@@ -209,7 +233,10 @@ Status MergeStreams(const std::vector<SaltStream*>& streams, Order order, Thread
                     QueryRun* run, int64_t* remaining, const EventSink& sink, bool* stopped) {
   *stopped = false;
   if (*remaining <= 0) return Status::Ok();
-  for (SaltStream* s : streams) s->Prefetch(pool, run);  // every salt reads at once
+  for (SaltStream* s : streams) s->Prefetch(pool, run);  // every salt reads at once...
+  // ...and this thread takes its share rather than wait: whatever no pool thread has picked up
+  // yet, it reads itself.
+  for (SaltStream* s : streams) s->HelpIfUnclaimed(run);
 
   // A heap of streams by their front event: the newest on top for kDesc, the oldest for kAsc.
   auto below = [order](SaltStream* a, SaltStream* b) {

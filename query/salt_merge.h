@@ -85,8 +85,12 @@ class SaltStream {
 
   // When the chunk in flight has not been picked up by a pool thread yet, reads it on the calling
   // thread instead of waiting for one: a query with little to read per salt (latest N) then costs
-  // no hand-over at all for the salts it waits on.
-  void HelpIfUnclaimed(QueryRun* run);
+  // no hand-over at all for the salts it waits on. True when it did.
+  bool HelpIfUnclaimed(QueryRun* run);
+
+  // Gives up a Fill no pool thread has started, so that QueryRun::Drain need not wait for one to
+  // be scheduled. Called when the query ends.
+  void Abandon(QueryRun* run);
 
   // Makes the next event available in front(). Waits for the chunk in flight when needed.
   // Returns false with ok status when the stream is exhausted; a non-ok status when the query
@@ -105,8 +109,11 @@ class SaltStream {
   bool done() const { return done_; }
 
  private:
+  enum class Decoded { kKeep, kSkip, kCorrupt };
   void Fill(QueryRun* run);  // on the pool, or on the query thread through HelpIfUnclaimed
-  bool Decode(std::string_view key, std::string_view value, KeyedEvent* out);
+  Decoded Decode(std::string_view key, std::string_view value, KeyedEvent* out);
+  // Keeps a chunk the query is done with for the next Fill to overwrite. REQUIRES: run->mu().
+  void Recycle(std::vector<KeyedEvent>* spent);
 
   const std::shared_ptr<const store::Bucket> bucket_;
   store::EventStore* const store_;
@@ -114,12 +121,18 @@ class SaltStream {
   const size_t chunk_events_;
   std::unique_ptr<store::RowIterator> iter_;  // used by one Fill at a time
   bool positioned_ = false;                   // only Fill touches iter_ and this
-  // Whoever sets it first (a pool thread or the query thread) runs the Fill in flight.
-  std::atomic<bool> claimed_{false};
+  // The Fill in flight, shared with the pool task that may run it.
+  struct Ticket {
+    std::atomic<bool> claimed{false};
+    SaltStream* stream = nullptr;
+    QueryRun* run = nullptr;
+  };
+  std::shared_ptr<Ticket> ticket_;  // query thread only
   std::vector<std::pair<uint16_t, std::string>> topic_cache_;  // only Fill
 
   // Shared with Fill, guarded by run->mu().
-  std::vector<KeyedEvent> next_;  // the chunk read by the last Fill
+  std::vector<KeyedEvent> next_;   // the chunk read by the last Fill
+  std::vector<KeyedEvent> spare_;  // a spent chunk, overwritten by the next Fill
   bool in_flight_ = false;
   bool fetched_ = false;    // next_ holds a chunk not yet taken
   bool exhausted_ = false;  // the iterator or the budget is spent
