@@ -191,11 +191,19 @@ Status QueryEngine::Scan(int64_t from_ms, int64_t to_ms, int64_t limit, const Ev
       ++next;
     }
     if (open.empty()) break;
+    // Emit bucket by bucket, oldest first: only the oldest open bucket's chunks go out; streams
+    // of newer buckets read ahead one chunk each and wait. `open` is in (bucket, salt) order.
+    const int64_t oldest = open.front()->bucket_start_ms();
+    auto emittable = [oldest](const std::unique_ptr<SaltStream>& s) {
+      return s->bucket_start_ms() == oldest;
+    };
     HOTROW_RETURN_IF_ERROR(run.WaitUntil([&] {
-      return std::any_of(open.begin(), open.end(),
-                         [](const auto& s) { return s->ChunkReadyLocked(); });
+      return std::any_of(open.begin(), open.end(), [&](const auto& s) {
+        return emittable(s) && s->ChunkReadyLocked();
+      });
     }));
     for (auto& stream : open) {
+      if (!emittable(stream)) break;
       bool ready;
       {
         std::lock_guard lock(run.mu());

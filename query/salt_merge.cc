@@ -24,10 +24,10 @@ void QueryRun::TaskStarted() {
 }
 
 void QueryRun::TaskFinished() {
-  {
-    std::lock_guard lock(mu_);
-    --running_;
-  }
+  // Notify under the lock: once running_ reaches 0 the query may return and destroy this object,
+  // so nothing here may touch it after the unlock.
+  std::lock_guard lock(mu_);
+  --running_;
   cv_.notify_all();
 }
 

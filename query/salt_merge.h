@@ -107,6 +107,7 @@ class SaltStream {
   // Takes the arrived chunk (Scan); returns false when exhausted. REQUIRES: ChunkReadyLocked().
   bool TakeChunk(ThreadPool* pool, QueryRun* run, std::vector<KeyedEvent>* out);
   bool done() const { return done_; }
+  int64_t bucket_start_ms() const { return bucket_->start_ms(); }
 
  private:
   enum class Decoded { kKeep, kSkip, kCorrupt };

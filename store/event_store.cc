@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cinttypes>
 #include <cstdio>
@@ -179,7 +180,18 @@ class RocksBucket final : public Bucket {
   ~RocksBucket() override {
     rocksdb::Status s = db_->DestroyColumnFamilyHandle(cf_);
     if (!s.ok()) spdlog::warn("store: closing bucket {}: {}", start_ms(), s.ToString());
+    if (dropped_) {
+      // The files of a dropped column family become obsolete here, but RocksDB deletes obsolete
+      // files only after some later flush or compaction, which a quiet store may never run.
+      // Re-enabling file deletions makes it look for obsolete files now.
+      s = db_->DisableFileDeletions();
+      if (s.ok()) s = db_->EnableFileDeletions(/*force=*/false);
+      if (!s.ok()) spdlog::warn("store: deleting files of bucket {}: {}", start_ms(), s.ToString());
+    }
   }
+
+  // Marks the bucket dropped: its files are deleted when the last holder lets go.
+  void MarkDropped() { dropped_ = true; }
 
   std::unique_ptr<RowIterator> NewIterator(const keying::KeyRange& range,
                                            bool within_id_prefix) const override {
@@ -191,6 +203,7 @@ class RocksBucket final : public Bucket {
  private:
   std::shared_ptr<rocksdb::DB> db_;
   rocksdb::ColumnFamilyHandle* const cf_;
+  std::atomic<bool> dropped_{false};
 };
 
 struct SaltCounter {
@@ -641,6 +654,7 @@ Result<size_t> RocksEventStore::DropExpiredBuckets() {
     // bucket, which LoadMetadata ignores.
     rocksdb::Status s = db_->DropColumnFamily(bucket->cf());
     if (!s.ok()) return FromRocks(s, "dropping bucket " + std::to_string(bucket->start_ms()));
+    bucket->MarkDropped();
     rocksdb::WriteBatch wb;
     const std::string from = StatKey(bucket->start_ms(), 0);
     const std::string to = kStatPrefix + Be64(static_cast<uint64_t>(bucket->start_ms()) + 1);

@@ -1,0 +1,152 @@
+// Kill -9 in the middle of writes, many times, at random moments: after every kill each batch is
+// either there whole with its offsets or absent. The writer is tests/store/crash_writer.cc.
+//
+// A failure prints the seed; rerun with HOTROW_TEST_SEED=<seed>.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "store/event_store.h"
+#include "tests/support/event_gen.h"
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
+
+#ifndef HOTROW_CRASH_WRITER
+#error "HOTROW_CRASH_WRITER must name the crash_writer executable"
+#endif
+
+namespace hotrow {
+namespace {
+
+// As in crash_writer.cc.
+constexpr int kSalts = 8;
+constexpr int64_t kBucketMs = 100;  // small: a new column family every 100 ms
+constexpr int64_t kTtlMs = 10 * 60 * 1000;
+constexpr int64_t kPerPartition = 50;
+constexpr int kKills = 30;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Parses "batch I next N"; -1 for any other line.
+int64_t AckedNext(const std::string& line) {
+  int64_t batch = 0;
+  int64_t next = 0;
+  if (std::sscanf(line.c_str(), "batch %" SCNd64 " next %" SCNd64, &batch, &next) == 2) return next;
+  return -1;
+}
+
+TEST(CrashTest, EveryBatchIsWholeWithItsOffsetsOrAbsentAfterKill9) {
+  const uint64_t seed = testing::TestSeed(4242);
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  testing::TempDir dir;
+  const std::string path = dir.Sub("store");
+  const std::string log = dir.Sub("writer.log");
+  int64_t acked = 0;  // the highest next offset a writer reported as written
+  int64_t before = 0;
+  int grew = 0;
+
+  for (int kill = 0; kill < kKills; ++kill) {
+    SCOPED_TRACE("kill " + std::to_string(kill));
+    {
+      testing::ChildProcess writer({HOTROW_CRASH_WRITER, path, std::to_string(kPerPartition)}, log);
+      std::string line;
+      // Each line "batch I next N" is printed after Write returned.
+      auto note_line = [&](const std::string& l) {
+        const int64_t next = AckedNext(l);
+        EXPECT_TRUE(next >= 0 || l == "open") << "unexpected line from the writer: " << l;
+        acked = std::max(acked, next);
+      };
+      if (rng() % 6 == 0) {
+        // Now and then a kill while the writer may still be opening (recovering) the store: at a
+        // random moment within its first 30 ms, whatever it is doing then.
+        std::this_thread::sleep_for(std::chrono::microseconds(rng() % 30'000));
+      } else {
+        ASSERT_TRUE(writer.ReadLine(&line)) << "the writer did not open the store:\n"
+                                            << ReadFile(log);
+        ASSERT_EQ(line, "open");
+        // 0 to 12 progress lines, then a random moment up to 3 ms: the kill lands before the
+        // first batch, between batches or inside one.
+        const int lines = static_cast<int>(rng() % 13);
+        for (int i = 0; i < lines; ++i) {
+          ASSERT_TRUE(writer.ReadLine(&line)) << "the writer stopped:\n" << ReadFile(log);
+          ASSERT_GE(AckedNext(line), 0) << "unexpected line from the writer: " << line;
+          note_line(line);
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(rng() % 3000));
+      }
+      writer.Signal(SIGKILL);
+      ASSERT_EQ(writer.Wait(), 128 + SIGKILL) << "the writer ended by itself:\n" << ReadFile(log);
+      // Lines printed before the kill: those batches had returned from Write.
+      while (writer.ReadLine(&line, std::chrono::milliseconds(200))) note_line(line);
+    }
+
+    store::StoreOptions options;
+    options.path = path;
+    options.salts = kSalts;
+    options.bucket_ms = kBucketMs;
+    options.ttl_ms = kTtlMs;
+    options.block_cache_bytes = 4 << 20;
+    options.write_buffer_bytes = 4 << 20;
+    Result<std::unique_ptr<store::EventStore>> store = store::EventStore::Open(options);
+    ASSERT_TRUE(store.ok()) << "reopen after kill -9: " << store.status().ToString();
+
+    const auto offsets = (*store)->StoredOffsets();
+    int64_t next[2] = {0, 0};
+    for (int p = 0; p < 2; ++p) {
+      auto it = offsets.find(store::TopicPartition{"crash", p});
+      if (it != offsets.end()) next[p] = it->second;
+    }
+    ASSERT_EQ(next[0], next[1]) << "the two partitions of one batch disagree";
+    ASSERT_EQ(next[0] % kPerPartition, 0) << "offsets inside a batch: " << next[0];
+    ASSERT_GE(next[0], acked) << "a batch whose Write had returned is gone";
+    ASSERT_GE(next[0], before) << "offsets went backwards";
+    if (next[0] > before) ++grew;
+    before = next[0];
+
+    Result<std::vector<testing::StoredRow>> rows = testing::ReadAllRows(**store);
+    ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+    std::vector<std::vector<int>> seen(2, std::vector<int>(static_cast<size_t>(next[0]), 0));
+    for (const testing::StoredRow& row : *rows) {
+      const testing::TestEvent& e = row.event;
+      ASSERT_EQ(e.topic, "crash") << testing::Describe(e);
+      ASSERT_TRUE(e.partition == 0 || e.partition == 1) << testing::Describe(e);
+      ASSERT_LT(e.offset, next[0]) << "an event beyond the stored offset: " << testing::Describe(e);
+      ASSERT_EQ(e.id, "dev-" + std::to_string(e.offset % 37)) << testing::Describe(e);
+      const std::string payload = "{\"p\":" + std::to_string(e.partition) +
+                                  ",\"o\":" + std::to_string(e.offset) + ",\"pad\":\"" +
+                                  std::string(200, 'x') + "\"}";
+      ASSERT_EQ(e.payload, payload) << testing::Describe(e);
+      ++seen[static_cast<size_t>(e.partition)][static_cast<size_t>(e.offset)];
+    }
+    for (int p = 0; p < 2; ++p) {
+      for (int64_t o = 0; o < next[0]; ++o) {
+        ASSERT_EQ(seen[static_cast<size_t>(p)][static_cast<size_t>(o)], 1)
+            << "partition " << p << " offset " << o << " below the stored offset " << next[0];
+      }
+    }
+    std::printf("[crash] kill %d: %" PRId64 " offsets per partition stored, %zu rows\n", kill,
+                next[0], rows->size());
+  }
+  // Kills landed after some progress most of the time; otherwise the test proves little.
+  EXPECT_GE(grew, kKills / 2) << "the store rarely grew between kills";
+}
+
+}  // namespace
+}  // namespace hotrow

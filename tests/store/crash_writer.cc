@@ -1,0 +1,104 @@
+// crash_writer: the child process of crash_test. Writes numbered batches to a store until killed.
+//
+//   crash_writer PATH EVENTS_PER_PARTITION
+//
+// Batch i holds, for each of the partitions ("crash", 0) and ("crash", 1), the events with offsets
+// [i*K, (i+1)*K), and sets both next offsets to (i+1)*K, in one Write. Each batch spreads over two
+// time buckets, so one write touches several column families. It resumes after the stored offsets,
+// prints "open" once the store is open and "batch I next N" after each Write returned, and exits
+// only on error (exit 1, the reason on stderr) or when killed.
+//
+// The store settings must match crash_test.cc's (kSalts, kBucketMs, kTtlMs).
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "common/clock.h"
+#include "keying/row_key.h"
+#include "keying/row_value.h"
+#include "store/event_store.h"
+
+namespace {
+
+constexpr int kSalts = 8;
+constexpr int64_t kBucketMs = 100;  // small: a new column family every 100 ms
+constexpr int64_t kTtlMs = 10 * 60 * 1000;
+constexpr int kPartitions = 2;
+
+int Fail(const std::string& what) {
+  std::fprintf(stderr, "crash_writer: %s\n", what.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace hotrow;
+  if (argc != 3) return Fail("usage: crash_writer PATH EVENTS_PER_PARTITION");
+  const int64_t per_partition = std::strtoll(argv[2], nullptr, 10);
+  if (per_partition <= 0) return Fail("EVENTS_PER_PARTITION must be positive");
+
+  store::StoreOptions options;
+  options.path = argv[1];
+  options.salts = kSalts;
+  options.bucket_ms = kBucketMs;
+  options.ttl_ms = kTtlMs;
+  options.block_cache_bytes = 4 << 20;
+  options.write_buffer_bytes = 4 << 20;
+  Result<std::unique_ptr<store::EventStore>> opened = store::EventStore::Open(options);
+  if (!opened.ok()) return Fail("open: " + opened.status().ToString());
+  store::EventStore& store = **opened;
+  Result<uint16_t> topic = store.TopicNumber("crash");
+  if (!topic.ok()) return Fail("topic: " + topic.status().ToString());
+
+  const auto offsets = store.StoredOffsets();
+  int64_t next[kPartitions] = {0, 0};
+  for (int p = 0; p < kPartitions; ++p) {
+    auto it = offsets.find(store::TopicPartition{"crash", p});
+    if (it != offsets.end()) next[p] = it->second;
+  }
+  if (next[0] != next[1] || next[0] % per_partition != 0) {
+    return Fail("stored offsets are not at a batch boundary: " + std::to_string(next[0]) + ", " +
+                std::to_string(next[1]));
+  }
+  std::printf("open\n");
+  std::fflush(stdout);
+
+  for (int64_t batch_no = next[0] / per_partition;; ++batch_no) {
+    const int64_t now = WallClock::Default()->NowMs();
+    store::WriteBatchInput batch;
+    for (int p = 0; p < kPartitions; ++p) {
+      for (int64_t offset = batch_no * per_partition; offset < (batch_no + 1) * per_partition;
+           ++offset) {
+        const std::string id = "dev-" + std::to_string(offset % 37);
+        keying::RowKey key;
+        key.salt = store.salter().SaltOf("crash", p, offset, id);
+        key.id_hash = keying::IdHash(id);
+        key.ts_ms = now - (offset % 2) * kBucketMs;  // two buckets per batch
+        key.topic = *topic;
+        key.partition = p;
+        key.offset = offset;
+        // The payload names its record, so a torn or misplaced value shows.
+        const std::string payload = "{\"p\":" + std::to_string(p) +
+                                    ",\"o\":" + std::to_string(offset) + ",\"pad\":\"" +
+                                    std::string(200, 'x') + "\"}";
+        batch.rows.push_back({keying::EncodeRowKey(key), keying::EncodeRowValue(id, payload)});
+      }
+      batch.next_offsets[store::TopicPartition{"crash", p}] = (batch_no + 1) * per_partition;
+    }
+    store::WriteOutcome outcome;
+    Status st = store.Write(batch, &outcome);
+    if (!st.ok()) return Fail("write: " + st.ToString());
+    if (outcome.stored != batch.rows.size()) {
+      return Fail("batch " + std::to_string(batch_no) + ": stored " +
+                  std::to_string(outcome.stored) + " of " + std::to_string(batch.rows.size()) +
+                  " (expired " + std::to_string(outcome.expired) + ", future " +
+                  std::to_string(outcome.future) + ", duplicate " +
+                  std::to_string(outcome.duplicate) + ")");
+    }
+    std::printf("batch %" PRId64 " next %" PRId64 "\n", batch_no, (batch_no + 1) * per_partition);
+    std::fflush(stdout);
+  }
+}
