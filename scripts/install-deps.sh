@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config git
+  curl                    # the README tour and its test
   librdkafka-dev          # Kafka consumer/producer and the mock cluster (rdkafka_mock.h)
   librocksdb-dev          # the store
   libconcurrentqueue-dev  # bounded hand-over between ingest threads
