@@ -25,6 +25,9 @@ class Admission {
   bool admitted_;
 };
 
+// The smallest first chunk of a merge stream: below this the hand-over costs more than the rows.
+constexpr size_t kMinFirstChunk = 16;
+
 Status BusyStatus(int max) {
   return Status::Busy("too many queries at once (" + std::to_string(max) + " running); retry shortly");
 }
@@ -129,9 +132,12 @@ Status QueryEngine::RangeTo(std::string_view id, int64_t from_ms, int64_t to_ms,
       spec.match_id = true;
       spec.id = std::string(id);
       spec.budget = remaining;
-      owned.push_back(std::make_unique<SaltStream>(bucket, store_, std::move(spec),
-                                                   std::min<size_t>(options_.chunk_events,
-                                                                    static_cast<size_t>(remaining))));
+      // Each salt first reads about twice its share of what is still missing.
+      const size_t share = static_cast<size_t>(2 * remaining / static_cast<int64_t>(salts.size()));
+      const size_t first = std::min<size_t>(std::max<size_t>(share, kMinFirstChunk),
+                                            static_cast<size_t>(remaining));
+      owned.push_back(std::make_unique<SaltStream>(bucket, store_, std::move(spec), first,
+                                                   options_.chunk_events));
       streams.push_back(owned.back().get());
     }
     QueryRun run;
@@ -186,7 +192,7 @@ Status QueryEngine::Scan(int64_t from_ms, int64_t to_ms, int64_t limit, const Ev
       spec.max_ts = to_ms;
       spec.budget = remaining;
       open.push_back(std::make_unique<SaltStream>(pending[next].bucket, store_, std::move(spec),
-                                                  options_.chunk_events));
+                                                  options_.chunk_events, options_.chunk_events));
       open.back()->Prefetch(pool_.get(), &run);
       ++next;
     }

@@ -37,9 +37,10 @@ struct QueryOptions {
   int threads = 0;
   // Queries running at once; one more is refused with Status::Busy (HTTP 503). Default: 64.
   int max_concurrent_queries = 64;
-  // Events a per-salt task reads before handing them to the merge. Bounds a query's memory to
-  // about 2 chunks per salt. Default: 256.
-  size_t chunk_events = 256;
+  // Most events a per-salt task reads before handing them over. Bounds a query's memory to about
+  // 2 chunks per open stream. Merges start with a salt's share of the answer and double up to
+  // this; scans use it from the start. Default: 1024.
+  size_t chunk_events = 1024;
 };
 
 // Receives events one at a time; returns false to stop the query early (the client went away).

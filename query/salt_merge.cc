@@ -51,11 +51,12 @@ void QueryRun::Drain() {
 // ---- SaltStream ----
 
 SaltStream::SaltStream(std::shared_ptr<const store::Bucket> bucket, store::EventStore* store,
-                       StreamSpec spec, size_t chunk_events)
+                       StreamSpec spec, size_t first_chunk, size_t max_chunk)
     : bucket_(std::move(bucket)),
       store_(store),
       spec_(std::move(spec)),
-      chunk_events_(std::max<size_t>(1, chunk_events)) {}
+      chunk_events_(std::max<size_t>(1, std::min(first_chunk, max_chunk))),
+      max_chunk_events_(std::max<size_t>(1, max_chunk)) {}
 
 void SaltStream::Prefetch(ThreadPool* pool, QueryRun* run) {
   {
@@ -164,6 +165,7 @@ void SaltStream::Fill(QueryRun* run) {
     if (read_ >= spec_.budget) end = true;
   }
   chunk.resize(n);
+  chunk_events_ = std::min(2 * chunk_events_, max_chunk_events_);
   {
     std::lock_guard lock(run->mu());
     next_ = std::move(chunk);

@@ -77,8 +77,11 @@ struct StreamSpec {
 // QueryRun::mu().
 class SaltStream {
  public:
+  // The first chunk holds up to `first_chunk` rows; each next one twice as many, up to
+  // `max_chunk`. A merge starts small (a salt's share of the answer) so that no salt reads far
+  // past what the query needs; a long stream grows to chunks that amortise the hand-over.
   SaltStream(std::shared_ptr<const store::Bucket> bucket, store::EventStore* store, StreamSpec spec,
-             size_t chunk_events);
+             size_t first_chunk, size_t max_chunk);
 
   // Submits the read of the next chunk to `pool` when none is in flight and rows may remain.
   void Prefetch(ThreadPool* pool, QueryRun* run);
@@ -119,7 +122,8 @@ class SaltStream {
   const std::shared_ptr<const store::Bucket> bucket_;
   store::EventStore* const store_;
   const StreamSpec spec_;
-  const size_t chunk_events_;
+  size_t chunk_events_;  // only Fill, after construction
+  const size_t max_chunk_events_;
   std::unique_ptr<store::RowIterator> iter_;  // used by one Fill at a time
   bool positioned_ = false;                   // only Fill touches iter_ and this
   // The Fill in flight, shared with the pool task that may run it.
