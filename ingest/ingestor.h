@@ -14,13 +14,13 @@ namespace hotrow::ingest {
 
 // Why a record was refused. Names are the `reason` label in /metrics and the keys of
 // `rejected` in /v1/stats; see CONTRACT.md "Events on the wire".
-inline constexpr const char* kRejectNotJson = "not_json";        // not JSON, or not an object
-inline constexpr const char* kRejectNoId = "no_id";              // no event id in field or key
-inline constexpr const char* kRejectIdTooLong = "id_too_long";   // id over 256 bytes
-inline constexpr const char* kRejectBadTime = "bad_time";        // unparsable time
-inline constexpr const char* kRejectExpired = "expired";         // older than the hot window
-inline constexpr const char* kRejectFuture = "future";           // beyond max_future
-inline constexpr const char* kRejectReasons[] = {kRejectNotJson, kRejectNoId,  kRejectIdTooLong,
+inline constexpr const char* kRejectNotJson = "not_json";       // not JSON, or not an object
+inline constexpr const char* kRejectNoId = "no_id";             // no event id in field or key
+inline constexpr const char* kRejectIdTooLong = "id_too_long";  // id over 256 bytes
+inline constexpr const char* kRejectBadTime = "bad_time";       // unparsable time
+inline constexpr const char* kRejectExpired = "expired";        // older than the hot window
+inline constexpr const char* kRejectFuture = "future";          // beyond max_future
+inline constexpr const char* kRejectReasons[] = {kRejectNotJson, kRejectNoId,    kRejectIdTooLong,
                                                  kRejectBadTime, kRejectExpired, kRejectFuture};
 
 struct IngestOptions {
@@ -36,7 +36,8 @@ struct IngestOptions {
   // A batch closes at this many events or this age, whichever first. Defaults: 5000, 200 ms.
   size_t batch_max_events = 5000;
   int64_t batch_max_ms = 200;
-  // Dotted path of the event id in the record's JSON; absent means the record key. Default "event_id".
+  // Dotted path of the event id in the record's JSON; absent means the record key. Default
+  // "event_id".
   std::string id_field = "event_id";
   // Dotted path of the event time (ms integer or RFC 3339); absent means the Kafka timestamp.
   std::string ts_field = "ts";
@@ -46,7 +47,8 @@ struct IngestOptions {
   std::string dead_letter_topic;
   // Lag above zero with nothing written for this long is a stall (/readyz 503). Default: 30 s.
   int64_t stall_after_ms = 30 * 1000;
-  // Closed batches waiting for the writer. When full, the consumer pauses its partitions. Default: 8.
+  // Closed batches waiting for the writer. When full, the consumer pauses its partitions.
+  // Default: 8.
   size_t queue_max_batches = 8;
   // Clock for batch ages and stall detection. Not owned. Default: the system clock.
   const Clock* clock = WallClock::Default();
@@ -55,17 +57,17 @@ struct IngestOptions {
 struct PartitionStats {
   std::string topic;
   int32_t partition = 0;
-  int64_t next_offset = -1;      // next offset to consume, as stored; -1 when none yet
-  int64_t high_watermark = -1;   // the broker's end of the partition; -1 when unknown
-  int64_t lag = 0;               // high_watermark - next_offset, or 0 when unknown
+  int64_t next_offset = -1;     // next offset to consume, as stored; -1 when none yet
+  int64_t high_watermark = -1;  // the broker's end of the partition; -1 when unknown
+  int64_t lag = 0;              // high_watermark - next_offset, or 0 when unknown
   bool paused = false;
   uint64_t lost_to_retention = 0;
 };
 
 struct IngestStats {
-  uint64_t records_consumed = 0;  // records polled, good or bad
-  uint64_t events_stored = 0;     // events this process wrote to the store
-  uint64_t duplicates = 0;        // records the store had already (replays)
+  uint64_t records_consumed = 0;             // records polled, good or bad
+  uint64_t events_stored = 0;                // events this process wrote to the store
+  uint64_t duplicates = 0;                   // records the store had already (replays)
   std::map<std::string, uint64_t> rejected;  // every reason in kRejectReasons, with its count
   uint64_t lost_to_retention = 0;
   uint64_t batches_written = 0;
@@ -76,14 +78,43 @@ struct IngestStats {
   bool assigned = false;     // at least one partition is assigned
   bool stalled = false;      // lag > 0 and nothing written for stall_after_ms
   bool out_of_disk = false;  // the last write failed for lack of space; consuming is paused
-  std::string last_error;    // the last write or consumer error, empty when none
+  std::string last_error;    // the last write, consumer or group error, empty when none
 };
 
 // Consumes the configured topics in a consumer group and writes batches of events, with the
 // offsets they cover, to the store: exactly once into the store across crashes and rebalances.
 //
-// Threads: a poller (polls librdkafka, parses, keys and batches records) and a writer (writes
-// batches to the store), joined by a bounded queue; both owned, named and joined by Stop().
+// Operation
+// - The consumer runs with enable.auto.commit=false, enable.auto.offset.store=false,
+//   enable.partition.eof=false, auto.offset.reset=earliest and queued.min.messages=1000000 (see
+//   ingestor.cc); IngestOptions::properties may override any of them.
+// - Start offsets, set in the partition list given to assign (librdkafka 2.0's seek is unsafe):
+//   the larger of the store's offset and the group's committed one (with several instances, each
+//   with its own store, the group may be ahead: another instance consumed meanwhile); else
+//   offsets-for-times(now - ttl); else, where the broker cannot tell (the embedded one answers -1),
+//   auto.offset.reset (earliest unless overridden), with cold records then dropped as `expired`
+//   on their Kafka timestamp before any parse.
+// - Records are parsed (ingest/record_parser.h), keyed and batched; a batch closes at
+//   batch_max_events records or batch_max_ms and is written with its next offsets in one atomic
+//   store write, then the offsets are committed to the group asynchronously (for lag monitors).
+//   Rejected records are counted, logged (rate-limited), dead-lettered when configured, and
+//   their offsets advance with the batch.
+// - On revocation the open batch is written and durable before the partitions are given up, and
+//   the written offsets are committed for the next owner (synchronously; when stopping, before
+//   the consumer leaves the group).
+// - A fetched offset beyond the expected one that the broker no longer has (retention overtook
+//   the consumer) is counted in lost_to_retention and logged as an error.
+// - Backpressure: when the queue to the writer stays full (or the disk is full) the assigned
+//   partitions are paused, and resumed once the queue has drained to half.
+// - Write errors: kNoSpace sets out_of_disk and pauses; every failed write is retried with
+//   backoff, never dropped. After Stop() a failing write is given up after a few seconds, with
+//   its offsets unwritten, so Kafka delivers those records again on restart.
+//
+// Threads: a poller (polls librdkafka, parses, keys, batches; serves rebalances), a writer
+// (writes batches to the store, commits offsets) joined to it by a bounded moodycamel queue, and
+// a monitor (reads the high watermarks librdkafka's fetcher sees each second, for lag and stall
+// detection even when the poller is stuck). All named hotrow-*, owned and joined by Stop(),
+// which gives the consumer at most 5 s to commit and leave the group.
 //
 // Thread-safety: Stats() and Ready() may be called from any thread; Stop() from one.
 class Ingestor {
@@ -98,6 +129,7 @@ class Ingestor {
   // thread. Idempotent. Returns the first write error, if any.
   virtual Status Stop() = 0;
 
+  // Also valid after Stop(), with the final counts.
   virtual IngestStats Stats() const = 0;
 
   // Ok when partitions are assigned, ingestion is not stalled and the disk is not full; else

@@ -1,0 +1,63 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "store/event_store.h"
+
+namespace hotrow::ingest {
+
+// One closed batch on its way to the store: the rows of the events it holds and, per partition,
+// the next offset to consume after it. Rejected records add no row but still move their
+// partition's offset, so a poison record never blocks a partition.
+struct Batch {
+  uint64_t seq = 0;              // 1, 2, 3... in the order batches were closed
+  store::WriteBatchInput input;  // rows + next_offsets, written in one atomic store write
+  size_t records = 0;            // records handled: events and rejected ones
+  size_t dead_letters = 0;       // rejected records of this batch produced to the dead-letter topic
+  int64_t opened_ms = 0;         // when the first record was added
+};
+
+// Collects records into a Batch until it holds `max_records` records or is `max_ms` old.
+//
+// Thread-safety: not thread-safe; owned by the poller thread.
+class Batcher {
+ public:
+  // REQUIRES: max_records >= 1, max_ms >= 1.
+  Batcher(size_t max_records, int64_t max_ms) : max_records_(max_records), max_ms_(max_ms) {}
+
+  // Adds one event row for the record at `offset` of `tp`. `now_ms` opens the batch's age clock
+  // when it is the first record.
+  void AddRow(const store::TopicPartition& tp, int64_t offset, std::string key, std::string value,
+              int64_t now_ms);
+  // Counts a record that is not stored (rejected) but whose offset is handled.
+  void AddSkipped(const store::TopicPartition& tp, int64_t offset, int64_t now_ms);
+  // Counts a dead letter produced for a record of this batch.
+  void AddDeadLetter() { ++open_->dead_letters; }
+
+  bool empty() const { return open_->records == 0; }
+  size_t records() const { return open_->records; }
+  // True when the batch holds max_records records.
+  bool Full() const { return open_->records >= max_records_; }
+  // True when the batch is not empty and at least max_ms old at `now_ms`.
+  bool Due(int64_t now_ms) const { return !empty() && now_ms - open_->opened_ms >= max_ms_; }
+  // Milliseconds until Due(), for a poll timeout; max_ms when empty, 0 when already due.
+  int64_t MsUntilDue(int64_t now_ms) const;
+
+  // Closes the open batch and returns it (possibly empty), numbered `seq`; opens a new one.
+  std::unique_ptr<Batch> Take(uint64_t seq);
+
+ private:
+  void Touch(const store::TopicPartition& tp, int64_t offset, int64_t now_ms);
+
+  const size_t max_records_;
+  const int64_t max_ms_;
+  std::unique_ptr<Batch> open_ = std::make_unique<Batch>();
+  // The entry of next_offsets used last: records come in runs of one partition.
+  std::map<store::TopicPartition, int64_t>::iterator last_ = open_->input.next_offsets.end();
+};
+
+}  // namespace hotrow::ingest

@@ -1,0 +1,317 @@
+#include "ingest/record_parser.h"
+
+#include <simdjson.h>
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "common/time_format.h"
+#include "ingest/ingestor.h"
+#include "keying/row_value.h"
+
+namespace hotrow::ingest {
+
+std::vector<std::string> SplitDottedPath(std::string_view path) {
+  std::vector<std::string> segments;
+  if (path.empty()) return segments;
+  size_t start = 0;
+  while (true) {
+    size_t dot = path.find('.', start);
+    if (dot == std::string_view::npos) {
+      segments.emplace_back(path.substr(start));
+      break;
+    }
+    segments.emplace_back(path.substr(start, dot - start));
+    start = dot + 1;
+  }
+  return segments;
+}
+
+namespace {
+
+// Where a dotted path leads in a document.
+enum class Lookup {
+  kFound,   // *out is the element at the path
+  kAbsent,  // some segment is missing, or the value there is JSON null
+  kBlocked  // an intermediate segment is not an object
+};
+
+Lookup Find(simdjson::dom::element root, const std::vector<std::string>& path,
+            simdjson::dom::element* out) {
+  simdjson::dom::element cur = root;
+  for (const std::string& segment : path) {
+    simdjson::dom::object obj;
+    if (cur.get_object().get(obj) != simdjson::SUCCESS) return Lookup::kBlocked;
+    if (obj.at_key(segment).get(cur) != simdjson::SUCCESS) return Lookup::kAbsent;
+  }
+  if (cur.is_null()) return Lookup::kAbsent;
+  *out = cur;
+  return Lookup::kFound;
+}
+
+// A short, printable rendering of a JSON value for reject details.
+std::string Describe(simdjson::dom::element e) {
+  std::string text = simdjson::minify(e);
+  if (text.size() > 64) {
+    text.resize(61);
+    text += "...";
+  }
+  return text;
+}
+
+void Reject(ParsedRecord* out, const char* reason, std::string detail) {
+  out->reject = reason;
+  out->detail = std::move(detail);
+}
+
+// Where a dotted path leads in a document parsed by nlohmann::json (the fallback parser).
+Lookup FindSlow(const nlohmann::json& root, const std::vector<std::string>& path,
+                const nlohmann::json** out) {
+  const nlohmann::json* cur = &root;
+  for (const std::string& segment : path) {
+    if (!cur->is_object()) return Lookup::kBlocked;
+    auto it = cur->find(segment);
+    if (it == cur->end()) return Lookup::kAbsent;
+    cur = &*it;
+  }
+  if (cur->is_null()) return Lookup::kAbsent;
+  *out = cur;
+  return Lookup::kFound;
+}
+
+std::string DescribeSlow(const nlohmann::json& e) {
+  std::string text = e.dump();
+  if (text.size() > 64) {
+    text.resize(61);
+    text += "...";
+  }
+  return text;
+}
+
+}  // namespace
+
+struct RecordParser::Impl {
+  std::vector<std::string> id_path;
+  std::vector<std::string> ts_path;
+  std::string id_field;
+  std::string ts_field;
+  simdjson::dom::parser parser;
+};
+
+RecordParser::RecordParser(const ParserOptions& options) : impl_(std::make_unique<Impl>()) {
+  impl_->id_path = SplitDottedPath(options.id_field);
+  impl_->ts_path = SplitDottedPath(options.ts_field);
+  impl_->id_field = options.id_field;
+  impl_->ts_field = options.ts_field;
+}
+
+RecordParser::~RecordParser() = default;
+
+namespace {
+
+// One field of the record as found by either parser.
+struct Field {
+  Lookup lookup = Lookup::kAbsent;
+  enum class Kind { kString, kSigned, kUnsigned, kOther } kind = Kind::kOther;
+  std::string_view str;  // kString; points into the parsed document
+  int64_t i = 0;         // kSigned
+  uint64_t u = 0;        // kUnsigned
+  std::string other;     // kOther: a short rendering for the reject detail
+};
+
+Field FieldAt(simdjson::dom::element root, const std::vector<std::string>& path) {
+  Field f;
+  if (path.empty()) return f;
+  simdjson::dom::element e;
+  f.lookup = Find(root, path, &e);
+  if (f.lookup != Lookup::kFound) return f;
+  switch (e.type()) {
+    case simdjson::dom::element_type::STRING:
+      f.kind = Field::Kind::kString;
+      f.str = e.get_string().value_unsafe();
+      break;
+    case simdjson::dom::element_type::INT64:
+      f.kind = Field::Kind::kSigned;
+      f.i = e.get_int64().value_unsafe();
+      break;
+    case simdjson::dom::element_type::UINT64:
+      f.kind = Field::Kind::kUnsigned;
+      f.u = e.get_uint64().value_unsafe();
+      break;
+    default:
+      f.other = Describe(e);
+      break;
+  }
+  return f;
+}
+
+Field FieldAt(const nlohmann::json& root, const std::vector<std::string>& path) {
+  Field f;
+  if (path.empty()) return f;
+  const nlohmann::json* e = nullptr;
+  f.lookup = FindSlow(root, path, &e);
+  if (f.lookup != Lookup::kFound) return f;
+  if (e->is_string()) {
+    f.kind = Field::Kind::kString;
+    f.str = e->get_ref<const std::string&>();
+  } else if (e->is_number_unsigned()) {
+    f.kind = Field::Kind::kUnsigned;
+    f.u = e->get<uint64_t>();
+  } else if (e->is_number_integer()) {
+    f.kind = Field::Kind::kSigned;
+    f.i = e->get<int64_t>();
+  } else {
+    f.other = DescribeSlow(*e);
+  }
+  return f;
+}
+
+// Applies the id and time rules to the fields found. See the class comment.
+void Decide(const Field& id, const Field& ts, const RecordView& record, const std::string& id_field,
+            const std::string& ts_field, int64_t window_start_ms, int64_t max_time_ms,
+            ParsedRecord* out) {
+  char digits[24];
+  switch (id.lookup) {
+    case Lookup::kBlocked:
+      Reject(out, kRejectNoId, id_field + ": a segment of the path is not an object");
+      return;
+    case Lookup::kAbsent:
+      if (record.key.empty()) {
+        Reject(out, kRejectNoId, "no " + id_field + " and no record key");
+        return;
+      }
+      out->id.assign(record.key);
+      break;
+    case Lookup::kFound:
+      switch (id.kind) {
+        case Field::Kind::kString:
+          out->id.assign(id.str);
+          break;
+        case Field::Kind::kSigned:
+          out->id.assign(digits, std::to_chars(digits, digits + sizeof(digits), id.i).ptr);
+          break;
+        case Field::Kind::kUnsigned:
+          out->id.assign(digits, std::to_chars(digits, digits + sizeof(digits), id.u).ptr);
+          break;
+        case Field::Kind::kOther:
+          Reject(out, kRejectNoId, id_field + ": expected a string or an integer, got " + id.other);
+          return;
+      }
+      if (out->id.empty()) {
+        Reject(out, kRejectNoId, id_field + " is an empty string");
+        return;
+      }
+      break;
+  }
+  if (out->id.size() > keying::kMaxIdSize) {
+    Reject(out, kRejectIdTooLong,
+           "id of " + std::to_string(out->id.size()) + " bytes, at most " +
+               std::to_string(keying::kMaxIdSize) + " allowed");
+    return;
+  }
+
+  switch (ts.lookup) {
+    case Lookup::kBlocked:
+      Reject(out, kRejectBadTime, ts_field + ": a segment of the path is not an object");
+      return;
+    case Lookup::kAbsent:
+      if (record.kafka_ts_ms < 0) {
+        Reject(out, kRejectBadTime, "no " + ts_field + " and no Kafka timestamp");
+        return;
+      }
+      out->ts_ms = record.kafka_ts_ms;
+      break;
+    case Lookup::kFound:
+      switch (ts.kind) {
+        case Field::Kind::kSigned:
+          if (ts.i < 0) {
+            Reject(out, kRejectBadTime, ts_field + ": negative time " + std::to_string(ts.i));
+            return;
+          }
+          out->ts_ms = ts.i;
+          break;
+        case Field::Kind::kUnsigned:
+          if (ts.u > static_cast<uint64_t>(INT64_MAX)) {
+            Reject(out, kRejectBadTime, ts_field + ": time out of range " + std::to_string(ts.u));
+            return;
+          }
+          out->ts_ms = static_cast<int64_t>(ts.u);
+          break;
+        case Field::Kind::kString: {
+          Result<int64_t> t = ParseTimeMs(ts.str);
+          if (!t.ok()) {
+            Reject(out, kRejectBadTime, ts_field + ": " + t.status().message());
+            return;
+          }
+          out->ts_ms = *t;
+          break;
+        }
+        case Field::Kind::kOther:
+          Reject(out, kRejectBadTime,
+                 ts_field + ": expected integer ms or an RFC 3339 string, got " + ts.other);
+          return;
+      }
+      break;
+  }
+
+  if (out->ts_ms < window_start_ms) {
+    Reject(out, kRejectExpired,
+           "time " + FormatRfc3339Ms(out->ts_ms) + " is before the hot window (starts " +
+               FormatRfc3339Ms(window_start_ms) + ")");
+    return;
+  }
+  if (out->ts_ms > max_time_ms) {
+    Reject(out, kRejectFuture,
+           "time " + FormatRfc3339Ms(out->ts_ms) + " is after the allowed future (" +
+               FormatRfc3339Ms(max_time_ms) + ")");
+    return;
+  }
+}
+
+}  // namespace
+
+void RecordParser::Parse(const RecordView& record, int64_t window_start_ms, int64_t max_time_ms,
+                         ParsedRecord* out) {
+  out->reject = nullptr;
+  out->detail.clear();
+  out->id.clear();
+  out->ts_ms = 0;
+  if (record.value.empty()) {
+    Reject(out, kRejectNotJson, "empty value");
+    return;
+  }
+
+  simdjson::dom::element doc;
+  // realloc_if_needed: copies the value into the parser's own padded buffer (reused).
+  simdjson::error_code err =
+      impl_->parser.parse(record.value.data(), record.value.size(), true).get(doc);
+  if (err == simdjson::SUCCESS) {
+    if (!doc.is_object()) {
+      Reject(out, kRejectNotJson, "not a JSON object");
+      return;
+    }
+    Decide(FieldAt(doc, impl_->id_path), FieldAt(doc, impl_->ts_path), record, impl_->id_field,
+           impl_->ts_field, window_start_ms, max_time_ms, out);
+    return;
+  }
+  if (err != simdjson::NUMBER_ERROR && err != simdjson::NUMBER_OUT_OF_RANGE) {
+    Reject(out, kRejectNotJson, std::string("not JSON: ") + simdjson::error_message(err));
+    return;
+  }
+  // simdjson refuses integers beyond 64 bits, which JSON allows: records with a number simdjson
+  // refuses take the slower parser, which reads big integers as doubles and refuses malformed
+  // numbers as simdjson does.
+  nlohmann::json slow = nlohmann::json::parse(record.value, nullptr, /*allow_exceptions=*/false);
+  if (slow.is_discarded()) {
+    Reject(out, kRejectNotJson, "not JSON");
+    return;
+  }
+  if (!slow.is_object()) {
+    Reject(out, kRejectNotJson, "not a JSON object");
+    return;
+  }
+  Decide(FieldAt(slow, impl_->id_path), FieldAt(slow, impl_->ts_path), record, impl_->id_field,
+         impl_->ts_field, window_start_ms, max_time_ms, out);
+}
+
+}  // namespace hotrow::ingest

@@ -1,0 +1,73 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hotrow::ingest {
+
+// What the parser needs of a Kafka record. The views point into the consumer's message and are
+// valid for the duration of one Parse call.
+struct RecordView {
+  std::string_view value;    // the record value; empty for a null value
+  std::string_view key;      // the record key; empty for a null key
+  int64_t kafka_ts_ms = -1;  // the record's Kafka timestamp; -1 when it has none
+};
+
+struct ParserOptions {
+  // Dotted path of the event id ("event_id", "device.id"); empty means always the record key.
+  // Default: "event_id".
+  std::string id_field = "event_id";
+  // Dotted path of the event time; empty means always the Kafka timestamp. Default: "ts".
+  std::string ts_field = "ts";
+};
+
+// The outcome of parsing one record: either an event (id and time) or the reason it is rejected,
+// one of kReject* in ingest/ingestor.h, with a one-line detail for logs.
+struct ParsedRecord {
+  const char* reject = nullptr;  // nullptr when the record is an event
+  std::string detail;            // why, when rejected: "ts: expected ms or RFC 3339, got true"
+  std::string id;                // the event id, when not rejected
+  int64_t ts_ms = 0;             // the event time, when not rejected
+  bool ok() const { return reject == nullptr; }
+};
+
+// Turns one Kafka record into an event id and an event time, or a reject reason. The JSON is
+// validated in full (simdjson DOM), so only well-formed JSON objects are ever stored.
+//
+// Rules (CONTRACT.md "Events on the wire"):
+// - the value must be a JSON object, else kRejectNotJson;
+// - id: the string at id_field, or an integer there taken as its decimal text; when id_field is
+//   absent or null, the record key. Anything else there (a float, a bool, an object) or an empty
+//   id is kRejectNoId; an id over 256 bytes is kRejectIdTooLong;
+// - time: an integer >= 0 (ms since the epoch) or a string (RFC 3339 or integer ms) at ts_field;
+//   when ts_field is absent or null, the Kafka timestamp. Anything else, a negative or
+//   unparsable value, or no Kafka timestamp to fall back on is kRejectBadTime;
+// - a time below `window_start_ms` is kRejectExpired, above `max_time_ms` kRejectFuture.
+//
+// A path segment cannot contain '.'; a field whose name holds a dot is not addressable.
+//
+// Thread-safety: not thread-safe (it reuses its parse buffers); one per thread.
+class RecordParser {
+ public:
+  explicit RecordParser(const ParserOptions& options);
+  ~RecordParser();
+  RecordParser(const RecordParser&) = delete;
+  RecordParser& operator=(const RecordParser&) = delete;
+
+  // Parses `record`. Events older than `window_start_ms` or newer than `max_time_ms` are
+  // rejected as expired / future. Fills `*out` (reusing its strings' capacity).
+  void Parse(const RecordView& record, int64_t window_start_ms, int64_t max_time_ms,
+             ParsedRecord* out);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Splits a dotted path into its segments: "a.b.c" -> {"a", "b", "c"}. Empty for "".
+std::vector<std::string> SplitDottedPath(std::string_view path);
+
+}  // namespace hotrow::ingest

@@ -1,0 +1,173 @@
+#pragma once
+
+// The fixture of the broker-backed ingest tests: an in-process embedded broker with one topic,
+// stores in temporary directories, Ingestors with fast group settings, and a store wrapper whose
+// writes a test can hold back or fail.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/logging.h"
+#include "ingest/embedded_kafka.h"
+#include "ingest/ingestor.h"
+#include "store/event_store.h"
+#include "tests/ingest/kafka_test_util.h"
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
+
+namespace hotrow::ingest::testing {
+
+using namespace std::chrono_literals;
+
+inline constexpr char kTopic[] = "events";
+
+inline void InitLoggingOnce() {
+  static bool done = false;
+  if (!done) {
+    const char* level = getenv("HOTROW_TEST_LOG");  // e.g. info, debug
+    InitLogging(level != nullptr ? level : "warn");
+    done = true;
+  }
+}
+
+inline int64_t WallNow() { return WallClock::Default()->NowMs(); }
+
+// "k<i>", a record key. (Spelled out: gcc 12 warns falsely on "k" + std::to_string(i).)
+inline std::string Key(int i) {
+  std::string key = "k";
+  key += std::to_string(i);
+  return key;
+}
+
+// A store that forwards to a real one, but whose writes a test can hold back (the writer then
+// blocks, as on a slow disk) or fail (as on a full disk).
+class ControlledStore final : public store::EventStore {
+ public:
+  explicit ControlledStore(std::unique_ptr<store::EventStore> inner)
+      : store::EventStore(inner->options()), inner_(std::move(inner)) {}
+
+  // While closed, Write blocks.
+  void SetGate(bool open) {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = open;
+    cv_.notify_all();
+  }
+  // The next `n` writes fail with `status` without writing anything.
+  void FailNext(int n, Status status) {
+    std::lock_guard<std::mutex> lock(mu_);
+    fail_left_ = n;
+    fail_status_ = std::move(status);
+  }
+  int writes_attempted() const { return attempts_.load(); }
+  int writes_blocked() const { return blocked_.load(); }
+
+  Result<uint16_t> TopicNumber(std::string_view topic) override {
+    return inner_->TopicNumber(topic);
+  }
+  std::optional<std::string> TopicName(uint16_t number) const override {
+    return inner_->TopicName(number);
+  }
+  Status Write(const store::WriteBatchInput& batch, store::WriteOutcome* outcome) override {
+    attempts_.fetch_add(1);
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!open_) {
+        blocked_.fetch_add(1);
+        cv_.wait(lock, [this] { return open_; });
+        blocked_.fetch_sub(1);
+      }
+      if (fail_left_ > 0) {
+        --fail_left_;
+        *outcome = store::WriteOutcome();
+        return fail_status_;
+      }
+    }
+    return inner_->Write(batch, outcome);
+  }
+  std::map<store::TopicPartition, int64_t> StoredOffsets() const override {
+    return inner_->StoredOffsets();
+  }
+  Result<size_t> DropExpiredBuckets() override { return inner_->DropExpiredBuckets(); }
+  int64_t NowMs() const override { return inner_->NowMs(); }
+  std::vector<std::shared_ptr<const store::Bucket>> Buckets() const override {
+    return inner_->Buckets();
+  }
+  store::StoreStats Stats() const override { return inner_->Stats(); }
+
+ private:
+  std::unique_ptr<store::EventStore> inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = true;
+  int fail_left_ = 0;
+  Status fail_status_;
+  std::atomic<int> attempts_{0};
+  std::atomic<int> blocked_{0};
+};
+
+class IngestTestBase : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    InitLoggingOnce();
+    auto kafka = EmbeddedKafka::Start(kTopic, partitions_);
+    ASSERT_TRUE(kafka.ok()) << kafka.status().ToString();
+    kafka_ = std::move(kafka).value();
+  }
+
+  std::unique_ptr<store::EventStore> OpenStore(const std::string& path,
+                                               int64_t ttl_ms = 10 * 60 * 1000,
+                                               int64_t bucket_ms = 60 * 1000) {
+    store::StoreOptions options;
+    options.path = path;
+    options.ttl_ms = ttl_ms;
+    options.bucket_ms = bucket_ms;
+    options.salts = 4;
+    auto s = store::EventStore::Open(options);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::move(s).value() : nullptr;
+  }
+
+  IngestOptions Options(const std::string& group = "hotrow-test") {
+    IngestOptions options;
+    options.brokers = kafka_->bootstrap();
+    options.topics = {kTopic};
+    options.group_id = group;
+    options.properties = FastGroupProperties();
+    options.batch_max_events = 500;
+    options.batch_max_ms = 50;
+    return options;
+  }
+
+  std::unique_ptr<Ingestor> StartIngestor(const IngestOptions& options, store::EventStore* store) {
+    auto ingestor = Ingestor::Start(options, store);
+    EXPECT_TRUE(ingestor.ok()) << ingestor.status().ToString();
+    return ingestor.ok() ? std::move(ingestor).value() : nullptr;
+  }
+
+  // Waits until the store's offsets for kTopic add up to the broker's high watermarks.
+  bool WaitCaughtUp(const store::EventStore& store, std::chrono::milliseconds timeout = 60s) {
+    int64_t target = 0;
+    for (const auto& [p, hw] : HighWatermarks(kafka_->bootstrap(), kTopic, partitions_)) {
+      target += hw;
+    }
+    return hotrow::testing::WaitFor([&] { return StoredOffsetSum(store, kTopic) >= target; },
+                                    timeout);
+  }
+
+  std::map<int32_t, int64_t> High() {
+    return HighWatermarks(kafka_->bootstrap(), kTopic, partitions_);
+  }
+
+  int partitions_ = 4;
+  std::unique_ptr<EmbeddedKafka> kafka_;
+};
+
+}  // namespace hotrow::ingest::testing
