@@ -1,0 +1,28 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "query/query_engine.h"
+
+namespace hotrow::service {
+
+// The JSON form of events in HTTP answers (CONTRACT.md "HTTP API"):
+//   {"event_id": ID, "ts": MS, "topic": T, "partition": P, "offset": O, "payload": <stored JSON>}
+//
+// The payload is inserted as the raw JSON text stored at ingest (validated there as a JSON object),
+// never parsed again: answering costs a copy, not a parse and a dump. Its raw line breaks, which
+// valid JSON can only hold as whitespace between tokens, are turned into spaces so that every
+// event is exactly one line of NDJSON.
+//
+// Strings hotrow did not build (ids, topic names) are escaped by nlohmann::json. Ids may be any
+// bytes; JSON text cannot carry bytes that are not UTF-8, so each invalid UTF-8 sequence is
+// replaced by U+FFFD. Valid UTF-8 ids, and all the ids taken from JSON events, come back exactly.
+
+// Appends `text` as a JSON string literal, quotes included.
+void AppendJsonString(std::string_view text, std::string* out);
+
+// Appends one event object, without a trailing newline.
+void AppendEventJson(const query::Event& event, std::string* out);
+
+}  // namespace hotrow::service

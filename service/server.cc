@@ -1,0 +1,210 @@
+#include "service/server.h"
+
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdlib>
+
+#include "common/logging.h"
+#include "service/commands.h"
+
+namespace hotrow::service {
+
+Result<std::unique_ptr<Server>> Server::Start(const Config& config) {
+  std::unique_ptr<Server> server(new Server());
+  server->config_ = config;
+  spdlog::info("hotrow starting: {}", config.Summary());
+
+  const store::StoreOptions store_options = config.ToStoreOptions();
+  Result<std::unique_ptr<store::EventStore>> store = store::EventStore::Open(store_options);
+  if (!store.ok()) {
+    const Status& st = store.status();
+    const std::string message = "store at " + store_options.path + ": " + st.message();
+    switch (st.code()) {
+      case Status::Code::kIncompatible:
+        return Status::Incompatible(message);
+      case Status::Code::kCorruption:
+        return Status::Corruption(message);
+      case Status::Code::kNoSpace:
+        return Status::NoSpace(message);
+      case Status::Code::kInvalidArgument:
+        return Status::InvalidArgument(message);
+      default:
+        return Status::IOError(message);
+    }
+  }
+  server->store_ = std::move(store).value();
+  const store::StoreStats stats = server->store_->Stats();
+  spdlog::info("store: opened {}: {} buckets, {} events in the hot window", store_options.path,
+               stats.buckets.size(), stats.events);
+
+  server->engine_ =
+      std::make_unique<query::QueryEngine>(server->store_.get(), config.ToQueryOptions());
+  server->metrics_ = std::make_unique<Metrics>();
+
+  Result<std::unique_ptr<ingest::Ingestor>> ingestor =
+      ingest::Ingestor::Start(config.ToIngestOptions(), server->store_.get());
+  if (!ingestor.ok()) {
+    spdlog::error("ingest: cannot start: {}", ingestor.status().ToString());
+    return ingestor.status();
+  }
+  server->ingestor_ = std::move(ingestor).value();
+
+  HttpServerOptions http_options;
+  http_options.listen = config.http.listen;
+  HttpBackend backend;
+  backend.store = server->store_.get();
+  backend.engine = server->engine_.get();
+  backend.ingestor = server->ingestor_.get();
+  backend.metrics = server->metrics_.get();
+  Result<std::unique_ptr<HttpServer>> http = HttpServer::Start(http_options, backend);
+  if (!http.ok()) {
+    spdlog::error("{}", http.status().message());
+    return http.status();  // ~Server stops the ingestor and closes the store
+  }
+  server->http_ = std::move(http).value();
+
+  Server* self = server.get();
+  server->housekeeping_ = std::thread([self] {
+    pthread_setname_np(pthread_self(), "housekeeping");
+    self->Housekeeping();
+  });
+  std::string topics;
+  for (const auto& t : config.kafka.topics) topics += (topics.empty() ? "" : ",") + t;
+  spdlog::info("hotrow started: HTTP on http://{}, consuming {} from {}", server->http_address(),
+               topics, config.kafka.brokers);
+  return server;
+}
+
+Server::~Server() {
+  Status st = Stop();
+  if (!st.ok()) spdlog::error("stop: {}", st.ToString());
+}
+
+std::string Server::http_address() const { return http_ ? http_->address() : ""; }
+
+ingest::IngestStats Server::ingest_stats() const {
+  return ingestor_ ? ingestor_->Stats() : ingest::IngestStats{};
+}
+
+Status Server::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return Status::Ok();
+    stopped_ = true;
+  }
+  Status result;
+  if (ingestor_) {
+    spdlog::info("stop: stopping ingestion (writing the open batch and its offsets)");
+    result = ingestor_->Stop();
+    if (!result.ok()) spdlog::error("stop: ingestion: {}", result.ToString());
+  }
+  ingestion_stopped_.store(true);
+  if (http_) {
+    spdlog::info("stop: stopping the HTTP server");
+    http_->Stop();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (housekeeping_.joinable()) housekeeping_.join();
+  const ingest::IngestStats last = ingest_stats();
+  http_.reset();
+  ingestor_.reset();
+  engine_.reset();
+  if (store_) {
+    spdlog::info("stop: closing the store ({} events stored by this process)", last.events_stored);
+    store_.reset();
+    spdlog::info("stop: done");
+  }
+  return result;
+}
+
+void Server::Housekeeping() {
+  using namespace std::chrono_literals;
+  RateLimiter errors(1, 60000);
+  auto last_progress = std::chrono::steady_clock::now();
+  uint64_t last_stored = ingestor_ ? ingestor_->Stats().events_stored : 0;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    wake_.wait_for(lock, 1s, [&] { return stopping_; });
+    if (stopping_) break;
+    lock.unlock();
+
+    Result<size_t> dropped = store_->DropExpiredBuckets();
+    uint64_t suppressed = 0;
+    if (!dropped.ok()) {
+      if (errors.Allow(&suppressed)) {
+        spdlog::error("housekeeping: dropping expired buckets failed: {} ({} more suppressed)",
+                      dropped.status().ToString(), suppressed);
+      }
+    } else if (*dropped > 0) {
+      spdlog::info("housekeeping: dropped {} expired bucket(s)", *dropped);
+    }
+
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_progress >= 10s) {
+      const double seconds = std::chrono::duration<double>(now - last_progress).count();
+      const ingest::IngestStats in = ingest_stats();
+      const store::StoreStats st = store_->Stats();
+      int64_t lag = 0;
+      for (const auto& p : in.partitions) lag += p.lag;
+      uint64_t rejected = 0;
+      for (const auto& [reason, count] : in.rejected) rejected += count;
+      spdlog::info(
+          "progress: {:.0f} events/s, lag {}, {} partitions, {} buckets, {} events in the window, "
+          "{} rejected, RSS {} MiB",
+          static_cast<double>(in.events_stored - last_stored) / seconds, lag, in.partitions.size(),
+          st.buckets.size(), st.events, rejected, ResidentBytes() >> 20);
+      last_stored = in.events_stored;
+      last_progress = now;
+    }
+    lock.lock();
+  }
+}
+
+int ExitCodeForStartFailure(const Status& st) {
+  switch (st.code()) {
+    case Status::Code::kIncompatible:
+    case Status::Code::kCorruption:
+    case Status::Code::kInvalidArgument:
+      return kExitUsage;
+    default:
+      return kExitFailure;
+  }
+}
+
+int StopWithin(std::chrono::milliseconds budget, const std::function<Status()>& stop,
+               const std::function<bool()>& ingestion_stopped) {
+  std::mutex mu;
+  std::condition_variable done_cv;
+  bool done = false;
+  std::thread watchdog([&] {
+    pthread_setname_np(pthread_self(), "stop-watchdog");
+    std::unique_lock<std::mutex> lock(mu);
+    if (done_cv.wait_for(lock, budget, [&] { return done; })) return;
+    const bool safe = ingestion_stopped();
+    spdlog::error("stop: not done after {} ms; exiting now ({})", budget.count(),
+                  safe ? "ingestion had stopped: nothing consumed is lost"
+                       : "ingestion had not stopped: the tail will be consumed again at restart");
+    spdlog::default_logger()->flush();
+    std::_Exit(safe ? kExitOk : kExitFailure);
+  });
+  Status st = stop();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+  }
+  done_cv.notify_all();
+  watchdog.join();
+  if (!st.ok()) {
+    spdlog::error("stop: {}", st.ToString());
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace hotrow::service

@@ -1,0 +1,87 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "common/status.h"
+#include "ingest/ingestor.h"
+#include "query/query_engine.h"
+#include "service/config.h"
+#include "service/http_server.h"
+#include "service/metrics.h"
+#include "store/event_store.h"
+
+namespace hotrow::service {
+
+// One running hotrow service: the store, the query engine, the HTTP API, ingestion and a
+// housekeeping thread, wired from a Config. `hotrow serve` runs one; `hotrow demo` runs one in
+// process beside its embedded broker and producer.
+//
+// Operation:
+// - Start opens the store, starts the query engine, the ingestor and the HTTP server, then the
+//   housekeeping thread, which drops expired buckets every second and logs a one-line progress
+//   every 10 s (events/s, lag, buckets, resident memory).
+// - Stop stops fetching and writes the open batch with its offsets (Ingestor::Stop), stops the
+//   HTTP server (running scans are cut), stops housekeeping and closes the store, in that order:
+//   once ingestion has stopped, everything consumed is durable.
+//
+// Thread-safety: Stop() from one thread; the accessors from any.
+class Server {
+ public:
+  // Fails with the store's Status (Incompatible, Corruption, IOError...) prefixed with the store
+  // path, InvalidArgument for options the ingestor or the HTTP server refuse, IOError when the
+  // HTTP address cannot be bound. Whatever was started is stopped again on failure.
+  static Result<std::unique_ptr<Server>> Start(const Config& config);
+  ~Server();  // Stop()s
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // The address the HTTP API is bound to, "127.0.0.1:8080" (the real port when 0 was asked).
+  std::string http_address() const;
+  ingest::IngestStats ingest_stats() const;
+  // True once Stop() has stopped ingestion: everything consumed is then in the store's log.
+  bool ingestion_stopped() const { return ingestion_stopped_.load(); }
+
+  // Stops everything, in the order above. Returns the first error (a failed last write).
+  // Idempotent.
+  Status Stop();
+
+ private:
+  Server() = default;
+  void Housekeeping();
+
+  Config config_;
+  std::unique_ptr<store::EventStore> store_;
+  std::unique_ptr<query::QueryEngine> engine_;
+  std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<ingest::Ingestor> ingestor_;
+  std::unique_ptr<HttpServer> http_;
+
+  std::thread housekeeping_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;  // guarded by mu_
+  bool stopped_ = false;   // guarded by mu_
+  std::atomic<bool> ingestion_stopped_{false};
+};
+
+// For the commands that run a Server as their process (serve, demo).
+
+// The exit code for a Server that failed to start: a store that is not hotrow's or settings that
+// do not fit it are the user's to fix (2, CONTRACT.md); anything else is a runtime failure (1).
+int ExitCodeForStartFailure(const Status& st);
+
+// Runs `stop` (which stops a Server and whatever else the command runs) and returns the process
+// exit code: 0, or 1 when `stop` failed. Should stopping hang past `budget` (a client that will
+// not let go of a connection), exits the process at once: with 0 when `ingestion_stopped()` says
+// that everything consumed is durable, else 1.
+int StopWithin(std::chrono::milliseconds budget, const std::function<Status()>& stop,
+               const std::function<bool()>& ingestion_stopped);
+
+}  // namespace hotrow::service

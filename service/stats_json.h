@@ -1,0 +1,28 @@
+#pragma once
+
+#include <string>
+
+#include "ingest/ingestor.h"
+#include "store/event_store.h"
+
+namespace hotrow::service {
+
+// The body of GET /v1/stats (CONTRACT.md): one JSON object,
+//   {"ingested": N,                       events stored by this process
+//    "records_consumed": N, "duplicates": N, "dead_lettered": N,
+//    "rejected": {"not_json": N, ...},    every reason, zeros included
+//    "lost_to_retention": N,
+//    "batches_written": N, "batch_size_mean": X, "batch_write_seconds": X,
+//    "lag": {"events/0": N, ...},         consumer lag per "topic/partition"
+//    "partitions": [{"topic", "partition", "next_offset", "high_watermark", "lag", "paused",
+//                    "lost_to_retention"}...],
+//    "assigned": B, "stalled": B, "out_of_disk": B, "last_error": S,
+//    "store": {"events", "now_ms", "window_start_ms", "ttl_ms", "bucket_ms", "clock"},
+//    "buckets": [{"start": MS, "events": N, "bytes": N}...],   oldest first
+//    "salt_by": "record"|"id",
+//    "salts": [{"salt": S, "events": N}...]}
+// `ingest` is null when this process does not ingest: the ingest fields are then zero or empty.
+std::string RenderStatsJson(const ingest::IngestStats* ingest, const store::StoreStats& store,
+                            const store::StoreOptions& store_options);
+
+}  // namespace hotrow::service
