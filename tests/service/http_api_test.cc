@@ -626,7 +626,11 @@ TEST_F(HttpApiBigScanTest, QueriesBeyondTheSlotsAre503WhileHealthIsStillAnswered
   options.write_timeout_ms = 60000;
   StartServer(options);
   RawConnection slow(http_->port(), kSmallReceiveBuffer);
-  ASSERT_TRUE(slow.Send(ScanRequest()));  // and never read: the scan holds the only slot
+  ASSERT_TRUE(slow.Send(ScanRequest()));
+  // Await the scan's first bytes: only then does it surely hold the only slot (a probe sent
+  // earlier could take the slot first and get the scan refused). Then read no more.
+  const std::string start = slow.Read(1024);
+  ASSERT_EQ(StatusOfRawResponse(start), 200) << start.substr(0, 200);
   httplib::Client client = Client();
   int status = 0;
   std::string body;
