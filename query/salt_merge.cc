@@ -58,27 +58,50 @@ SaltStream::SaltStream(std::shared_ptr<const store::Bucket> bucket, store::Event
       chunk_events_(std::max<size_t>(1, std::min(first_chunk, max_chunk))),
       max_chunk_events_(std::max<size_t>(1, max_chunk)) {}
 
-void SaltStream::Prefetch(ThreadPool* pool, QueryRun* run) {
+std::shared_ptr<SaltStream::Ticket> SaltStream::Arm(QueryRun* run) {
   {
     std::lock_guard lock(run->mu());
-    if (in_flight_ || fetched_ || exhausted_) return;
+    if (in_flight_ || fetched_ || exhausted_) return nullptr;
     in_flight_ = true;
   }
   // Whoever claims the ticket first, a pool thread or the query thread, runs the Fill and counts
-  // it finished. The pool task holds the ticket, not the stream: when the query thread claimed
-  // it, the task touches nothing else, so the query never waits for a pool thread to be
-  // scheduled just to learn that there was nothing left to do.
+  // it finished. Pool tasks hold tickets, not streams: when the query thread claimed one, the
+  // task touches nothing else, so the query never waits for a pool thread to be scheduled just to
+  // learn that there was nothing left to do.
   auto ticket = std::make_shared<Ticket>();
   ticket->stream = this;
   ticket->run = run;
   ticket_ = ticket;
   run->TaskStarted();
-  pool->Submit([ticket] {
+  return ticket;
+}
+
+void SaltStream::RunUnclaimed(const std::vector<std::shared_ptr<Ticket>>& tickets) {
+  for (const auto& ticket : tickets) {
     if (!ticket->claimed.exchange(true, std::memory_order_acq_rel)) {
       ticket->stream->Fill(ticket->run);
       ticket->run->TaskFinished();
     }
-  });
+  }
+}
+
+void SaltStream::Prefetch(ThreadPool* pool, QueryRun* run) {
+  std::shared_ptr<Ticket> ticket = Arm(run);
+  if (ticket == nullptr) return;
+  pool->Submit([ticket] { RunUnclaimed({ticket}); });
+}
+
+void SaltStream::PrefetchAll(const std::vector<SaltStream*>& streams, ThreadPool* pool,
+                             QueryRun* run) {
+  auto tickets = std::make_shared<std::vector<std::shared_ptr<Ticket>>>();
+  for (SaltStream* s : streams) {
+    if (auto ticket = s->Arm(run)) tickets->push_back(std::move(ticket));
+  }
+  // One pool task per thread, each taking whatever ticket is still unclaimed, rather than one
+  // task per salt: waking a pool thread costs more than a small read, and the query thread takes
+  // its share too (HelpIfUnclaimed).
+  const size_t helpers = std::min(static_cast<size_t>(pool->size()), tickets->size());
+  for (size_t i = 0; i < helpers; ++i) pool->Submit([tickets] { RunUnclaimed(*tickets); });
 }
 
 bool SaltStream::HelpIfUnclaimed(QueryRun* run) {
@@ -235,7 +258,7 @@ Status MergeStreams(const std::vector<SaltStream*>& streams, Order order, Thread
                     QueryRun* run, int64_t* remaining, const EventSink& sink, bool* stopped) {
   *stopped = false;
   if (*remaining <= 0) return Status::Ok();
-  for (SaltStream* s : streams) s->Prefetch(pool, run);  // every salt reads at once...
+  SaltStream::PrefetchAll(streams, pool, run);  // every salt reads at once...
   // ...and this thread takes its share rather than wait: whatever no pool thread has picked up
   // yet, it reads itself.
   for (SaltStream* s : streams) s->HelpIfUnclaimed(run);

@@ -85,6 +85,8 @@ class SaltStream {
 
   // Submits the read of the next chunk to `pool` when none is in flight and rows may remain.
   void Prefetch(ThreadPool* pool, QueryRun* run);
+  // Prefetch for many streams at once, with at most one pool task per pool thread.
+  static void PrefetchAll(const std::vector<SaltStream*>& streams, ThreadPool* pool, QueryRun* run);
 
   // When the chunk in flight has not been picked up by a pool thread yet, reads it on the calling
   // thread instead of waiting for one: a query with little to read per salt (latest N) then costs
@@ -133,6 +135,11 @@ class SaltStream {
     QueryRun* run = nullptr;
   };
   std::shared_ptr<Ticket> ticket_;  // query thread only
+
+  // Marks a Fill in flight and returns its ticket; nullptr when none is needed.
+  std::shared_ptr<Ticket> Arm(QueryRun* run);
+  // Runs the Fill of every ticket nobody has claimed yet (on a pool thread).
+  static void RunUnclaimed(const std::vector<std::shared_ptr<Ticket>>& tickets);
   std::vector<std::pair<uint16_t, std::string>> topic_cache_;  // only Fill
 
   // Shared with Fill, guarded by run->mu().
