@@ -358,7 +358,8 @@ Status ApplyDocument(const YAML::Node& root, const std::string& file, Config* co
           name + ": unknown section (expected kafka, store, keying, ingest, http or query)");
     }
     if (!seen.insert(name).second) return Status::InvalidArgument(name + ": section given twice");
-    const YAML::Node& keys = section->second;
+    // A copy: the iterator hands out a temporary pair, and a Node is only a handle.
+    const YAML::Node keys = section->second;
     if (keys.IsNull()) continue;  // every key of the section commented out
     if (!keys.IsMap()) return Expected(name, "a map of keys", keys);
     for (auto entry = keys.begin(); entry != keys.end(); ++entry) {

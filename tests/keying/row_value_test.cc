@@ -73,7 +73,8 @@ TEST(RowValueTest, AnyBytesInIdAndPayloadRoundTrip) {
       "\"quoted\"",
       "with space",
   };
-  const std::string payload("{\"a\":\"\0\xff\"}", 12);
+  const char kPayload[] = "{\"a\":\"\0\xff\"}";  // a NUL and a non-UTF-8 byte inside
+  const std::string payload(kPayload, sizeof(kPayload) - 1);
   for (const std::string& id : ids) {
     SCOPED_TRACE(::testing::PrintToString(id));
     ExpectDecodes(EncodeRowValue(id, payload), id, payload);
