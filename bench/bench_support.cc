@@ -76,16 +76,6 @@ ScratchDir::~ScratchDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
-uint64_t DiskBytes(const std::string& path) {
-  std::error_code ec;
-  uint64_t total = 0;
-  for (auto it = std::filesystem::recursive_directory_iterator(path, ec);
-       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_regular_file(ec)) total += it->file_size(ec);
-  }
-  return total;
-}
-
 uint64_t PeakRssBytes() {
   std::ifstream status("/proc/self/status");
   std::string line;

@@ -49,9 +49,6 @@ class ScratchDir {
   std::string path_;
 };
 
-// Bytes of every file under `path`.
-uint64_t DiskBytes(const std::string& path);
-
 // Peak resident set size of this process in bytes (VmHWM).
 uint64_t PeakRssBytes();
 

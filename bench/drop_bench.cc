@@ -31,7 +31,7 @@ void BM_DropBucketOf1M(benchmark::State& state) {
     }
     // Reopening replays the WAL into table files, so the bucket is on disk as SSTs.
     auto store = std::move(store::EventStore::Open(options).value());
-    const uint64_t before = DiskBytes(options.path);
+    const uint64_t before = store->Stats().disk_bytes;
     const size_t buckets_before = store->Buckets().size();
     clock.Advance(options.ttl_ms + 2 * options.bucket_ms);
     state.ResumeTiming();
@@ -41,10 +41,10 @@ void BM_DropBucketOf1M(benchmark::State& state) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     state.PauseTiming();
     // File deletion happens in the background once the handle is gone; give it a bounded moment.
-    uint64_t after = DiskBytes(options.path);
+    uint64_t after = store->Stats().disk_bytes;
     for (int i = 0; i < 100 && after > before / 4; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      after = DiskBytes(options.path);
+      after = store->Stats().disk_bytes;
     }
     state.counters["drop_ms"] = ms;
     state.counters["disk_before_MB"] = static_cast<double>(before) / 1e6;
