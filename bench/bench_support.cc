@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -110,6 +111,26 @@ void PrintRatio(const std::string& what, const std::string& numerator, const std
   const double a = Recorded(numerator), b = Recorded(denominator);
   if (a == 0 || b == 0) return;
   std::printf("RATIO %-48s %12.4g / %-12.4g = %.3f\n", what.c_str(), a, b, a / b);
+}
+
+std::string OutPath(const std::string& file) {
+  const char* dir = std::getenv("HOTROW_BENCH_OUT");
+  std::filesystem::path out = dir != nullptr && *dir != '\0' ? dir : "bench/out";
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  return (out / file).string();
+}
+
+bool WriteOut(const std::string& file, const std::string& contents) {
+  const std::string path = OutPath(file);
+  std::ofstream out(path, std::ios::trunc);
+  out << contents;
+  out.close();
+  if (!out) {
+    std::fprintf(stderr, "bench: cannot write %s\n", path.c_str());
+    return false;
+  }
+  return true;
 }
 
 }  // namespace hotrow::bench

@@ -60,4 +60,12 @@ void Record(const std::string& name, double value);
 double Recorded(const std::string& name);
 void PrintRatio(const std::string& what, const std::string& numerator, const std::string& denominator);
 
+// What a benchmark leaves for docs/BENCHMARKS.md. bench/run sets $HOTROW_BENCH_OUT (default
+// bench/out) and, after all benchmarks ran, pastes every <bench>.md found there into the generated
+// part of docs/BENCHMARKS.md (in bench/run's order) and runs bench/plots/*.gp, which read the CSVs
+// and write docs/img/*.png.
+std::string OutPath(const std::string& file);
+// Writes `contents` to OutPath(file), replacing it; false (and a message on stderr) on failure.
+bool WriteOut(const std::string& file, const std::string& contents);
+
 }  // namespace hotrow::bench

@@ -21,7 +21,11 @@ packages=(
   libbenchmark-dev
 )
 if [[ "${HOTROW_WITH_FUZZ:-}" == 1 ]]; then
-  packages+=(clang libclang-rt-14-dev)
+  packages+=(clang libclang-rt-14-dev)   # libFuzzer and its sanitizer runtimes
+fi
+if [[ "${HOTROW_WITH_BENCH:-}" == 1 ]]; then
+  packages+=(redis-server libhiredis-dev  # the Redis peer benchmark
+             gnuplot-nox)                 # the plots in docs/BENCHMARKS.md and the soak run
 fi
 
 missing=()
