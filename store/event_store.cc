@@ -15,6 +15,7 @@
 #include <atomic>
 #include <charconv>
 #include <cinttypes>
+#include <cstdarg>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
@@ -104,6 +105,42 @@ uint64_t DirectoryBytes(const std::string& path) {
   }
   return total;
 }
+
+// RocksDB's own log, sent to spdlog instead of a LOG file in the store directory. On a full disk
+// the LOG file is the first write to fail, and the librocksdb Debian ships keeps its assertions:
+// the next line logged after a failed append aborts the process. A full disk must only pause
+// ingestion, so RocksDB writes no file of its own besides the database. Warnings and errors
+// (background errors, recovery) still reach the service log.
+class SpdlogRocksLogger final : public rocksdb::Logger {
+ public:
+  SpdlogRocksLogger() : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL) {}
+  using rocksdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    Logv(rocksdb::InfoLogLevel::INFO_LEVEL, format, ap);
+  }
+  void Logv(const rocksdb::InfoLogLevel level, const char* format, va_list ap) override {
+    if (level < GetInfoLogLevel()) return;
+    char line[1024];
+    std::vsnprintf(line, sizeof(line), format, ap);
+    spdlog::log(level >= rocksdb::InfoLogLevel::ERROR_LEVEL ? spdlog::level::err : spdlog::level::warn,
+                "rocksdb: {}", line);
+  }
+};
+
+// The default Env, except that it does not tell RocksDB how much disk is free. RocksDB's own
+// recovery from a full disk waits until a whole memtable's worth (the largest write_buffer_size,
+// 32-64 MiB) is free, which a small disk may never have, and while it waits DB::Resume() is
+// refused. Without a free-space figure RocksDB leaves the recovery to the store
+// (ResumeAfterFailedWrite), which retries as soon as the next write comes.
+class NoFreeSpaceEnv final : public rocksdb::EnvWrapper {
+ public:
+  NoFreeSpaceEnv() : rocksdb::EnvWrapper(rocksdb::Env::Default()) {}
+  static const char* kClassName() { return "HotrowNoFreeSpaceEnv"; }
+  const char* Name() const override { return kClassName(); }
+  rocksdb::Status GetFreeSpace(const std::string&, uint64_t*) override {
+    return rocksdb::Status::NotSupported("hotrow recovers from a full disk itself");
+  }
+};
 
 // ---- Iterator ----
 
@@ -235,6 +272,14 @@ class RocksEventStore final : public EventStore {
   Status LoadMetadata();
   // The bucket that holds `ts`, created when missing. REQUIRES: write_mu_ held.
   Result<std::shared_ptr<RocksBucket>> BucketFor(int64_t ts);
+  // A failed write (a full disk, most often) leaves RocksDB in a background-error state in which
+  // it refuses every write until DB::Resume() succeeds. RocksDB's own recovery from a full disk
+  // waits for a free memtable's worth of space (64 MiB), which a small disk may never have, so
+  // the store resumes before its next write instead: while the disk is still full Resume fails
+  // at once with the same error; once space is back it clears the state. REQUIRES: write_mu_.
+  Status ResumeAfterFailedWrite();
+  // Records the outcome of a RocksDB write. REQUIRES: write_mu_ held.
+  Status NoteWrite(const rocksdb::Status& s, const std::string& context);
 
   // Constant after Init().
   std::shared_ptr<rocksdb::Cache> block_cache_;
@@ -245,6 +290,7 @@ class RocksEventStore final : public EventStore {
 
   // Serialises writers: Write, TopicNumber, DropExpiredBuckets.
   std::mutex write_mu_;
+  bool write_failed_ = false;  // GUARDED_BY(write_mu_): see ResumeAfterFailedWrite
 
   // Readers take snapshots of these under state_mu_ (shared); writers change them holding both
   // write_mu_ and state_mu_ (exclusive), after the durable write.
@@ -262,7 +308,10 @@ class RocksEventStore final : public EventStore {
 RocksEventStore::~RocksEventStore() {
   std::unique_lock lock(state_mu_);
   buckets_.clear();  // buckets still held by readers keep db_ alive until they let go
-  if (db_ != nullptr && !options().read_only) {
+  std::lock_guard write_lock(write_mu_);
+  if (db_ != nullptr && !options().read_only && ResumeAfterFailedWrite().ok()) {
+    // Skipped while RocksDB is still in its error state: the WAL file that failed must not be
+    // touched again (librocksdb asserts on it), and every write it acknowledged is in it already.
     rocksdb::Status s = db_->FlushWAL(/*sync=*/true);
     if (!s.ok()) spdlog::warn("store: syncing the WAL at close: {}", s.ToString());
   }
@@ -321,7 +370,9 @@ Status RocksEventStore::Init() {
   db_opt.write_buffer_manager = write_buffers_;
   db_opt.max_total_wal_size = 256 << 20;  // forces flushes of old buckets so old WAL files can go
   db_opt.max_background_jobs = 2;
-  db_opt.keep_log_file_num = 4;
+  db_opt.info_log = std::make_shared<SpdlogRocksLogger>();
+  static NoFreeSpaceEnv no_free_space_env;  // stateless; shared by every store
+  db_opt.env = &no_free_space_env;
   db_opt.max_file_opening_threads = 2;
 
   std::vector<std::string> names;
@@ -475,9 +526,10 @@ Result<uint16_t> RocksEventStore::TopicNumber(std::string_view topic) {
   keying::StoreBigEndian16(number, value);
   rocksdb::WriteOptions wo;
   wo.sync = true;
-  HOTROW_RETURN_IF_ERROR(FromRocks(
-      db_->Put(wo, meta_, kTopicPrefix + std::string(topic), rocksdb::Slice(value, 2)),
-      "recording topic " + std::string(topic)));
+  HOTROW_RETURN_IF_ERROR(ResumeAfterFailedWrite());
+  HOTROW_RETURN_IF_ERROR(
+      NoteWrite(db_->Put(wo, meta_, kTopicPrefix + std::string(topic), rocksdb::Slice(value, 2)),
+                "recording topic " + std::string(topic)));
   std::unique_lock lock(state_mu_);
   topic_names_.emplace_back(topic);
   topic_numbers_.emplace(std::string(topic), number);
@@ -516,7 +568,7 @@ Result<std::shared_ptr<RocksBucket>> RocksEventStore::BucketFor(int64_t ts) {
     if (next != buckets_.begin()) start = std::max(start, std::prev(next)->second->end_ms());
   }
   rocksdb::ColumnFamilyHandle* cf = nullptr;
-  HOTROW_RETURN_IF_ERROR(FromRocks(db_->CreateColumnFamily(BucketOptions(), BucketName(start, end), &cf),
+  HOTROW_RETURN_IF_ERROR(NoteWrite(db_->CreateColumnFamily(BucketOptions(), BucketName(start, end), &cf),
                                    "creating the bucket for " + std::to_string(start)));
   auto bucket = std::make_shared<RocksBucket>(db_, cf, start, end);
   std::unique_lock lock(state_mu_);
@@ -528,6 +580,7 @@ Status RocksEventStore::Write(const WriteBatchInput& batch, WriteOutcome* outcom
   *outcome = WriteOutcome();
   if (options().read_only) return Status::InvalidArgument("the store is open read-only");
   std::lock_guard write_lock(write_mu_);
+  HOTROW_RETURN_IF_ERROR(ResumeAfterFailedWrite());
 
   const int64_t wall_now = options().wall_clock->NowMs();
   const int64_t future_limit = wall_now + options().max_future_ms;
@@ -620,7 +673,7 @@ Status RocksEventStore::Write(const WriteBatchInput& batch, WriteOutcome* outcom
   // but rows and offsets always roll back together and Kafka replays the tail.
   rocksdb::WriteOptions wo;
   wo.sync = false;
-  HOTROW_RETURN_IF_ERROR(FromRocks(db_->Write(wo, &wb), "writing a batch"));
+  HOTROW_RETURN_IF_ERROR(NoteWrite(db_->Write(wo, &wb), "writing a batch"));
 
   std::unique_lock lock(state_mu_);
   for (auto& [start, per_salt] : touched) counters_[start] = std::move(per_salt);
@@ -629,6 +682,20 @@ Status RocksEventStore::Write(const WriteBatchInput& batch, WriteOutcome* outcom
     stream_clock_ms_.store(clock);
   }
   return Status::Ok();
+}
+
+Status RocksEventStore::ResumeAfterFailedWrite() {
+  if (!write_failed_) return Status::Ok();
+  rocksdb::Status s = db_->Resume();
+  if (!s.ok()) return FromRocks(s, "the store refuses writes since one failed");
+  write_failed_ = false;
+  spdlog::info("store: writes resumed after a failed write");
+  return Status::Ok();
+}
+
+Status RocksEventStore::NoteWrite(const rocksdb::Status& s, const std::string& context) {
+  if (!s.ok()) write_failed_ = true;
+  return FromRocks(s, context);
 }
 
 std::map<TopicPartition, int64_t> RocksEventStore::StoredOffsets() const {
@@ -653,13 +720,18 @@ Result<size_t> RocksEventStore::DropExpiredBuckets() {
     // The bucket goes first, then its counters: a crash in between leaves counters of a missing
     // bucket, which LoadMetadata ignores.
     rocksdb::Status s = db_->DropColumnFamily(bucket->cf());
-    if (!s.ok()) return FromRocks(s, "dropping bucket " + std::to_string(bucket->start_ms()));
+    if (!s.ok()) return NoteWrite(s, "dropping bucket " + std::to_string(bucket->start_ms()));
     bucket->MarkDropped();
     rocksdb::WriteBatch wb;
     const std::string from = StatKey(bucket->start_ms(), 0);
     const std::string to = kStatPrefix + Be64(static_cast<uint64_t>(bucket->start_ms()) + 1);
     s = wb.DeleteRange(meta_, from, to);
-    if (s.ok()) s = db_->Write(rocksdb::WriteOptions(), &wb);
+    // A bucket is dropped even while RocksDB refuses writes: expiry is what frees a full disk.
+    // Its counters are then left behind, which LoadMetadata ignores.
+    if (s.ok() && ResumeAfterFailedWrite().ok()) {
+      s = db_->Write(rocksdb::WriteOptions(), &wb);
+      if (!s.ok()) write_failed_ = true;
+    }
     if (!s.ok()) spdlog::warn("store: clearing counters of bucket {}: {}", bucket->start_ms(), s.ToString());
     std::unique_lock lock(state_mu_);
     buckets_.erase(bucket->start_ms());
