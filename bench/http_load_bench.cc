@@ -1,0 +1,495 @@
+// What do latest-10 queries over HTTP cost at 1, 8 and 32 concurrent clients while `hotrow serve`
+// ingests at half of its maximum rate, next to the same clients with ingestion idle?
+//
+// Everything runs on this machine: the embedded broker (librdkafka's mock cluster) and a paced
+// synthetic producer in this process, the real `hotrow serve` as a child process ($HOTROW_BIN,
+// default build/hotrow) listening on an ephemeral port, and K cpp-httplib client threads here.
+//
+//  1. The maximum: a backlog of --backlog records is produced before serve starts; serve's rate is
+//     timed from its first stored event to the last, read from /v1/stats `ingested`.
+//  2. For each K: an ingest phase (the producer at 50% of that maximum, warmed up, then K clients
+//     for --seconds), the lag drained, then an idle phase (the same K clients, no producer). Each
+//     client keeps one keep-alive connection and asks latest-10 of uniformly random known ids.
+//     The ingest rate achieved during the phase is read from `ingested` at its start and end.
+//
+// Devices are uniform (skew 0) so that every id is known after the backlog. The mock keeps about
+// 100k message sets or 5 MiB per partition: the backlog and whatever lag builds up while clients
+// starve ingestion are spread over --partitions (default 64, about 30k records each for the
+// backlog), and the end of the run checks that serve stored every record delivered.
+//
+//   http_load_bench [--backlog N] [--partitions P] [--seconds S] [--devices D]
+
+#include <fcntl.h>
+#include <httplib.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/bench_support.h"
+#include "common/logging.h"
+#include "ingest/embedded_kafka.h"
+#include "ingest/synthetic_producer.h"
+
+namespace hotrow::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+constexpr int kClientCounts[] = {1, 8, 32};
+// Time for the paced producer and serve's batches to reach a steady state before clients start.
+constexpr auto kWarmup = std::chrono::seconds(3);
+
+struct Flags {
+  int64_t backlog = 2'000'000;
+  int partitions = 64;
+  int seconds = 15;
+  int devices = 10'000;
+};
+
+Flags ParseFlags(int argc, char** argv) {
+  Flags flags;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--backlog") == 0) flags.backlog = std::atoll(argv[i + 1]);
+    if (std::strcmp(argv[i], "--partitions") == 0) flags.partitions = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--seconds") == 0) flags.seconds = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--devices") == 0) flags.devices = std::atoi(argv[i + 1]);
+  }
+  return flags;
+}
+
+// The serve child's pid while it runs, so that Die() can stop it: std::exit runs no destructors
+// of locals.
+std::atomic<pid_t> g_serve_pid{-1};
+
+void KillServe() {
+  const pid_t pid = g_serve_pid.exchange(-1);
+  if (pid <= 0) return;
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+}
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "http_load_bench: %s\n", what.c_str());
+  KillServe();
+  std::exit(1);
+}
+
+bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout,
+             std::chrono::milliseconds poll = std::chrono::milliseconds(10)) {
+  const Clock::time_point deadline = Clock::now() + timeout;
+  while (!condition()) {
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(poll);
+  }
+  return true;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// `hotrow serve --config FILE` as a child process, stdout and stderr to `log_path`. It dies with
+// this process (PR_SET_PDEATHSIG), and Stop() or the destructor ends it.
+class ServeProcess {
+ public:
+  ServeProcess(const std::string& binary, const std::string& config, const std::string& log_path)
+      : log_path_(log_path) {
+    // Everything the child needs is prepared before fork: only async-signal-safe calls after it.
+    std::vector<std::string> argv = {binary, "serve", "--config", config};
+    std::vector<char*> args;
+    for (std::string& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) Die("fork failed");
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) {
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+      }
+      execv(args[0], args.data());
+      _exit(127);
+    }
+    g_serve_pid.store(pid);
+  }
+  ~ServeProcess() { KillServe(); }
+
+  // False once serve has exited (it is then reaped, and never signalled again).
+  bool Running() {
+    const pid_t pid = g_serve_pid.load();
+    if (pid <= 0) return false;
+    if (waitpid(pid, nullptr, WNOHANG) == 0) return true;
+    g_serve_pid.store(-1);
+    return false;
+  }
+
+  // The HTTP port serve bound (http.listen port 0), from its "listening on" log line.
+  int AwaitPort() {
+    const std::string marker = "listening on http://";
+    int port = -1;
+    WaitFor(
+        [&] {
+          const std::string log = ReadFile(log_path_);
+          const size_t at = log.find(marker);
+          if (at != std::string::npos) {
+            const size_t end = log.find_first_of(" \n", at + marker.size());
+            const std::string address = log.substr(at + marker.size(), end - at - marker.size());
+            port = std::atoi(address.substr(address.rfind(':') + 1).c_str());
+          }
+          return port > 0 || !Running();
+        },
+        std::chrono::seconds(60), std::chrono::milliseconds(20));
+    if (port <= 0) Die("serve did not start listening; its log:\n" + ReadFile(log_path_));
+    return port;
+  }
+
+  // SIGTERM, then waits up to 15 s (the contract asks 10 s); returns the exit code, -1 when it
+  // had to be killed.
+  int Stop() {
+    const pid_t pid = g_serve_pid.load();
+    if (pid <= 0) return -1;
+    kill(pid, SIGTERM);
+    int status = 0;
+    const bool exited = WaitFor([&] { return waitpid(pid, &status, WNOHANG) == pid; },
+                                std::chrono::seconds(15), std::chrono::milliseconds(20));
+    if (!exited) {
+      KillServe();
+      return -1;
+    }
+    g_serve_pid.store(-1);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+ private:
+  std::string log_path_;
+};
+
+// GET of a JSON document from serve; nullopt when serve does not answer 200 with JSON.
+std::optional<json> GetJson(int port, const std::string& path) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_connection_timeout(std::chrono::seconds(2));
+  client.set_read_timeout(std::chrono::seconds(10));
+  httplib::Result res = client.Get(path);
+  if (!res || res->status != 200) return std::nullopt;
+  json doc = json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return std::nullopt;
+  return doc;
+}
+
+// /v1/stats `ingested`: events serve has stored; -1 when it does not answer.
+int64_t Ingested(int port) {
+  const std::optional<json> stats = GetJson(port, "/v1/stats");
+  if (!stats || !stats->contains("ingested")) return -1;
+  return stats->at("ingested").get<int64_t>();
+}
+
+// Waits until serve has stored `n` events; false after `timeout`.
+bool AwaitIngested(int port, int64_t n, std::chrono::milliseconds timeout) {
+  return WaitFor([&] { return Ingested(port) >= n; }, timeout, std::chrono::milliseconds(50));
+}
+
+// Produces `count` records as fast as the broker takes them, on this thread.
+void ProduceBacklog(const std::string& bootstrap, const Flags& flags) {
+  ingest::ProducerOptions options;
+  options.brokers = bootstrap;
+  options.topic = "events";
+  options.rate = 0;
+  options.count = flags.backlog;
+  options.devices = flags.devices;
+  options.skew = 0;
+  auto producer = ingest::SyntheticProducer::Create(options);
+  if (!producer.ok()) Die(producer.status().ToString());
+  const Status s = (*producer)->Run();
+  if (!s.ok()) Die(s.ToString());
+}
+
+// Serve's end-to-end ingest rate over the backlog, from its first stored event to its last.
+double MeasureMaxRate(int port, int64_t backlog) {
+  int64_t first = 0;
+  if (!WaitFor(
+          [&] {
+            first = Ingested(port);
+            return first > 0;
+          },
+          std::chrono::seconds(120), std::chrono::milliseconds(5))) {
+    Die("serve stored nothing within 120 s");
+  }
+  const Clock::time_point start = Clock::now();
+  if (!WaitFor([&] { return Ingested(port) >= backlog; }, std::chrono::minutes(5),
+               std::chrono::milliseconds(5))) {
+    Die("serve did not store the backlog within 5 minutes (lost to the mock's cap?)");
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return static_cast<double>(backlog - first) / seconds;
+}
+
+struct PhaseResult {
+  double p50_us = 0;
+  double p99_us = 0;
+  double qps = 0;
+  uint64_t non200 = 0;         // other statuses and failed requests
+  uint64_t short_answers = 0;  // sampled 200 answers with fewer than 10 events
+  double ingest_per_s = 0;     // achieved during the phase (ingest phases only)
+  double produced_per_s = 0;   // delivered by the producer during the phase
+};
+
+// One client thread: latest-10 of random known ids on one keep-alive connection until `deadline`.
+void ClientLoop(int port, int devices, uint64_t seed, Clock::time_point deadline,
+                std::vector<double>* micros, uint64_t* non200, uint64_t* short_answers) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_keep_alive(true);
+  client.set_connection_timeout(std::chrono::seconds(5));
+  client.set_read_timeout(std::chrono::seconds(10));
+  std::mt19937_64 rng(seed);
+  for (uint64_t i = 0; Clock::now() < deadline; ++i) {
+    const std::string path = "/v1/events/" +
+                             ingest::SyntheticEvents::DeviceId(static_cast<int>(rng() % devices)) +
+                             "/latest?n=10";
+    const Clock::time_point start = Clock::now();
+    httplib::Result res = client.Get(path);
+    const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+    if (!res || res->status != 200) {
+      ++*non200;
+      continue;
+    }
+    micros->push_back(us);
+    // Checking every answer would spend the clients' CPU, which the server shares; one in 16 shows
+    // the answers are whole.
+    if (i % 16 == 0) {
+      const json doc = json::parse(res->body, nullptr, false);
+      if (doc.is_discarded() || doc.value("events", json::array()).size() != 10) ++*short_answers;
+    }
+  }
+}
+
+PhaseResult RunClients(int port, int clients, const Flags& flags, uint64_t seed) {
+  std::vector<std::vector<double>> micros(static_cast<size_t>(clients));
+  std::vector<uint64_t> non200(static_cast<size_t>(clients)), short_answers(non200.size());
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point deadline = start + std::chrono::seconds(flags.seconds);
+  std::vector<std::thread> threads;
+  for (size_t c = 0; c < static_cast<size_t>(clients); ++c) {
+    threads.emplace_back(ClientLoop, port, flags.devices, seed * 1000 + c, deadline, &micros[c],
+                         &non200[c], &short_answers[c]);
+  }
+  for (std::thread& t : threads) t.join();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  PhaseResult r;
+  std::vector<double> all;
+  for (size_t c = 0; c < micros.size(); ++c) {
+    all.insert(all.end(), micros[c].begin(), micros[c].end());
+    r.non200 += non200[c];
+    r.short_answers += short_answers[c];
+  }
+  r.qps = static_cast<double>(all.size() + r.non200) / seconds;
+  r.p50_us = Percentile(&all, 50);
+  r.p99_us = Percentile(&all, 99);
+  return r;
+}
+
+// K clients while the producer runs at `rate`; the achieved ingest rate is measured over the
+// clients' window. Returns after serve has caught up with everything produced.
+PhaseResult IngestPhase(int port, const std::string& bootstrap, int clients, double rate,
+                        const Flags& flags, int64_t* expected_ingested) {
+  ingest::ProducerOptions options;
+  options.brokers = bootstrap;
+  options.topic = "events";
+  options.rate = static_cast<int64_t>(rate);
+  options.devices = flags.devices;
+  options.skew = 0;
+  options.seed = static_cast<uint64_t>(100 + clients);
+  auto producer = ingest::SyntheticProducer::Create(options);
+  if (!producer.ok()) Die(producer.status().ToString());
+  (*producer)->Start();
+  std::this_thread::sleep_for(kWarmup);
+  const int64_t ingested_before = Ingested(port);
+  const uint64_t delivered_before = (*producer)->delivered();
+  const Clock::time_point start = Clock::now();
+  PhaseResult r = RunClients(port, clients, flags, static_cast<uint64_t>(clients));
+  const int64_t ingested_after = Ingested(port);
+  const uint64_t delivered_after = (*producer)->delivered();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  (*producer)->Stop();
+  const Status s = (*producer)->Wait();
+  if (!s.ok()) Die(s.ToString());
+  if (ingested_before < 0 || ingested_after < 0) Die("/v1/stats did not answer during the phase");
+  r.ingest_per_s = static_cast<double>(ingested_after - ingested_before) / seconds;
+  r.produced_per_s = static_cast<double>(delivered_after - delivered_before) / seconds;
+  *expected_ingested += static_cast<int64_t>((*producer)->delivered());
+  if (!AwaitIngested(port, *expected_ingested, std::chrono::seconds(120))) {
+    Die("serve did not catch up with the producer within 120 s");
+  }
+  return r;
+}
+
+void PrintPhase(const char* what, int clients, const PhaseResult& r, double target) {
+  std::printf(
+      "%-6s K=%2d: latest-10 p50 %8.0f us  p99 %8.0f us  %7.0f queries/s  non-200 %llu  "
+      "short %llu",
+      what, clients, r.p50_us, r.p99_us, r.qps, static_cast<unsigned long long>(r.non200),
+      static_cast<unsigned long long>(r.short_answers));
+  if (target > 0) {
+    std::printf(" | ingest %.0f events/s (%.0f%% of the %.0f target; producer delivered %.0f/s)",
+                r.ingest_per_s, 100 * r.ingest_per_s / target, target, r.produced_per_s);
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+struct Row {
+  int clients = 0;
+  PhaseResult idle;
+  PhaseResult load;
+};
+
+std::string Csv(const std::vector<Row>& rows, double target) {
+  std::ostringstream csv;
+  csv << "clients,idle_p50_us,idle_p99_us,idle_qps,idle_non200,load_p50_us,load_p99_us,load_qps,"
+         "load_non200,ingest_target_per_s,ingest_achieved_per_s\n";
+  for (const Row& r : rows) {
+    csv << r.clients << ',' << r.idle.p50_us << ',' << r.idle.p99_us << ',' << r.idle.qps << ','
+        << r.idle.non200 << ',' << r.load.p50_us << ',' << r.load.p99_us << ',' << r.load.qps << ','
+        << r.load.non200 << ',' << target << ',' << r.load.ingest_per_s << '\n';
+  }
+  return csv.str();
+}
+
+std::string Markdown(const std::vector<Row>& rows, const Flags& flags, double max_rate,
+                     double run_seconds) {
+  std::ostringstream md;
+  char line[1024];
+  std::snprintf(line, sizeof(line),
+                "## Latest-10 over HTTP under load (`bench/http_load_bench`)\n\n"
+                "The real `hotrow serve` (default config, 16 salts) fed by the embedded broker "
+                "(%d partitions) and a paced producer in the benchmark process, K cpp-httplib "
+                "clients on keep-alive connections asking latest-10 of random ids among %d for "
+                "%d s, all on this machine; serve's maximum ingest rate measured first in the same "
+                "run over a backlog of %lld records: **%.0f k events/s**, so the target is "
+                "%.0f k/s.\n\n",
+                flags.partitions, flags.devices, flags.seconds,
+                static_cast<long long>(flags.backlog), max_rate / 1000, max_rate / 2000);
+  md << line
+     << "| clients | idle p50 (ms) | idle p99 (ms) | idle queries/s | ingesting p50 (ms) | "
+        "ingesting p99 (ms) | ingesting queries/s | non-200 idle / ingesting | ingest achieved "
+        "(k events/s, % of target) |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const Row& r : rows) {
+    std::snprintf(line, sizeof(line),
+                  "| %d | %.2f | %.2f | %.0f | %.2f | %.2f | %.0f | %llu / %llu | %.0f (%.0f %%) "
+                  "|\n",
+                  r.clients, r.idle.p50_us / 1000, r.idle.p99_us / 1000, r.idle.qps,
+                  r.load.p50_us / 1000, r.load.p99_us / 1000, r.load.qps,
+                  static_cast<unsigned long long>(r.idle.non200),
+                  static_cast<unsigned long long>(r.load.non200), r.load.ingest_per_s / 1000,
+                  200 * r.load.ingest_per_s / max_rate);
+    md << line;
+  }
+  std::snprintf(line, sizeof(line),
+                "\n![HTTP latest-10 under load](img/http_load.png)\n\nRun time: %.0f s.\n",
+                run_seconds);
+  md << line;
+  return md.str();
+}
+
+std::string WriteConfig(const std::string& dir, const std::string& bootstrap) {
+  const std::string path = dir + "/hotrow.yaml";
+  std::ofstream config(path);
+  config << "kafka:\n  brokers: " << bootstrap << "\n  topics: [events]\n  group_id: http-load\n"
+         << "store:\n  path: " << dir << "/store\n"
+         << "http:\n  listen: 127.0.0.1:0\n";
+  if (!config) Die("cannot write " + path);
+  return path;
+}
+
+int Main(int argc, char** argv) {
+  InitLogging("warn");
+  const Flags flags = ParseFlags(argc, argv);
+  const Clock::time_point run_start = Clock::now();
+  const char* bin_env = std::getenv("HOTROW_BIN");
+  const std::string binary = bin_env != nullptr && *bin_env != '\0' ? bin_env : "build/hotrow";
+  if (access(binary.c_str(), X_OK) != 0) Die("no executable " + binary + " (set HOTROW_BIN)");
+
+  auto kafka = ingest::EmbeddedKafka::Start("events", flags.partitions);
+  if (!kafka.ok()) Die(kafka.status().ToString());
+  const std::string bootstrap = (*kafka)->bootstrap();
+  ScratchDir dir;
+
+  ProduceBacklog(bootstrap, flags);
+  ServeProcess serve(binary, WriteConfig(dir.path(), bootstrap), dir.path() + "/serve.log");
+  const int port = serve.AwaitPort();
+  const double max_rate = MeasureMaxRate(port, flags.backlog);
+  const double target = max_rate / 2;
+  std::printf(
+      "http_load_bench: serve's maximum ingest rate %.0f events/s (backlog of %lld records over "
+      "%d partitions); ingest phases produce at %.0f events/s\n",
+      max_rate, static_cast<long long>(flags.backlog), flags.partitions, target);
+  std::fflush(stdout);
+
+  int64_t expected = flags.backlog;
+  std::vector<Row> rows;
+  for (int clients : kClientCounts) {
+    Row row;
+    row.clients = clients;
+    row.load = IngestPhase(port, bootstrap, clients, target, flags, &expected);
+    PrintPhase("ingest", clients, row.load, target);
+    row.idle = RunClients(port, clients, flags, static_cast<uint64_t>(1000 + clients));
+    PrintPhase("idle", clients, row.idle, 0);
+    rows.push_back(row);
+  }
+
+  const int64_t ingested = Ingested(port);
+  const int rc = serve.Stop();
+  std::printf("serve stored %lld of the %lld records produced; SIGTERM exit code %d\n",
+              static_cast<long long>(ingested), static_cast<long long>(expected), rc);
+  if (ingested != expected) Die("serve did not store every record produced");
+
+  Record("http_max_ingest_per_s", max_rate);
+  Record("http_ingest_target_per_s", target);
+  std::printf("\n");
+  for (const Row& r : rows) {
+    const std::string k = std::to_string(r.clients);
+    Record("http_p50_us_ingesting_k" + k, r.load.p50_us);
+    Record("http_p50_us_idle_k" + k, r.idle.p50_us);
+    Record("http_p99_us_ingesting_k" + k, r.load.p99_us);
+    Record("http_p99_us_idle_k" + k, r.idle.p99_us);
+    Record("http_ingest_achieved_per_s_k" + k, r.load.ingest_per_s);
+    PrintRatio("http latest-10 p50 ingesting / idle, K=" + k, "http_p50_us_ingesting_k" + k,
+               "http_p50_us_idle_k" + k);
+    PrintRatio("http latest-10 p99 ingesting / idle, K=" + k, "http_p99_us_ingesting_k" + k,
+               "http_p99_us_idle_k" + k);
+    PrintRatio("http ingest achieved / 50% target, K=" + k, "http_ingest_achieved_per_s_k" + k,
+               "http_ingest_target_per_s");
+  }
+  const double run_seconds = std::chrono::duration<double>(Clock::now() - run_start).count();
+  std::printf("http_load_bench: run time %.0f s\n", run_seconds);
+  if (!WriteOut("http_load.csv", Csv(rows, target))) return 1;
+  if (!WriteOut("http_load_bench.md", Markdown(rows, flags, max_rate, run_seconds))) return 1;
+  return rc == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace hotrow::bench
+
+int main(int argc, char** argv) { return hotrow::bench::Main(argc, argv); }

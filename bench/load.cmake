@@ -1,0 +1,8 @@
+# Load and scale benchmarks: latest-10 over HTTP against the real `hotrow serve` while it ingests
+# at half its measured maximum rate, and the store's write rate and latest-10 latency from 100k to
+# 10M events. Both plain main()s that leave <bench>.md and a CSV for bench/plots/.
+hotrow_bench(http_load_bench
+  LIBS hotrow_ingest hotrow_bench_support PkgConfig::HTTPLIB nlohmann_json::nlohmann_json)
+# The child process it runs: $HOTROW_BIN, by default build/hotrow.
+add_dependencies(http_load_bench hotrow)
+hotrow_bench(scaling_bench LIBS hotrow_bench_support hotrow_query)
