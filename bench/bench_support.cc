@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <utility>
 
 #include "keying/row_key.h"
 #include "keying/row_value.h"
@@ -131,6 +132,43 @@ bool WriteOut(const std::string& file, const std::string& contents) {
     return false;
   }
   return true;
+}
+
+Report::Report(std::string bench, std::string heading, std::string setup)
+    : bench_(std::move(bench)), heading_(std::move(heading)), setup_(std::move(setup)) {}
+
+void Report::Columns(std::vector<std::string> names) { rows_.insert(rows_.begin(), std::move(names)); }
+
+void Report::Row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
+
+void Report::Note(std::string text) { notes_.push_back(std::move(text)); }
+
+bool Report::Write() const {
+  std::string md = "### " + heading_ + " (`bench/" + bench_ + "`)\n\n" + setup_ + "\n\n";
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    md += "|";
+    for (const std::string& cell : rows_[r]) md += " " + cell + " |";
+    md += "\n";
+    if (r == 0) {
+      md += "|";
+      for (size_t c = 0; c < rows_[0].size(); ++c) md += "---|";
+      md += "\n";
+    }
+  }
+  for (const std::string& note : notes_) md += "\n" + note + "\n";
+  return WriteOut(bench_ + ".md", md + "\n");
+}
+
+std::string Fixed(double value, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  return buf;
+}
+
+std::string Rate(double per_second) {
+  if (per_second >= 1e6) return Fixed(per_second / 1e6, 2) + " M/s";
+  if (per_second >= 1e3) return Fixed(per_second / 1e3, 1) + " k/s";
+  return Fixed(per_second, 0) + " /s";
 }
 
 }  // namespace hotrow::bench

@@ -68,4 +68,24 @@ std::string OutPath(const std::string& file);
 // Writes `contents` to OutPath(file), replacing it; false (and a message on stderr) on failure.
 bool WriteOut(const std::string& file, const std::string& contents);
 
+// A benchmark's section of docs/BENCHMARKS.md: a heading, one paragraph saying what was measured
+// against what, one table, and notes. Write() leaves it as OutPath("<bench>.md").
+class Report {
+ public:
+  Report(std::string bench, std::string heading, std::string setup);
+  void Columns(std::vector<std::string> names);
+  void Row(std::vector<std::string> cells);
+  void Note(std::string text);
+  bool Write() const;
+
+ private:
+  std::string bench_, heading_, setup_;
+  std::vector<std::vector<std::string>> rows_;  // rows_[0] holds the column names
+  std::vector<std::string> notes_;
+};
+
+// Formatting for reports: Fixed(3.14159, 2) = "3.14"; Rate(443612) = "443.6 k/s".
+std::string Fixed(double value, int decimals);
+std::string Rate(double per_second);
+
 }  // namespace hotrow::bench

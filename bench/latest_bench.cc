@@ -125,5 +125,21 @@ int main(int argc, char** argv) {
     PrintRatio(std::string("latest-10 p50 / 16 bare seeks p50, salt_by=") + by,
                std::string("latest10_") + by + "_p50_us", std::string("bare16_") + by + "_p50_us");
   }
+
+  using namespace hotrow::bench;
+  Report report("latest_bench", "Latest-10",
+                std::to_string(kQueries) + " `Latest(id, 10)` calls on random ids over the 1M events of "
+                "the write benchmark, one client thread, `query.threads` = 2, store reopened so that "
+                "everything is in table files. The baseline is the floor of a salted per-id lookup: "
+                "one iterator seek per salt in the newest bucket, reading one key, on the calling thread.");
+  report.Columns({"salt_by", "latest-10 p50", "latest-10 p99", "16 bare seeks p50", "16 bare seeks p99",
+                  "p50 ratio"});
+  for (const std::string by : {"record", "id"}) {
+    const double p50 = Recorded("latest10_" + by + "_p50_us"), bare = Recorded("bare16_" + by + "_p50_us");
+    report.Row({"`" + by + "`", Fixed(p50, 1) + " µs", Fixed(Recorded("latest10_" + by + "_p99_us"), 1) + " µs",
+                Fixed(bare, 1) + " µs", Fixed(Recorded("bare16_" + by + "_p99_us"), 1) + " µs",
+                Fixed(p50 / bare, 2)});
+  }
+  report.Write();
   return 0;
 }

@@ -126,5 +126,21 @@ int main(int argc, char** argv) {
   PrintRatio("full scan, 1 thread / bare single-thread walk", "scan_t1", "bare_scan");
   PrintRatio("full scan, 2 threads / bare single-thread walk", "scan_t2", "bare_scan");
   PrintRatio("range 10k, 2 threads / 1 thread", "range10k_t2", "range10k_t1");
+
+  using namespace hotrow::bench;
+  const double bare = Recorded("bare_scan");
+  Report report("scan_bench", "Scans and ranges with 1 and all cores",
+                "The 1M events of the write benchmark, 16 salts, best of 3 (range: best of 20). A full "
+                "scan streams every event in time order; the range query returns 10k events of one "
+                "busy id. The baseline is one thread walking every key of every bucket and salt, "
+                "decoding nothing.");
+  report.Columns({"query", "1 thread", "2 threads (all cores)", "2 / 1", "1 thread / bare walk"});
+  report.Row({"full scan", Rate(Recorded("scan_t1")), Rate(Recorded("scan_t2")),
+              Fixed(Recorded("scan_t2") / Recorded("scan_t1"), 2), Fixed(Recorded("scan_t1") / bare, 2)});
+  report.Row({"range, 10k events", Rate(Recorded("range10k_t1")), Rate(Recorded("range10k_t2")),
+              Fixed(Recorded("range10k_t2") / Recorded("range10k_t1"), 2), ""});
+  report.Row({"bare single-thread key walk (baseline)", Rate(bare), "", "", "1"});
+  report.Note("Rates are events returned per second.");
+  report.Write();
   return 0;
 }

@@ -300,7 +300,12 @@ void RecordParser::Parse(const RecordView& record, int64_t window_start_ms, int6
   }
   // simdjson refuses integers beyond 64 bits, which JSON allows: records with a number simdjson
   // refuses take the slower parser, which reads big integers as doubles and refuses malformed
-  // numbers as simdjson does.
+  // numbers as simdjson does. nlohmann stops reading at a NUL byte and would accept what precedes
+  // it; JSON text holds no raw NUL anywhere, so such a value is refused first (found by fuzzing).
+  if (record.value.find('\0') != std::string_view::npos) {
+    Reject(out, kRejectNotJson, "not JSON: a NUL byte");
+    return;
+  }
   nlohmann::json slow = nlohmann::json::parse(record.value, nullptr, /*allow_exceptions=*/false);
   if (slow.is_discarded()) {
     Reject(out, kRejectNotJson, "not JSON");

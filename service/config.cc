@@ -466,18 +466,45 @@ Status Load(const std::string& file, const std::vector<std::string>& overrides, 
   return CheckWhole(*config);
 }
 
-}  // namespace
-
-Result<Config> LoadConfig(const std::string& file, const std::vector<std::string>& overrides) {
-  Config config;
-  // yaml-cpp throws; nothing may escape this boundary.
+// yaml-cpp throws; nothing may escape this boundary.
+Status LoadCatching(const std::string& file, const std::vector<std::string>& overrides,
+                    Config* config) {
   try {
-    HOTROW_RETURN_IF_ERROR(Load(file, overrides, &config));
+    return Load(file, overrides, config);
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument("config: " + YamlError(e));
   } catch (const std::exception& e) {
     return Status::InvalidArgument(std::string("config: ") + e.what());
   }
+}
+
+// CONTRACT: a bad key is reported in one line. Messages quote user text (keys, YAML parser
+// errors, values), which may hold line breaks or other control bytes: escape them all, once, here.
+std::string OneLine(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", byte);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Config> LoadConfig(const std::string& file, const std::vector<std::string>& overrides) {
+  Config config;
+  Status loaded = LoadCatching(file, overrides, &config);
+  if (!loaded.ok()) return Status::InvalidArgument(OneLine(loaded.message()));
   return config;
 }
 

@@ -35,4 +35,21 @@ void AppendEventJson(const query::Event& event, std::string* out) {
   out->push_back('}');
 }
 
+Result<query::Event> ParseEventJson(std::string_view text) {
+  // ordered_json keeps the payload's members in their stored order.
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+  try {
+    query::Event e;
+    e.id = j.at("event_id").get<std::string>();
+    e.ts_ms = j.at("ts").get<int64_t>();
+    e.topic = j.at("topic").get<std::string>();
+    e.partition = j.at("partition").get<int32_t>();
+    e.offset = j.at("offset").get<int64_t>();
+    e.payload = j.at("payload").dump();
+    return e;
+  } catch (const nlohmann::json::exception& e) {
+    return Status::InvalidArgument(std::string("not an event object: ") + e.what());
+  }
+}
+
 }  // namespace hotrow::service

@@ -3,6 +3,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/status.h"
 #include "query/query_engine.h"
 
 namespace hotrow::service {
@@ -24,5 +25,9 @@ void AppendJsonString(std::string_view text, std::string* out);
 
 // Appends one event object, without a trailing newline.
 void AppendEventJson(const query::Event& event, std::string* out);
+
+// The inverse, for clients of the API (and its tests): one event object back into an Event, its
+// payload in compact JSON. InvalidArgument when `text` is not such an object.
+Result<query::Event> ParseEventJson(std::string_view text);
 
 }  // namespace hotrow::service

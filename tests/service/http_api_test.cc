@@ -132,15 +132,11 @@ Event ToEvent(const TestEvent& t) {
   return Event{t.id, t.ts_ms, t.topic, t.partition, t.offset, t.payload};
 }
 
+// One event of an answer, through the API's own inverse of its event JSON.
 Event FromJson(const nlohmann::ordered_json& j) {
-  Event e;
-  e.id = j.at("event_id").get<std::string>();
-  e.ts_ms = j.at("ts").get<int64_t>();
-  e.topic = j.at("topic").get<std::string>();
-  e.partition = j.at("partition").get<int32_t>();
-  e.offset = j.at("offset").get<int64_t>();
-  e.payload = j.at("payload").dump();
-  return e;
+  Result<Event> event = service::ParseEventJson(j.dump());
+  EXPECT_TRUE(event.ok()) << event.status().ToString();
+  return event.ok() ? *event : Event{};
 }
 
 std::vector<Event> Normalized(std::vector<Event> events) {

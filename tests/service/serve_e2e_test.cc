@@ -34,6 +34,7 @@
 #include "common/time_format.h"
 #include "ingest/synthetic_producer.h"
 #include "query/query_engine.h"
+#include "service/event_json.h"
 #include "service/url_codec.h"
 #include "store/event_store.h"
 #include "tests/support/oracle.h"
@@ -94,15 +95,11 @@ std::multiset<Signature> ProducedReadings(int64_t count, uint64_t seed) {
   return out;
 }
 
+// One event of an answer, through the API's own inverse of its event JSON.
 Event FromJson(const ordered_json& j) {
-  Event e;
-  e.id = j.at("event_id").get<std::string>();
-  e.ts_ms = j.at("ts").get<int64_t>();
-  e.topic = j.at("topic").get<std::string>();
-  e.partition = j.at("partition").get<int32_t>();
-  e.offset = j.at("offset").get<int64_t>();
-  e.payload = j.at("payload").dump();
-  return e;
+  Result<Event> event = service::ParseEventJson(j.dump());
+  EXPECT_TRUE(event.ok()) << event.status().ToString();
+  return event.ok() ? *event : Event{};
 }
 
 class ServeE2ETest : public ::testing::Test {
