@@ -23,7 +23,7 @@ class [[nodiscard]] Status {
     kNoSpace,          // the disk is full
     kBusy,             // too much work in flight; try again later
     kCancelled,        // stopped on request
-    kIncompatible,     // a store created with other settings (salts, salt_by)
+    kIncompatible,     // not a store these settings can open: other salts/salt_by, or not hotrow's
   };
 
   Status() = default;

@@ -138,7 +138,9 @@ Result<std::unique_ptr<store::EventStore>> OpenReadOnly(const std::string& dir,
   if (!store.ok()) {
     *exit_code = ExitCodeForOpen(store.status());
     std::string message = "--data " + dir + ": cannot open the store: " + store.status().message();
-    if (store.status().code() == Status::Code::kIncompatible) {
+    // Only a store made with other salts can be opened by giving its settings.
+    if (store.status().code() == Status::Code::kIncompatible &&
+        store.status().message().find("was created with") != std::string::npos) {
       message +=
           " (give the store's settings with --config or --set keying.salts=N --set "
           "keying.salt_by=record|id)";

@@ -168,8 +168,9 @@ void Server::Housekeeping() {
 
 int ExitCodeForStartFailure(const Status& st) {
   switch (st.code()) {
+    // A store.path that is not a hotrow store, or one made with other salts, is a configuration
+    // error; a damaged store (kCorruption) is a runtime failure.
     case Status::Code::kIncompatible:
-    case Status::Code::kCorruption:
     case Status::Code::kInvalidArgument:
       return kExitUsage;
     default:

@@ -355,7 +355,7 @@ Status RocksEventStore::Init() {
       return Status::NotFound("no hotrow store at " + opt.path);
     }
     if (fs::exists(opt.path, ec) && !fs::is_empty(opt.path, ec)) {
-      return Status::Corruption(opt.path + " is not empty and holds no hotrow store; "
+      return Status::Incompatible(opt.path + " is not empty and holds no hotrow store; "
                                 "point store.path at an empty or new directory");
     }
     fs::create_directories(opt.path, ec);
@@ -392,7 +392,7 @@ Status RocksEventStore::Init() {
     }
     int64_t start, end;
     if (!ParseBucketName(name, &start, &end)) {
-      return Status::Corruption("the store at " + opt.path + " has a column family \"" + name +
+      return Status::Incompatible("the store at " + opt.path + " has a column family \"" + name +
                                 "\" that hotrow did not make: not a hotrow store");
     }
     descriptors.emplace_back(name, BucketOptions());
@@ -438,7 +438,7 @@ Status RocksEventStore::CheckFormat(bool is_new) {
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), meta_));
     it->SeekToFirst();
     if (!is_new && (it->Valid() || !buckets_.empty())) {
-      return Status::Corruption("the database at " + opt.path + " is not a hotrow store");
+      return Status::Incompatible("the database at " + opt.path + " is not a hotrow store");
     }
     if (opt.read_only) return Status::NotFound("no hotrow store at " + opt.path);
     rocksdb::WriteOptions wo;

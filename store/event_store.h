@@ -149,8 +149,8 @@ class Bucket {
 class EventStore {
  public:
   // Opens or creates the store at options.path. Fails with Incompatible when the store was created
-  // with other salts or salt_by, with Corruption when the directory holds something that is not a
-  // hotrow store or is damaged, with IOError when the disk refuses.
+  // with other salts or salt_by or the directory holds something that is not a hotrow store, with
+  // Corruption when the store is damaged, with IOError when the disk refuses.
   static Result<std::unique_ptr<EventStore>> Open(const StoreOptions& options);
 
   virtual ~EventStore() = default;
