@@ -21,6 +21,7 @@
 #include "common/logging.h"
 #include "common/time_format.h"
 #include "service/event_json.h"
+#include "service/query_params.h"
 #include "service/stats_json.h"
 #include "service/url_codec.h"
 
@@ -129,16 +130,6 @@ Endpoint MatchRoute(const std::vector<std::string>& s, std::string* id) {
   return Endpoint::kNone;
 }
 
-// A short, printable excerpt of what a client sent, for error messages.
-std::string Quote(std::string_view text) {
-  constexpr size_t kMax = 64;
-  std::string out = "\"";
-  out.append(text.substr(0, kMax));
-  if (text.size() > kMax) out.append("...");
-  out.push_back('"');
-  return out;
-}
-
 std::string ErrorBody(std::string_view message) {
   std::string body = "{\"error\":";
   AppendJsonString(message, &body);
@@ -156,87 +147,6 @@ void SetJson(httplib::Response& res, int status, std::string body) {
 
 void SetError(httplib::Response& res, int status, std::string_view message) {
   SetJson(res, status, ErrorBody(message));
-}
-
-// The query parameters of one request, checked against the names a route accepts.
-class Params {
- public:
-  // InvalidArgument for bad encoding, a name the route does not take, or a name given twice.
-  static Result<Params> Parse(std::string_view raw_query,
-                              std::initializer_list<std::string_view> allowed) {
-    Result<std::vector<QueryParam>> parsed = ParseQueryString(raw_query);
-    if (!parsed.ok()) return parsed.status();
-    Params out;
-    for (auto& [name, value] : parsed.value()) {
-      bool ok = false;
-      for (std::string_view a : allowed) ok = ok || name == a;
-      if (!ok) {
-        std::string expected;
-        for (std::string_view a : allowed) {
-          if (!expected.empty()) expected += ", ";
-          expected += a;
-        }
-        return Status::InvalidArgument(
-            "unknown parameter " + Quote(name) +
-            (allowed.size() == 0 ? "; this path takes none" : "; expected " + expected));
-      }
-      if (out.values_.count(name) != 0) {
-        return Status::InvalidArgument("parameter " + Quote(name) + " is given more than once");
-      }
-      out.values_.emplace(std::move(name), std::move(value));
-    }
-    return out;
-  }
-
-  const std::string* Find(const std::string& name) const {
-    auto it = values_.find(name);
-    return it == values_.end() ? nullptr : &it->second;
-  }
-
-  // An integer in [min, max]; `fallback` when absent.
-  Result<int64_t> Int(const std::string& name, int64_t fallback, int64_t min, int64_t max,
-                      const std::string& expected) const {
-    const std::string* text = Find(name);
-    if (text == nullptr) return fallback;
-    int64_t v = 0;
-    auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
-    if (text->empty() || ec != std::errc() || ptr != text->data() + text->size() || v < min ||
-        v > max) {
-      return Status::InvalidArgument(name + " must be " + expected + ", got " + Quote(*text));
-    }
-    return v;
-  }
-
-  // A required time: ms since the epoch or RFC 3339.
-  Result<int64_t> Time(const std::string& name) const {
-    const std::string* text = Find(name);
-    if (text == nullptr) {
-      return Status::InvalidArgument("missing parameter " + Quote(name) +
-                                     ": a time in ms since the epoch or RFC 3339");
-    }
-    Result<int64_t> t = ParseTimeMs(*text);
-    if (!t.ok()) return Status::InvalidArgument(name + ": " + t.status().message());
-    return t;
-  }
-
- private:
-  std::map<std::string, std::string> values_;
-};
-
-// Parses from/to and checks from < to.
-Status ParseWindow(const Params& params, int64_t* from_ms, int64_t* to_ms) {
-  Result<int64_t> from = params.Time("from");
-  if (!from.ok()) return from.status();
-  Result<int64_t> to = params.Time("to");
-  if (!to.ok()) return to.status();
-  if (*from >= *to) {
-    return Status::InvalidArgument(
-        "from must be before to (the window is from <= ts < to), got from=" +
-        std::to_string(*from) + " to=" + std::to_string(*to));
-  }
-  *from_ms = *from;
-  *to_ms = *to;
-  return Status::Ok();
 }
 
 int HttpStatusOf(const Status& st) {
@@ -315,10 +225,10 @@ struct HttpServer::Impl {
     try {
       Dispatch(req, res);
     } catch (const std::exception& e) {
-      Warn("request " + Quote(req.target) + " failed: " + e.what());
+      Warn("request " + QuoteClientText(req.target) + " failed: " + e.what());
       SetError(res, 500, std::string("internal error: ") + e.what());
     } catch (...) {
-      Warn("request " + Quote(req.target) + " failed with an unknown exception");
+      Warn("request " + QuoteClientText(req.target) + " failed with an unknown exception");
       SetError(res, 500, "internal error");
     }
   }
@@ -335,7 +245,7 @@ struct HttpServer::Impl {
     switch (endpoint) {
       case Endpoint::kNone:
         SetError(res, 404,
-                 "unknown path " + Quote(req.path) +
+                 "unknown path " + QuoteClientText(req.path) +
                      "; the API is /v1/events/{id}/latest, /v1/events/{id}, /v1/scan, /v1/stats, "
                      "/healthz, /readyz, /metrics");
         return;
@@ -368,9 +278,9 @@ struct HttpServer::Impl {
   }
 
   bool NoParams(std::string_view raw_query, httplib::Response& res) {
-    Result<Params> params = Params::Parse(raw_query, {});
+    Status params = CheckNoParams(raw_query);
     if (params.ok()) return true;
-    SetError(res, 400, params.status().message());
+    SetError(res, 400, params.message());
     return false;
   }
 
@@ -422,18 +332,15 @@ struct HttpServer::Impl {
 
   void Latest(const std::string& id, std::string_view raw_query, httplib::Response& res) {
     const auto start = Clock::now();
-    Result<Params> params = Params::Parse(raw_query, {"n"});
+    Result<LatestParams> params = ParseLatestParams(raw_query);
     if (!params.ok()) return Fail(res, QueryKind::kLatest, params.status());
-    Result<int64_t> n = params->Int("n", 10, 1, query::kMaxLatest,
-                                    "an integer from 1 to " + std::to_string(query::kMaxLatest));
-    if (!n.ok()) return Fail(res, QueryKind::kLatest, n.status());
     if (id.empty()) {
       return Fail(res, QueryKind::kLatest, Status::InvalidArgument("the event id is empty"));
     }
     QuerySlot slot(this);
     if (!slot.acquired())
       return Busy(res, QueryKind::kLatest, "too many queries at once; retry later");
-    Result<std::vector<query::Event>> events = backend.engine->Latest(id, static_cast<int>(*n));
+    Result<std::vector<query::Event>> events = backend.engine->Latest(id, params->n);
     if (!events.ok()) return Fail(res, QueryKind::kLatest, events.status());
     std::string body = OpenEventsBody(id);
     bool first = true;
@@ -449,24 +356,8 @@ struct HttpServer::Impl {
 
   void Range(const std::string& id, std::string_view raw_query, httplib::Response& res) {
     const auto start = Clock::now();
-    Result<Params> params = Params::Parse(raw_query, {"from", "to", "limit", "order"});
+    Result<RangeParams> params = ParseRangeParams(raw_query);
     if (!params.ok()) return Fail(res, QueryKind::kRange, params.status());
-    int64_t from_ms = 0, to_ms = 0;
-    Status window = ParseWindow(*params, &from_ms, &to_ms);
-    if (!window.ok()) return Fail(res, QueryKind::kRange, window);
-    Result<int64_t> limit =
-        params->Int("limit", 1000, 1, query::kMaxRangeLimit,
-                    "an integer from 1 to " + std::to_string(query::kMaxRangeLimit));
-    if (!limit.ok()) return Fail(res, QueryKind::kRange, limit.status());
-    query::Order order = query::Order::kDesc;
-    if (const std::string* o = params->Find("order")) {
-      if (*o == "asc") {
-        order = query::Order::kAsc;
-      } else if (*o != "desc") {
-        return Fail(res, QueryKind::kRange,
-                    Status::InvalidArgument("order must be asc or desc, got " + Quote(*o)));
-      }
-    }
     if (id.empty()) {
       return Fail(res, QueryKind::kRange, Status::InvalidArgument("the event id is empty"));
     }
@@ -476,7 +367,8 @@ struct HttpServer::Impl {
     std::string body = OpenEventsBody(id);
     bool first = true;
     Status st =
-        backend.engine->RangeTo(id, from_ms, to_ms, *limit, order, [&](const query::Event& e) {
+        backend.engine->RangeTo(id, params->from_ms, params->to_ms, params->limit, params->order,
+                                [&](const query::Event& e) {
           if (!first) body.push_back(',');
           first = false;
           AppendEventJson(e, &body);
@@ -516,15 +408,9 @@ struct HttpServer::Impl {
   };
 
   void Scan(std::string_view raw_query, httplib::Response& res) {
-    Result<Params> params = Params::Parse(raw_query, {"from", "to", "limit"});
+    Result<ScanParams> params = ParseScanParams(raw_query);
     if (!params.ok()) return Fail(res, QueryKind::kScan, params.status());
-    int64_t from_ms = 0, to_ms = 0;
-    Status window = ParseWindow(*params, &from_ms, &to_ms);
-    if (!window.ok()) return Fail(res, QueryKind::kScan, window);
-    Result<int64_t> limit =
-        params->Int("limit", query::kNoLimit, 1, INT64_MAX, "a positive integer");
-    if (!limit.ok()) return Fail(res, QueryKind::kScan, limit.status());
-    auto job = std::make_shared<ScanJob>(this, from_ms, to_ms, *limit);
+    auto job = std::make_shared<ScanJob>(this, params->from_ms, params->to_ms, params->limit);
     if (!job->slot.acquired()) {
       job->recorded = true;
       return Busy(res, QueryKind::kScan, "too many queries at once; retry later");
@@ -611,10 +497,10 @@ struct HttpServer::Impl {
           } else if (MatchRoute(target->segments, &id) != Endpoint::kNone) {
             res.status = 405;
             res.set_header("Allow", "GET, HEAD");
-            message = "method " + Quote(req.method) + " is not allowed on " + Quote(req.path) +
+            message = "method " + QuoteClientText(req.method) + " is not allowed on " + QuoteClientText(req.path) +
                       "; use GET";
           } else {
-            message = "unknown path " + Quote(req.path);
+            message = "unknown path " + QuoteClientText(req.path);
           }
           break;
         }
@@ -641,7 +527,7 @@ struct HttpServer::Impl {
 
 Status ParseListenAddress(const std::string& listen, std::string* host, int* port) {
   const auto bad = [&](const std::string& why) {
-    return Status::InvalidArgument("listen address " + Quote(listen) + ": " + why +
+    return Status::InvalidArgument("listen address " + QuoteClientText(listen) + ": " + why +
                                    "; expected host:port such as 127.0.0.1:8080");
   };
   const size_t colon = listen.rfind(':');
@@ -715,13 +601,13 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
           what = e.what();
         } catch (...) {
         }
-        self->Warn("request " + Quote(req.target) + " failed: " + what);
+        self->Warn("request " + QuoteClientText(req.target) + " failed: " + what);
         SetError(res, 500, "internal error: " + what);
       });
   server.set_logger([self](const httplib::Request& req, const httplib::Response& res) {
     self->backend.metrics->RecordHttpResponse(res.status);
     if (spdlog::should_log(spdlog::level::debug)) {
-      spdlog::debug("http: {} {} {} from {}:{}", res.status, req.method, Quote(req.target),
+      spdlog::debug("http: {} {} {} from {}:{}", res.status, req.method, QuoteClientText(req.target),
                     req.remote_addr, req.remote_port);
     }
   });

@@ -1,8 +1,7 @@
 // Fuzz target: what the HTTP API does with a request target before it reaches the query engine
-// (service/http_server.cc Dispatch and its Params): split and percent-decode the path, split and
-// decode the query string, read times. The route-level rules (which names a route takes, ranges
-// of n and limit, from < to) live in an unnamed namespace of http_server.cc and are not reachable
-// without a server; this target covers every public piece they are built from.
+// (service/http_server.cc): split and percent-decode the path, split and decode the query string,
+// and the route rules of service/query_params.h (which names a route takes, ranges of n and limit,
+// times, from < to, order).
 //
 // Input: a raw request target, "/v1/events/dev%2F1?from=...&to=...".
 //
@@ -12,13 +11,17 @@
 // - a split target re-encoded segment by segment splits back to the same segments, and keeps its
 //   raw query;
 // - a parsed query string re-encoded parameter by parameter parses back to the same parameters;
-// - a parameter value accepted as a time is not negative and survives a format/parse round trip.
+// - a parameter value accepted as a time is not negative and survives a format/parse round trip;
+// - what the latest, range and scan parsers accept is inside the contract's bounds (1 <= n <=
+//   10000, from < to, 1 <= limit <= 100000 for a range, any positive limit for a scan), and every
+//   refusal says why.
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/time_format.h"
+#include "service/query_params.h"
 #include "service/url_codec.h"
 #include "tests/fuzz/fuzz_check.h"
 
@@ -93,6 +96,28 @@ void CheckQuery(std::string_view query) {
   FUZZ_CHECK(again.ok() && *again == *params);
 }
 
+void CheckRouteRules(std::string_view query) {
+  namespace service = hotrow::service;
+  if (Result<service::LatestParams> latest = service::ParseLatestParams(query); latest.ok()) {
+    FUZZ_CHECK(latest->n >= 1 && latest->n <= hotrow::query::kMaxLatest);
+  } else {
+    FUZZ_CHECK(!latest.status().message().empty());
+  }
+  if (Result<service::RangeParams> range = service::ParseRangeParams(query); range.ok()) {
+    FUZZ_CHECK(range->from_ms >= 0 && range->from_ms < range->to_ms);
+    FUZZ_CHECK(range->limit >= 1 && range->limit <= hotrow::query::kMaxRangeLimit);
+  } else {
+    FUZZ_CHECK(!range.status().message().empty());
+  }
+  if (Result<service::ScanParams> scan = service::ParseScanParams(query); scan.ok()) {
+    FUZZ_CHECK(scan->from_ms >= 0 && scan->from_ms < scan->to_ms && scan->limit >= 1);
+  } else {
+    FUZZ_CHECK(!scan.status().message().empty());
+  }
+  Result<std::vector<QueryParam>> params = service::ParseQueryString(query);
+  FUZZ_CHECK(service::CheckNoParams(query).ok() == (params.ok() && params->empty()));
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -100,6 +125,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckPercentRoundTrip(target);
   CheckTarget(target);
   const size_t question = target.find('?');
-  CheckQuery(question == std::string_view::npos ? target : target.substr(question + 1));
+  const std::string_view query =
+      question == std::string_view::npos ? target : target.substr(question + 1);
+  CheckQuery(query);
+  CheckRouteRules(query);
   return 0;
 }
