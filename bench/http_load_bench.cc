@@ -382,7 +382,7 @@ std::string Markdown(const std::vector<Row>& rows, const Flags& flags, double ma
   std::ostringstream md;
   char line[1024];
   std::snprintf(line, sizeof(line),
-                "## Latest-10 over HTTP under load (`bench/http_load_bench`)\n\n"
+                "### Latest-10 over HTTP under load (`bench/http_load_bench`)\n\n"
                 "The real `hotrow serve` (default config, 16 salts) fed by the embedded broker "
                 "(%d partitions) and a paced producer in the benchmark process, K cpp-httplib "
                 "clients on keep-alive connections asking latest-10 of random ids among %d for "

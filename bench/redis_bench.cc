@@ -395,7 +395,7 @@ std::string LatencyRow(const std::string& what, const std::string& kind) {
 std::string Markdown(const std::string& redis_version, double seconds) {
   auto rate = [](const std::string& name) { return Recorded(name + "_ingest_events_per_s"); };
   auto mib = [](const std::string& figure) { return Mib(static_cast<uint64_t>(Recorded(figure))); };
-  std::string md = "## hotrow vs Redis sorted sets (`bench/redis_bench`)\n\n";
+  std::string md = "### hotrow vs Redis sorted sets (`bench/redis_bench`)\n\n";
   md += Format(
       "The same 1M events (5000 ids + 1 chatty, 100-byte payloads, 9 minutes of event time) go to hotrow's "
       "in-process store (16 salts, batches of %zu, by record and, in a second store, by id) and to Redis %s "

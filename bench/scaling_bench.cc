@@ -197,7 +197,7 @@ std::string Csv(const std::vector<StepResult>& steps) {
 std::string Markdown(const std::vector<StepResult>& steps, int queries, double run_seconds) {
   std::ostringstream md;
   char line[256];
-  md << "## Scaling with the store's size (`bench/scaling_bench`)\n\n"
+  md << "### Scaling with the store's size (`bench/scaling_bench`)\n\n"
      << "One store (16 salts, `salt_by: record`, default options) grown in steps to 10M events, "
         "each "
         "step's events spread over the same 9 minutes and 16 partitions, ids growing with the "

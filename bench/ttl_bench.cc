@@ -368,7 +368,7 @@ std::string Markdown(double seconds) {
     return Format("%.0f of %.0f (oldest %.0f s old)", f(p + "_expired_returned"), f(p + "_returned"),
                   f(p + "_oldest_age_ms") / 1000.0);
   };
-  std::string md = "## hotrow vs RocksDB DBWithTTL (`bench/ttl_bench`)\n\n";
+  std::string md = "### hotrow vs RocksDB DBWithTTL (`bench/ttl_bench`)\n\n";
   md += Format(
       "The same events (bench_support's ids and 100-byte payloads, restamped with the wall clock) with a "
       "20 s window: hotrow (`store.ttl` 20s, `store.bucket` 2s, 16 salts, expired buckets dropped every "
@@ -398,7 +398,7 @@ std::string Markdown(double seconds) {
             Format("%.0f", f("ttl_overwritten")), 0);
   md += Format("\nDBWithTTL's own statistics count %s of flush + compaction output (the watcher: %s). "
                "DBWithTTL dropped %.0f expired entries in compactions during the run. "
-               "`ttl_disk.csv` has the disk of both runs second by second. Run time: %.0f s.\n",
+               "Run time: %.0f s.\n\n![disk of both over the steady run](img/peers_ttl_disk.png)\n",
                mib("ttl_stat_table_bytes").c_str(), mib("ttl_table_bytes").c_str(), f("ttl_compaction_dropped"), seconds);
   return md;
 }

@@ -5,7 +5,7 @@
 hotrow_test(fault_run_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/fault_run_test.cc ${CMAKE_CURRENT_LIST_DIR}/fault_oracle.cc
           ${CMAKE_CURRENT_LIST_DIR}/fault_producer.cc
-  LIBS hotrow_ingest hotrow_ingest_test_util nlohmann_json::nlohmann_json PkgConfig::HTTPLIB
+  LIBS hotrow_service hotrow_ingest hotrow_ingest_test_util nlohmann_json::nlohmann_json PkgConfig::HTTPLIB
        PkgConfig::RDKAFKA
   LABELS slow concurrent)
 add_dependencies(fault_run_test hotrow)

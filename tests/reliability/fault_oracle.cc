@@ -2,8 +2,10 @@
 
 #include <nlohmann/json.hpp>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 
+#include "service/event_json.h"
 #include "tests/support/oracle.h"
 
 namespace hotrow::testing::fault {
@@ -16,15 +18,12 @@ using OrderKey = std::tuple<int64_t, int32_t, int64_t>;
 
 OrderKey KeyOf(const query::Event& e) { return {e.ts_ms, e.partition, e.offset}; }
 
-query::Event EventFromJson(const ordered_json& j) {
-  query::Event e;
-  e.id = j.at("event_id").get<std::string>();
-  e.ts_ms = j.at("ts").get<int64_t>();
-  e.topic = j.at("topic").get<std::string>();
-  e.partition = j.at("partition").get<int32_t>();
-  e.offset = j.at("offset").get<int64_t>();
-  e.payload = j.at("payload").dump();
-  return e;
+// One event of an answer, through the API's own inverse of its event JSON; throws what the
+// callers below turn into an error message.
+query::Event EventFromJson(const std::string& text) {
+  Result<query::Event> event = service::ParseEventJson(text);
+  if (!event.ok()) throw std::runtime_error(event.status().ToString());
+  return *event;
 }
 
 // Checks what every kind of answer shares: each event is a produced good record, none twice,
@@ -160,7 +159,7 @@ bool ParseEventsAnswer(const std::string& body, std::string* answered_id,
   try {
     const ordered_json answer = ordered_json::parse(body);
     *answered_id = answer.at("event_id").get<std::string>();
-    for (const auto& e : answer.at("events")) events->push_back(EventFromJson(e));
+    for (const auto& e : answer.at("events")) events->push_back(EventFromJson(e.dump()));
     return true;
   } catch (const std::exception& e) {
     *error = std::string("unparsable answer (") + e.what() + "): " + body.substr(0, 300);
@@ -175,7 +174,7 @@ bool ParseScanLine(const std::string& line, query::Event* event, std::string* er
       *error = j.at("error").dump();
       return false;
     }
-    *event = EventFromJson(j);
+    *event = EventFromJson(line);
     return true;
   } catch (const std::exception& e) {
     *error = std::string("unparsable scan line (") + e.what() + "): " + line.substr(0, 300);
