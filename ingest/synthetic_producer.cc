@@ -62,7 +62,11 @@ Result<std::unique_ptr<SyntheticProducer>> SyntheticProducer::Create(
                                              {"client.id", "hotrow-produce"},
                                              {"enable.idempotence", "true"},
                                              {"compression.type", "lz4"},
-                                             {"linger.ms", "5"}},
+                                             // Large batches: the mock broker walks a
+                                             // partition's message sets one by one on every
+                                             // fetch, so thousands of tiny batches per second
+                                             // saturate it long before hotrow (seen in the soak).
+                                             {"linger.ms", "100"}},
                                             "producer"));
   HOTROW_RETURN_IF_ERROR(SetKafkaProperties(conf.get(), options.properties, "producer"));
   RouteKafkaLogs(conf.get());
