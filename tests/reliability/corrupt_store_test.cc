@@ -178,6 +178,18 @@ class CorruptStoreTest : public ::testing::Test {
 
   // The contract's codes: 2 when the path is not a hotrow store (a configuration error), 1 when
   // it is one but damaged (a runtime failure).
+  // keys analyze succeeds on the store, and serve opens it and answers every query in full.
+  void ExpectOpensAndAnswersInFull(const std::string& path) {
+    const CommandResult r =
+        testing::RunHotrow({"keys", "analyze", "--data", path}, dir_.Sub("analyze.err"));
+    EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+    WriteConfig(path);
+    ServeProcess serve(dir_.Sub("hotrow.yaml"), dir_.Sub("serve.log"));
+    ASSERT_TRUE(serve.AwaitStarted()) << serve.Log();
+    EXPECT_EQ(QueryEveryId(path, &serve), 0);
+    EXPECT_EQ(serve.Stop(), 0) << serve.Log();
+  }
+
   void ExpectBothFail(const std::string& store_path, std::set<int> codes,
                       const std::string& mentions) {
     {
@@ -230,14 +242,7 @@ std::map<std::string, std::set<int64_t>> CorruptStoreTest::expected_;
 
 TEST_F(CorruptStoreTest, TheIntactCopyOpensAndAnswersInFull) {
   const std::string path = DamagedCopy([](const std::string&) {});
-  const CommandResult r = testing::RunHotrow({"keys", "analyze", "--data", path},
-                                             dir_.Sub("analyze.err"));
-  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
-  WriteConfig(path);
-  ServeProcess serve(dir_.Sub("hotrow.yaml"), dir_.Sub("serve.log"));
-  ASSERT_TRUE(serve.AwaitStarted()) << serve.Log();
-  EXPECT_EQ(QueryEveryId(path, &serve), 0);
-  EXPECT_EQ(serve.Stop(), 0) << serve.Log();
+  ExpectOpensAndAnswersInFull(path);
 }
 
 TEST_F(CorruptStoreTest, GarbageInCurrent) {
@@ -282,14 +287,7 @@ TEST_F(CorruptStoreTest, MissingOptionsFileIsHarmless) {
   const std::string path = DamagedCopy([](const std::string& p) {
     for (const auto& f : FilesOf(p, "OPTIONS-", "")) fs::remove(f);
   });
-  const CommandResult r =
-      testing::RunHotrow({"keys", "analyze", "--data", path}, dir_.Sub("analyze.err"));
-  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
-  WriteConfig(path);
-  ServeProcess serve(dir_.Sub("hotrow.yaml"), dir_.Sub("serve.log"));
-  ASSERT_TRUE(serve.AwaitStarted()) << serve.Log();
-  EXPECT_EQ(QueryEveryId(path, &serve), 0);
-  EXPECT_EQ(serve.Stop(), 0) << serve.Log();
+  ExpectOpensAndAnswersInFull(path);
 }
 
 TEST_F(CorruptStoreTest, FlippedBytesInADataBlockFailReadsLoudly) {
