@@ -29,7 +29,7 @@ fi
 if [[ $which == thread || $which == all ]]; then
   configure_and_build build-tsan thread
   # scripts/tsan.supp says why the uninstrumented RocksDB and librdkafka are suppressed.
-  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=7 suppressions=$PWD/scripts/tsan.supp" \
     ctest --test-dir build-tsan -L concurrent --output-on-failure -j"${HOTROW_TEST_JOBS:-2}" \
     --timeout 900
 fi

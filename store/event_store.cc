@@ -306,9 +306,10 @@ class RocksEventStore final : public EventStore {
 };
 
 RocksEventStore::~RocksEventStore() {
+  // The locks in the order every writer takes them: write_mu_, then state_mu_.
+  std::lock_guard write_lock(write_mu_);
   std::unique_lock lock(state_mu_);
   buckets_.clear();  // buckets still held by readers keep db_ alive until they let go
-  std::lock_guard write_lock(write_mu_);
   if (db_ != nullptr && !options().read_only && ResumeAfterFailedWrite().ok()) {
     // Skipped while RocksDB is still in its error state: the WAL file that failed must not be
     // touched again (librocksdb asserts on it), and every write it acknowledged is in it already.
