@@ -77,9 +77,10 @@ std::vector<std::string> AsOverrides(const Config& c) {
   };
 }
 
-// yaml-cpp's emitter rewrites bytes that are not valid UTF-8, so only ASCII strings are expected to
-// survive Quoted() unchanged; that is a limit of this check, not of the loader.
-bool AllAscii(const Config& c) {
+// yaml-cpp's emitter rewrites bytes that are not valid UTF-8 and writes control characters raw,
+// which YAML does not allow, so only printable ASCII is expected to survive Quoted() unchanged; that
+// is a limit of this check, not of the loader.
+bool AllPrintableAscii(const Config& c) {
   std::vector<const std::string*> strings = {&c.kafka.brokers, &c.kafka.group_id, &c.store.path,
                                              &c.ingest.id_field, &c.ingest.ts_field,
                                              &c.ingest.dead_letter_topic, &c.http.listen};
@@ -90,7 +91,9 @@ bool AllAscii(const Config& c) {
   }
   for (const std::string* s : strings) {
     for (char ch : *s) {
-      if (static_cast<unsigned char>(ch) >= 0x80) return false;
+      if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) >= 0x7f) {
+        return false;
+      }
     }
   }
   return true;
@@ -128,7 +131,7 @@ void CheckLoadResult(const Result<Config>& loaded) {
     return;
   }
   CheckRanges(*loaded);
-  if (!AllAscii(*loaded)) return;
+  if (!AllPrintableAscii(*loaded)) return;
   Result<Config> again = service::LoadConfig("", AsOverrides(*loaded));
   if (!again.ok()) std::fprintf(stderr, "reloading failed: %s\n", again.status().ToString().c_str());
   FUZZ_CHECK(again.ok());
