@@ -287,6 +287,11 @@ class RocksEventStore final : public EventStore {
   rocksdb::ColumnFamilyOptions BucketOptions() const;
   Status CheckFormat(bool is_new);
   Status LoadMetadata();
+  // Rows go in the same WriteBatch as their bucket's counters and are never deleted one by one, so
+  // every bucket holds exactly as many rows as its counters say. A lost table file or a MANIFEST
+  // cut short (which RocksDB reads as an older, shorter one without complaint) breaks that:
+  // Corruption, rather than answers from part of the store. Reads every row once, at open.
+  Status CheckRowsMatchCounters() const;
   // The bucket that holds `ts`, created when missing. REQUIRES: write_mu_ held.
   Result<std::shared_ptr<RocksBucket>> BucketFor(int64_t ts);
   // A failed write (a full disk, most often) leaves RocksDB in a background-error state in which
@@ -519,6 +524,29 @@ Status RocksEventStore::LoadMetadata() {
   // Counters of buckets that were dropped but whose counters survived a crash are not live.
   for (auto c = counters_.begin(); c != counters_.end();) {
     c = buckets_.count(c->first) != 0 ? std::next(c) : counters_.erase(c);
+  }
+  return CheckRowsMatchCounters();
+}
+
+Status RocksEventStore::CheckRowsMatchCounters() const {
+  for (const auto& [start, bucket] : buckets_) {
+    uint64_t expected = 0;
+    if (auto c = counters_.find(start); c != counters_.end()) {
+      for (const SaltCounter& salt : c->second) expected += salt.events;
+    }
+    rocksdb::ReadOptions ro;
+    ro.fill_cache = false;
+    ro.total_order_seek = true;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, bucket->cf()));
+    uint64_t rows = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) ++rows;
+    if (!it->status().ok()) return FromRocks(it->status(), "reading bucket " + std::to_string(start));
+    if (rows != expected) {
+      return Status::Corruption("the store at " + options().path + " is damaged: bucket " +
+                                std::to_string(start) + " holds " + std::to_string(rows) +
+                                " events where its counters say " + std::to_string(expected) +
+                                " (a table file or the MANIFEST was lost or cut short)");
+    }
   }
   return Status::Ok();
 }
