@@ -30,6 +30,7 @@ for t in "${targets[@]}"; do
 done
 
 HOTROW_WITH_FUZZ=1 bash scripts/install-deps.sh
+source scripts/compiler-cache.sh
 
 build=$root/build-fuzz
 CC=clang CXX=clang++ cmake -S . -B "$build" -DHOTROW_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -9,6 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+source scripts/compiler-cache.sh
 which=${1:-all}
 jobs=${HOTROW_JOBS:-2}
 
