@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds hotrow and its tests with sanitizers and runs the tests there. Any report fails the test
 # (or the child process) that triggered it.
-#   address: AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/, every test.
+#   address: AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/, every test but those
+#            labelled `e2e` (multi-process end-to-end runs of the Release binary: they test the
+#            processes' choreography, and every piece inside them is covered in-process here).
 #   thread:  ThreadSanitizer in build-tsan/, the tests labelled `concurrent` (ingest pipeline, query
 #            pool, HTTP server, serve end to end, the fault run): the single-threaded suites gain
 #            nothing from it and the query oracle alone would take ten minutes.
@@ -24,7 +26,7 @@ if [[ $which == address || $which == all ]]; then
   ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
   LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j"${HOTROW_TEST_JOBS:-2}" --timeout 900
+    ctest --test-dir build-asan -LE e2e --output-on-failure -j"${HOTROW_TEST_JOBS:-2}" --timeout 900
 fi
 
 if [[ $which == thread || $which == all ]]; then
