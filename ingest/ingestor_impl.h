@@ -1,0 +1,221 @@
+#pragma once
+
+// Internal to ingest/: the implementation of Ingestor, shared by the files that hold its parts:
+//   ingestor.cc            start, stop, the consumer's lifecycle
+//   ingestor_rebalance.cc  assignments and revocations (start offsets: start_offset.h)
+//   ingestor_poller.cc     the poller thread: poll, parse, key, batch, hand over
+//   ingestor_writer.cc     the writer thread: store writes and offset commits
+//   ingestor_stats.cc      the monitor thread, errors, Stats() and Ready()
+// It includes librdkafka; nothing outside ingest/ may include it.
+
+#include <concurrentqueue/blockingconcurrentqueue.h>
+#include <librdkafka/rdkafka.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "common/logging.h"
+#include "ingest/batcher.h"
+#include "ingest/dead_letter.h"
+#include "ingest/ingestor.h"
+#include "ingest/kafka_conf.h"
+#include "ingest/record_parser.h"
+
+namespace hotrow::ingest::internal {
+
+using store::TopicPartition;
+
+inline constexpr size_t kReasonCount = std::size(kRejectReasons);
+// How often the monitor reads each assigned partition's high watermark.
+inline constexpr int64_t kMonitorIntervalMs = 1000;
+// The longest a poll blocks, so that stop requests and batch ages are seen promptly.
+inline constexpr int kPollMaxMs = 100;
+// librdkafka 2.0 stops fetching for a fixed second whenever its local queue holds
+// queued.min.messages records (default 100000, counted across all partitions, as they share one
+// queue) or queued.max.messages.kbytes (64 MiB of payload). When catching up, the queue fills,
+// and a consumer that drains 100000 records in a fraction of a second then idles for the rest of
+// it: this halved ingest throughput in bench/ingest_bench. With the count out of the way the byte
+// limit governs: about 600000 small records, more than a second of work, and bounded memory
+// (the payload plus ~300 bytes of librdkafka bookkeeping per record, ~250 MB for 100-byte
+// records). kafka.properties can lower either.
+inline constexpr const char* kQueuedMinMessages = "1000000";
+// How long Stop() lets the consumer take to commit and leave the group.
+inline constexpr int64_t kCloseTimeoutMs = 5000;
+// How long a closed batch waits for room in the queue before the consumer pauses.
+inline constexpr int64_t kBackpressureWaitMs = 250;
+// Timeout of the blocking broker calls made while (re)assigning partitions.
+inline constexpr int kAssignQueryTimeoutMs = 10000;
+// After Stop(), a failing write is tried for about this long before the batch is given up
+// (its offsets are then not stored: Kafka replays it on restart).
+inline constexpr int64_t kStopWriteGraceMs = 3000;
+
+// The index of `reason` in kRejectReasons (0 when unknown).
+size_t ReasonIndex(const char* reason);
+// "topic/partition".
+std::string Describe(const TopicPartition& tp);
+// An offset or RD_KAFKA_OFFSET_*, in words.
+std::string DescribeOffset(int64_t offset);
+// Sets the name of the calling thread (at most 15 characters show).
+void NameThread(const char* name);
+
+// What the poller keeps per assigned partition.
+struct PartitionCursor {
+  TopicPartition tp;
+  int64_t expected = -1;  // the offset the next record should have; -1 when unknown
+  int topic_number = -1;  // the store's number for tp.topic; -1 until resolved
+};
+
+// What Stats() reports per partition, shared between the threads under stats_mu_.
+struct PartitionInfo {
+  bool assigned = false;
+  int64_t start_offset = -1;   // where consuming started: an offset or RD_KAFKA_OFFSET_*
+  int64_t written_next = -1;   // next offset as written to the store by this process
+  int64_t low_watermark = -1;  // the broker's log start, as last asked
+  int64_t high_watermark = -1;
+  uint64_t lost_to_retention = 0;
+};
+
+class IngestorImpl final : public Ingestor {
+ public:
+  IngestorImpl(const IngestOptions& options, store::EventStore* store)
+      : options_(options),
+        store_(store),
+        parser_(ParserOptions{options.id_field, options.ts_field}),
+        batcher_(options.batch_max_events, options.batch_max_ms),
+        reject_log_(10, 10000),
+        error_log_(10, 10000) {}
+
+  ~IngestorImpl() override {
+    Status s = Stop();
+    (void)s;
+  }
+
+  Status Init();
+  Status Stop() override;
+  IngestStats Stats() const override;
+  Status Ready() const override;
+
+ private:
+  // librdkafka callbacks; `opaque` is the IngestorImpl.
+  static void OnRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                          rd_kafka_topic_partition_list_t* partitions, void* opaque);
+  static void OnOffsetCommit(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                             rd_kafka_topic_partition_list_t* offsets, void* opaque);
+  static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
+
+  void PollLoop();
+  void WriteLoop();
+  void MonitorLoop();
+
+  // Poller thread.
+  void HandleMessage(const rd_kafka_message_t* msg);
+  void HandleConsumerError(const rd_kafka_message_t* msg);
+  void Reject(PartitionCursor* cursor, const rd_kafka_message_t* msg, const char* reason,
+              const std::string& detail, int64_t now_ms);
+  PartitionCursor* Cursor(const char* topic, int32_t partition);
+  bool ResolveTopicNumber(PartitionCursor* cursor);
+  void CountGap(PartitionCursor* cursor, int64_t offset);
+  void CloseBatch();
+  void PushPending();
+  void UpdatePause();
+  void DrainAndWait();
+  void OnAssign(rd_kafka_topic_partition_list_t* partitions, bool cooperative);
+  void OnRevoke(rd_kafka_topic_partition_list_t* partitions, bool cooperative);
+  void SetPaused(bool paused);
+  void CloseConsumer();
+
+  // Writer thread.
+  void WriteBatch(Batch* batch);
+  void CommitAsync(const Batch& batch);
+
+  void NoteError(const std::string& message);
+  // Runs a thread's body; an exception escaping it (a bug or an allocation failure) is logged and
+  // recorded, and the thread ends: the stall check then reports the stuck ingestion.
+  template <typename Body>
+  void Guarded(const char* thread, Body body) {
+    try {
+      body();
+    } catch (const std::exception& e) {
+      NoteError(std::string("ingest: the ") + thread + " thread failed: " + e.what());
+    } catch (...) {
+      NoteError(std::string("ingest: the ") + thread + " thread failed");
+    }
+  }
+  int64_t NowMs() const { return options_.clock->NowMs(); }
+
+  // Constant after construction.
+  const IngestOptions options_;
+  store::EventStore* const store_;
+  int64_t reset_offset_ = RD_KAFKA_OFFSET_BEGINNING;  // auto.offset.reset as an offset
+
+  // Owned by the poller thread.
+  RecordParser parser_;
+  Batcher batcher_;
+  ParsedRecord parsed_;
+  std::map<TopicPartition, PartitionCursor> cursors_;
+  PartitionCursor* last_cursor_ = nullptr;
+  std::deque<std::unique_ptr<Batch>> pending_;  // closed, not yet in the queue
+  uint64_t next_seq_ = 1;
+  uint64_t last_closed_seq_ = 0;
+  bool paused_ = false;
+
+  // The hand-over from poller to writer. queued_ counts batches in the queue or being written.
+  moodycamel::BlockingConcurrentQueue<std::unique_ptr<Batch>> queue_;
+  std::atomic<size_t> queued_{0};
+
+  // Signalled by the writer after each batch; guards written_seq_.
+  std::mutex seq_mu_;
+  std::condition_variable seq_cv_;
+  uint64_t written_seq_ = 0;
+  std::atomic<bool> writer_done_{false};  // the writer thread has ended
+
+  // Stop requests.
+  std::atomic<bool> stop_polling_{false};
+  std::atomic<bool> stop_writing_{false};
+  std::atomic<int64_t> stop_requested_ms_{0};  // steady ms of the Stop() call; 0 before
+  // Set by the writer when, stopping, it gives a batch up: no later batch may be written then,
+  // or its offsets would skip the records of the one given up.
+  bool abandoned_ = false;  // writer thread only
+  std::mutex monitor_mu_;
+  std::condition_variable monitor_cv_;
+
+  // Counters, any thread.
+  std::atomic<uint64_t> records_consumed_{0};
+  std::atomic<uint64_t> events_stored_{0};
+  std::atomic<uint64_t> duplicates_{0};
+  std::atomic<uint64_t> rejected_[kReasonCount] = {};
+  std::atomic<uint64_t> lost_to_retention_{0};
+  std::atomic<uint64_t> batches_written_{0};
+  std::atomic<uint64_t> batch_events_sum_{0};
+  std::atomic<uint64_t> batch_write_us_sum_{0};
+  std::atomic<uint64_t> dead_lettered_{0};
+  std::atomic<bool> out_of_disk_{false};
+  std::atomic<bool> paused_flag_{false};
+  std::atomic<int64_t> last_progress_ms_{0};  // last write, or last assignment
+
+  mutable std::mutex stats_mu_;
+  std::map<TopicPartition, PartitionInfo> partitions_;  // GUARDED_BY(stats_mu_)
+  std::string last_error_;                              // GUARDED_BY(stats_mu_)
+  Status stop_status_;                                  // GUARDED_BY(stats_mu_)
+
+  RateLimiter reject_log_;
+  RateLimiter error_log_;
+
+  std::unique_ptr<DeadLetterProducer> dead_letters_;
+  // Declared after everything its callbacks touch, destroyed (in Stop) before them.
+  rd_kafka_t* consumer_ = nullptr;
+  std::thread poller_;
+  std::thread writer_;
+  std::thread monitor_;
+  bool stopped_ = false;
+  bool close_timed_out_ = false;  // set by the poller before it ends; read by Stop after the join
+};
+
+
+}  // namespace hotrow::ingest::internal

@@ -1,0 +1,280 @@
+// The poller thread of IngestorImpl: poll, parse, key, batch, hand over.
+#include "ingest/ingestor_impl.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/time_format.h"
+#include "keying/row_key.h"
+#include "keying/row_value.h"
+
+namespace hotrow::ingest::internal {
+
+void IngestorImpl::PollLoop() {
+  NameThread("hotrow-poll");
+  while (!stop_polling_.load(std::memory_order_relaxed)) {
+    PushPending();
+    UpdatePause();
+    const int64_t now = NowMs();
+    const int timeout =
+        static_cast<int>(std::clamp<int64_t>(batcher_.MsUntilDue(now), 0, kPollMaxMs));
+    rd_kafka_message_t* msg = rd_kafka_consumer_poll(consumer_, timeout);
+    // Then take what is already fetched without blocking.
+    for (int n = 1; msg != nullptr; ++n) {
+      if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        HandleConsumerError(msg);
+      } else {
+        HandleMessage(msg);
+      }
+      rd_kafka_message_destroy(msg);
+      if (batcher_.Full()) CloseBatch();
+      if (stop_polling_.load(std::memory_order_relaxed) || !pending_.empty()) break;
+      if (n % 64 == 0 && batcher_.Due(NowMs())) break;
+      msg = rd_kafka_consumer_poll(consumer_, 0);
+    }
+    if (batcher_.Full() || batcher_.Due(NowMs())) CloseBatch();
+  }
+  // Stop: write the open batch and everything pending, then leave the group. Closing the consumer
+  // revokes the assignment through OnRebalance, which commits the written offsets.
+  DrainAndWait();
+  CloseConsumer();
+}
+
+PartitionCursor* IngestorImpl::Cursor(const char* topic, int32_t partition) {
+  if (last_cursor_ != nullptr && last_cursor_->tp.partition == partition &&
+      last_cursor_->tp.topic == topic) {
+    return last_cursor_;
+  }
+  TopicPartition tp{topic, partition};
+  auto it = cursors_.find(tp);
+  if (it == cursors_.end()) {
+    // A record of a partition we were not told about: track it from here on.
+    it = cursors_.emplace(tp, PartitionCursor{tp, -1, -1}).first;
+  }
+  last_cursor_ = &it->second;
+  return last_cursor_;
+}
+
+bool IngestorImpl::ResolveTopicNumber(PartitionCursor* cursor) {
+  int64_t backoff_ms = 100;
+  while (true) {
+    Result<uint16_t> number = store_->TopicNumber(cursor->tp.topic);
+    if (number.ok()) {
+      cursor->topic_number = *number;
+      for (auto& [tp, other] : cursors_) {
+        if (tp.topic == cursor->tp.topic) other.topic_number = *number;
+      }
+      return true;
+    }
+    NoteError("store: cannot number topic " + cursor->tp.topic + ": " + number.status().ToString());
+    if (stop_polling_.load()) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+    backoff_ms = std::min<int64_t>(backoff_ms * 2, 5000);
+  }
+}
+
+void IngestorImpl::HandleMessage(const rd_kafka_message_t* msg) {
+  records_consumed_.fetch_add(1, std::memory_order_relaxed);
+  const char* topic = rd_kafka_topic_name(msg->rkt);
+  PartitionCursor* cursor = Cursor(topic, msg->partition);
+  const int64_t offset = msg->offset;
+  if (cursor->topic_number < 0 && !ResolveTopicNumber(cursor)) {
+    // Stopping with the store refusing: leave this record (and the partition) unhandled.
+    records_consumed_.fetch_sub(1, std::memory_order_relaxed);
+    stop_polling_.store(true);
+    return;
+  }
+  if (cursor->expected >= 0 && offset != cursor->expected) {
+    if (offset > cursor->expected) {
+      CountGap(cursor, offset);
+    } else {
+      // The partition went back (recreated, or its offsets reset by hand): records below the
+      // store's offset for it will count as duplicates, not be stored again.
+      NoteError("ingest: " + Describe(cursor->tp) + " went back from offset " +
+                std::to_string(cursor->expected) + " to " + std::to_string(offset));
+    }
+  }
+  cursor->expected = offset + 1;
+
+  const int64_t now = NowMs();
+  const int64_t wall_now = store_->options().wall_clock->NowMs();
+  const int64_t window_start = store_->WindowStartMs();
+  rd_kafka_timestamp_type_t ts_type;
+  const int64_t kafka_ts = rd_kafka_message_timestamp(msg, &ts_type);
+
+  // Cold records, after a long outage, are dropped on their Kafka timestamp alone, before a
+  // parse. The margin (max_future) tolerates producers whose clocks run behind.
+  if (kafka_ts >= 0 && kafka_ts < window_start - options_.max_future_ms) {
+    Reject(cursor, msg, kRejectExpired,
+           "Kafka timestamp " + FormatRfc3339Ms(kafka_ts) + " is before the hot window", now);
+    return;
+  }
+
+  RecordView view;
+  if (msg->payload != nullptr) view.value = {static_cast<const char*>(msg->payload), msg->len};
+  if (msg->key != nullptr) view.key = {static_cast<const char*>(msg->key), msg->key_len};
+  view.kafka_ts_ms = kafka_ts;
+  parser_.Parse(view, window_start, wall_now + options_.max_future_ms, &parsed_);
+  if (!parsed_.ok()) {
+    Reject(cursor, msg, parsed_.reject, parsed_.detail, now);
+    return;
+  }
+
+  keying::RowKey key;
+  key.salt = store_->salter().SaltOf(cursor->tp.topic, cursor->tp.partition, offset, parsed_.id);
+  key.id_hash = keying::IdHash(parsed_.id);
+  key.ts_ms = parsed_.ts_ms;
+  key.topic = static_cast<uint16_t>(cursor->topic_number);
+  key.partition = cursor->tp.partition;
+  key.offset = offset;
+  std::string encoded_key(keying::kRowKeySize, '\0');
+  keying::EncodeRowKeyTo(key, encoded_key.data());
+  std::string value;
+  keying::EncodeRowValueTo(parsed_.id, view.value, &value);
+  batcher_.AddRow(cursor->tp, offset, std::move(encoded_key), std::move(value), now);
+}
+
+void IngestorImpl::Reject(PartitionCursor* cursor, const rd_kafka_message_t* msg,
+                          const char* reason, const std::string& detail, int64_t now_ms) {
+  rejected_[ReasonIndex(reason)].fetch_add(1, std::memory_order_relaxed);
+  uint64_t suppressed = 0;
+  if (reject_log_.Allow(&suppressed)) {
+    spdlog::warn("ingest: rejected {}@{}: {}: {}{}", Describe(cursor->tp), msg->offset, reason,
+                 detail,
+                 suppressed > 0 ? " (" + std::to_string(suppressed) + " similar not logged)"
+                                : std::string());
+  }
+  if (dead_letters_ != nullptr) {
+    std::string_view key, value;
+    if (msg->key != nullptr) key = {static_cast<const char*>(msg->key), msg->key_len};
+    if (msg->payload != nullptr) value = {static_cast<const char*>(msg->payload), msg->len};
+    Status s = dead_letters_->Produce(key, value, reason, detail, cursor->tp.topic,
+                                      cursor->tp.partition, msg->offset);
+    if (s.ok()) {
+      batcher_.AddDeadLetter();
+      dead_lettered_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      NoteError(s.ToString());
+    }
+  }
+  batcher_.AddSkipped(cursor->tp, msg->offset, now_ms);
+}
+
+void IngestorImpl::CountGap(PartitionCursor* cursor, int64_t offset) {
+  // Offsets the client skipped although the broker still has them (transaction markers,
+  // compaction) are not lost: only the part below the broker's log start is.
+  int64_t low = -1, high = -1;
+  rd_kafka_get_watermark_offsets(consumer_, cursor->tp.topic.c_str(), cursor->tp.partition, &low,
+                                 &high);
+  int64_t lost = offset - cursor->expected;
+  if (low >= 0) {
+    if (low <= cursor->expected) {
+      spdlog::info(
+          "ingest: {} skipped offsets {}..{} that the broker did not deliver "
+          "(transaction markers or compaction)",
+          Describe(cursor->tp), cursor->expected, offset - 1);
+      return;
+    }
+    lost = std::min(offset, low) - cursor->expected;
+  }
+  lost_to_retention_.fetch_add(static_cast<uint64_t>(lost), std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    partitions_[cursor->tp].lost_to_retention += static_cast<uint64_t>(lost);
+  }
+  NoteError("ingest: " + Describe(cursor->tp) + ": " + std::to_string(lost) +
+            " records lost to retention: expected offset " + std::to_string(cursor->expected) +
+            ", the broker's log now starts at " + std::to_string(low) +
+            " (the consumer fell behind retention or was down too long)");
+}
+
+void IngestorImpl::HandleConsumerError(const rd_kafka_message_t* msg) {
+  std::string where;
+  if (msg->rkt != nullptr) {
+    where =
+        std::string(rd_kafka_topic_name(msg->rkt)) + "/" + std::to_string(msg->partition) + ": ";
+  }
+  const char* text = rd_kafka_message_errstr(msg);
+  NoteError("kafka consumer: " + where + (text != nullptr ? text : rd_kafka_err2str(msg->err)));
+}
+
+void IngestorImpl::CloseBatch() {
+  if (batcher_.empty()) return;
+  std::unique_ptr<Batch> batch = batcher_.Take(next_seq_++);
+  last_closed_seq_ = batch->seq;
+  pending_.push_back(std::move(batch));
+  PushPending();
+}
+
+void IngestorImpl::PushPending() {
+  while (!pending_.empty()) {
+    if (queued_.load() >= options_.queue_max_batches) {
+      // The writer is behind. Wait a little for it first: a pause costs a refetch when resumed,
+      // which only pays off when the writer is really stuck (a slow or full disk).
+      std::unique_lock<std::mutex> lock(seq_mu_);
+      seq_cv_.wait_for(lock, std::chrono::milliseconds(kBackpressureWaitMs), [this] {
+        return queued_.load() < options_.queue_max_batches || stop_polling_.load();
+      });
+      if (queued_.load() >= options_.queue_max_batches) return;  // UpdatePause pauses
+    }
+    queued_.fetch_add(1);
+    queue_.enqueue(std::move(pending_.front()));
+    pending_.pop_front();
+  }
+}
+
+void IngestorImpl::UpdatePause() {
+  // Pause as soon as a closed batch finds the queue full (or the disk is full); resume only once
+  // the writer has drained the queue to half, so that a writer just a little behind does not
+  // make the consumer pause and resume (and refetch) for every batch.
+  if (!paused_) {
+    if (!pending_.empty() || out_of_disk_.load()) SetPaused(true);
+  } else if (pending_.empty() && !out_of_disk_.load() &&
+             queued_.load() <= options_.queue_max_batches / 2) {
+    SetPaused(false);
+  }
+}
+
+void IngestorImpl::SetPaused(bool paused) {
+  rd_kafka_topic_partition_list_t* assignment = nullptr;
+  if (rd_kafka_assignment(consumer_, &assignment) != RD_KAFKA_RESP_ERR_NO_ERROR) return;
+  TopicPartitionListPtr list(assignment);
+  rd_kafka_resp_err_t err = paused ? rd_kafka_pause_partitions(consumer_, list.get())
+                                   : rd_kafka_resume_partitions(consumer_, list.get());
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    NoteError(std::string("kafka consumer: cannot ") + (paused ? "pause" : "resume") + ": " +
+              rd_kafka_err2str(err));
+    return;
+  }
+  paused_ = paused;
+  paused_flag_.store(paused);
+  if (paused) {
+    spdlog::info("ingest: paused {} partition(s): {}", list->cnt,
+                 out_of_disk_.load() ? "the disk is full" : "the writer is behind");
+  } else {
+    spdlog::info("ingest: resumed {} partition(s)", list->cnt);
+  }
+}
+
+void IngestorImpl::DrainAndWait() {
+  CloseBatch();
+  const uint64_t target = last_closed_seq_;
+  std::unique_lock<std::mutex> lock(seq_mu_);
+  while (true) {
+    lock.unlock();
+    PushPending();
+    lock.lock();
+    if (pending_.empty() && written_seq_ >= target) return;
+    if (writer_done_.load()) {
+      NoteError("ingest: the writer has ended; " + std::to_string(target - written_seq_) +
+                " batches stay unwritten (Kafka delivers them again on restart)");
+      return;
+    }
+    seq_cv_.wait_for(lock, std::chrono::milliseconds(100));
+  }
+}
+
+
+}  // namespace hotrow::ingest::internal

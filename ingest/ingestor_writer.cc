@@ -1,0 +1,111 @@
+// The writer thread of IngestorImpl: store writes, then offset commits.
+#include "ingest/ingestor_impl.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace hotrow::ingest::internal {
+
+void IngestorImpl::WriteLoop() {
+  NameThread("hotrow-write");
+  while (true) {
+    std::unique_ptr<Batch> batch;
+    if (!queue_.wait_dequeue_timed(batch, std::chrono::milliseconds(100))) {
+      if (stop_writing_.load()) return;
+      continue;
+    }
+    WriteBatch(batch.get());
+    queued_.fetch_sub(1);
+    {
+      std::lock_guard<std::mutex> lock(seq_mu_);
+      written_seq_ = batch->seq;
+    }
+    seq_cv_.notify_all();
+  }
+}
+
+void IngestorImpl::WriteBatch(Batch* batch) {
+  if (abandoned_) {
+    spdlog::error(
+        "ingest: stopping; a batch of {} records after an unwritten one is not written "
+        "either (Kafka will deliver both again on restart)",
+        batch->records);
+    return;
+  }
+  if (batch->dead_letters > 0 && dead_letters_ != nullptr) {
+    // Letters first: once the offsets are stored, the records are never read again.
+    Status s = dead_letters_->Flush(10000);
+    if (!s.ok()) NoteError(s.ToString());
+  }
+  int64_t backoff_ms = 100;
+  while (true) {
+    store::WriteOutcome outcome;
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = store_->Write(batch->input, &outcome);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (s.ok()) {
+      batch_write_us_sum_.fetch_add(static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0).count()));
+      batches_written_.fetch_add(1);
+      batch_events_sum_.fetch_add(outcome.stored);
+      events_stored_.fetch_add(outcome.stored);
+      duplicates_.fetch_add(outcome.duplicate);
+      rejected_[ReasonIndex(kRejectExpired)].fetch_add(outcome.expired);
+      rejected_[ReasonIndex(kRejectFuture)].fetch_add(outcome.future);
+      if (out_of_disk_.exchange(false)) spdlog::info("ingest: the store accepts writes again");
+      {
+        std::lock_guard<std::mutex> lock(stats_mu_);
+        for (const auto& [tp, next] : batch->input.next_offsets) {
+          PartitionInfo& info = partitions_[tp];
+          info.written_next = std::max(info.written_next, next);
+        }
+      }
+      last_progress_ms_.store(NowMs());
+      CommitAsync(*batch);
+      return;
+    }
+    if (s.IsNoSpace()) {
+      if (!out_of_disk_.exchange(true)) {
+        spdlog::error("ingest: the disk is full; consuming is paused until a write succeeds: {}",
+                      s.ToString());
+      }
+    }
+    NoteError("store write of " + std::to_string(batch->records) +
+              " records failed: " + s.ToString());
+    const int64_t stop_ms = stop_requested_ms_.load();
+    if (stop_ms != 0) {
+      const int64_t now_steady = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count();
+      if (now_steady - stop_ms > kStopWriteGraceMs) {
+        spdlog::error(
+            "ingest: stopping with a batch of {} records unwritten; its offsets are "
+            "not stored, so Kafka will deliver it again on restart",
+            batch->records);
+        abandoned_ = true;
+        std::lock_guard<std::mutex> lock(stats_mu_);
+        if (stop_status_.ok()) stop_status_ = s;
+        return;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+    backoff_ms = std::min<int64_t>(backoff_ms * 2, s.IsNoSpace() ? 1000 : 5000);
+  }
+}
+
+void IngestorImpl::CommitAsync(const Batch& batch) {
+  if (batch.input.next_offsets.empty()) return;
+  TopicPartitionListPtr list(
+      rd_kafka_topic_partition_list_new(static_cast<int>(batch.input.next_offsets.size())));
+  for (const auto& [tp, next] : batch.input.next_offsets) {
+    rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)->offset = next;
+  }
+  // Only for lag monitors: the store's offsets are the truth. Failures are logged by
+  // OnOffsetCommit.
+  rd_kafka_commit(consumer_, list.get(), 1);
+}
+
+
+}  // namespace hotrow::ingest::internal
