@@ -1,5 +1,5 @@
-# disk: a full disk under serve (a tmpfs the test mounts; needs root, else skipped unless
-# HOTROW_REQUIRE_TMPFS=1) and damaged or foreign stores opened by serve and keys analyze.
+# disk: a full disk under serve (a tmpfs the test mounts; needs root, else skipped, except in CI,
+# as root or with HOTROW_REQUIRE_TMPFS=1) and damaged or foreign stores opened by serve and keys analyze.
 add_library(hotrow_disk_test_support STATIC ${CMAKE_CURRENT_LIST_DIR}/disk_support.cc)
 target_link_libraries(hotrow_disk_test_support
   PUBLIC hotrow_test_support nlohmann_json::nlohmann_json PRIVATE PkgConfig::HTTPLIB)
