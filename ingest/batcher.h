@@ -19,6 +19,7 @@ struct Batch {
   size_t records = 0;            // records handled: events and rejected ones
   size_t dead_letters = 0;       // rejected records of this batch produced to the dead-letter topic
   int64_t opened_ms = 0;         // when the first record was added
+  uint64_t epoch = 0;            // the ingestor's ownership epoch the records were read in
 };
 
 // Collects records into a Batch until it holds `max_records` records or is `max_ms` old.

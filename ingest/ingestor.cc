@@ -2,9 +2,12 @@
 
 #include <pthread.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 #include "common/time_format.h"
 #include "ingest/ingestor_impl.h"
@@ -52,8 +55,14 @@ Status IngestorImpl::Init() {
                                              {"enable.auto.offset.store", "false"},
                                              {"enable.partition.eof", "false"},
                                              {"auto.offset.reset", "earliest"},
-                                             {"queued.min.messages", kQueuedMinMessages}},
+                                             {"queued.min.messages", kQueuedMinMessages},
+                                             {"session.timeout.ms", kSessionTimeoutMs},
+                                             {"heartbeat.interval.ms", kHeartbeatIntervalMs}},
                                             "consumer"));
+  if (!options_.instance_id.empty()) {
+    HOTROW_RETURN_IF_ERROR(
+        SetKafkaProperties(conf.get(), {{"group.instance.id", options_.instance_id}}, "consumer"));
+  }
   HOTROW_RETURN_IF_ERROR(SetKafkaProperties(conf.get(), options_.properties, "consumer"));
   char value[64];
   size_t value_size = sizeof(value);
@@ -66,6 +75,14 @@ Status IngestorImpl::Init() {
     } else {
       reset_offset_ = RD_KAFKA_OFFSET_BEGINNING;
     }
+  }
+  {
+    char host[256] = {};
+    if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+    std::error_code ec;
+    std::filesystem::path path = std::filesystem::absolute(store_->options().path, ec);
+    commit_metadata_ = std::string(kCommitMetadataPrefix) + host + ":" +
+                       (ec ? store_->options().path : path.lexically_normal().string());
   }
   RouteKafkaLogs(conf.get());
   rd_kafka_conf_set_opaque(conf.get(), this);
@@ -155,7 +172,6 @@ Status IngestorImpl::Stop() {
   return stop_status_;
 }
 
-
 void IngestorImpl::CloseConsumer() {
   // rd_kafka_consumer_close can block for a session timeout or more when the brokers are gone;
   // closing through a queue lets Stop() give up after kCloseTimeoutMs.
@@ -189,7 +205,6 @@ void IngestorImpl::CloseConsumer() {
   }
   rd_kafka_queue_destroy(queue);
 }
-
 
 }  // namespace internal
 

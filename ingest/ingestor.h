@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -30,6 +31,10 @@ struct IngestOptions {
   std::vector<std::string> topics;
   // Consumer group. Default: "hotrow".
   std::string group_id = "hotrow";
+  // group.instance.id (static membership): a restart with the same id within the session
+  // timeout takes its partitions back without a rebalance, on brokers that support it (Kafka
+  // 2.3+; the embedded broker ignores it). Unique per instance. Default: empty (dynamic member).
+  std::string instance_id;
   // Passed to librdkafka as is (both consumer and dead-letter producer), after hotrow's own
   // settings, so a user may override them.
   std::map<std::string, std::string> properties;
@@ -52,6 +57,9 @@ struct IngestOptions {
   size_t queue_max_batches = 8;
   // Clock for batch ages and stall detection. Not owned. Default: the system clock.
   const Clock* clock = WallClock::Default();
+  // For tests: called by the poller thread before each poll (a test may block in it to freeze
+  // the poller). Default: none.
+  std::function<void()> before_poll_for_test;
 };
 
 struct PartitionStats {
@@ -62,6 +70,7 @@ struct PartitionStats {
   int64_t lag = 0;              // high_watermark - next_offset, or 0 when unknown
   bool paused = false;
   uint64_t lost_to_retention = 0;
+  uint64_t skipped_cold = 0;
 };
 
 struct IngestStats {
@@ -70,6 +79,13 @@ struct IngestStats {
   uint64_t duplicates = 0;                   // records the store had already (replays)
   std::map<std::string, uint64_t> rejected;  // every reason in kRejectReasons, with its count
   uint64_t lost_to_retention = 0;
+  // Records skipped unparsed because their Kafka timestamp is before the hot window (a restart
+  // after a long outage, where the broker could not say where the window starts). Not bad
+  // input: not in `rejected`.
+  uint64_t skipped_cold = 0;
+  // Batches (and their records) not written because their partitions were lost meanwhile
+  // (session timeout, fencing): the partitions' new owner reads them.
+  uint64_t batches_discarded = 0;
   uint64_t batches_written = 0;
   uint64_t batch_events_sum = 0;       // events over every written batch
   double batch_write_seconds_sum = 0;  // time spent in store writes
@@ -86,14 +102,17 @@ struct IngestStats {
 //
 // Operation
 // - The consumer runs with enable.auto.commit=false, enable.auto.offset.store=false,
-//   enable.partition.eof=false, auto.offset.reset=earliest and queued.min.messages=1000000 (see
-//   ingestor.cc); IngestOptions::properties may override any of them.
-// - Start offsets, set in the partition list given to assign (librdkafka 2.0's seek is unsafe):
-//   the larger of the store's offset and the group's committed one (with several instances, each
-//   with its own store, the group may be ahead: another instance consumed meanwhile); else
-//   offsets-for-times(now - ttl); else, where the broker cannot tell (the embedded one answers -1),
-//   auto.offset.reset (earliest unless overridden), with cold records then dropped as `expired`
-//   on their Kafka timestamp before any parse.
+//   enable.partition.eof=false, auto.offset.reset=earliest, queued.min.messages=1000000,
+//   session.timeout.ms=6000 and heartbeat.interval.ms=500 (see ingestor_impl.h), and
+//   group.instance.id=instance_id when set; IngestOptions::properties may override any of them.
+// - Start offsets, set in the partition list given to assign (librdkafka 2.0's seek is unsafe),
+//   by ChooseStartOffset (start_offset.h): the store's offset, never a group commit ahead of it
+//   (commits follow sync=false writes, so after a power cut the group may be ahead of the store),
+//   unless another hotrow store made that commit (commit metadata names the store); else the
+//   group's committed offset; moved up to offsets-for-times(now - ttl) when that is later; else
+//   auto.offset.reset (earliest unless overridden). Records whose Kafka timestamp is before the
+//   window are skipped unparsed and counted in skipped_cold (not as rejected), logged once per
+//   partition.
 // - Records are parsed (ingest/record_parser.h), keyed and batched; a batch closes at
 //   batch_max_events records or batch_max_ms and is written with its next offsets in one atomic
 //   store write, then the offsets are committed to the group asynchronously (for lag monitors).
@@ -102,6 +121,11 @@ struct IngestStats {
 // - On revocation the open batch is written and durable before the partitions are given up, and
 //   the written offsets are committed for the next owner (synchronously; when stopping, before
 //   the consumer leaves the group).
+// - On an involuntary loss (librdkafka flags the assignment lost, or the consumer is no longer a
+//   member: session timeout, fencing, a poller stuck past max.poll.interval.ms) nothing more is
+//   written for the partitions: the open batch is dropped, the ownership epoch bumped, and the
+//   writer discards every batch of an earlier epoch before writing it (batches_discarded);
+//   nothing is committed. Records of partitions not assigned are never tracked.
 // - A fetched offset beyond the expected one that the broker no longer has (retention overtook
 //   the consumer) is counted in lost_to_retention and logged as an error.
 // - Backpressure: when the queue to the writer stays full (or the disk is full) the assigned
@@ -109,6 +133,9 @@ struct IngestStats {
 // - Write errors: kNoSpace sets out_of_disk and pauses; every failed write is retried with
 //   backoff, never dropped. After Stop() a failing write is given up after a few seconds, with
 //   its offsets unwritten, so Kafka delivers those records again on restart.
+//
+// Code: ingestor.cc (start, stop), ingestor_poller.cc, ingestor_rebalance.cc, ingestor_writer.cc,
+// ingestor_stats.cc, with the class in ingestor_impl.h and the start rule in start_offset.h.
 //
 // Threads: a poller (polls librdkafka, parses, keys, batches; serves rebalances), a writer
 // (writes batches to the store, commits offsets) joined to it by a bounded moodycamel queue, and

@@ -45,6 +45,15 @@ inline constexpr int kPollMaxMs = 100;
 // (the payload plus ~300 bytes of librdkafka bookkeeping per record, ~250 MB for 100-byte
 // records). kafka.properties can lower either.
 inline constexpr const char* kQueuedMinMessages = "1000000";
+// The consumer's session timeout and heartbeat interval (kafka.properties may override them).
+// librdkafka heartbeats from its own thread, which never waits for the poller or the store (a
+// stuck poller is caught by max.poll.interval.ms instead), so the session timeout only needs to
+// outlast a few lost heartbeats: 6 s is the smallest a Kafka broker accepts by default
+// (group.min.session.timeout.ms). It bounds how long a restart waits after a kill -9 (the dead
+// member must time out) and, on the embedded broker, after a clean stop too: its coordinator
+// waits session.timeout.ms - 1 s for members to (re)join whenever the group changes.
+inline constexpr const char* kSessionTimeoutMs = "6000";
+inline constexpr const char* kHeartbeatIntervalMs = "500";
 // How long Stop() lets the consumer take to commit and leave the group.
 inline constexpr int64_t kCloseTimeoutMs = 5000;
 // How long a closed batch waits for room in the queue before the consumer pauses.
@@ -61,14 +70,18 @@ size_t ReasonIndex(const char* reason);
 std::string Describe(const TopicPartition& tp);
 // An offset or RD_KAFKA_OFFSET_*, in words.
 std::string DescribeOffset(int64_t offset);
+// Every commit of a hotrow instance carries this prefix, then its store's identity.
+inline constexpr const char kCommitMetadataPrefix[] = "hotrow store ";
+
 // Sets the name of the calling thread (at most 15 characters show).
 void NameThread(const char* name);
 
 // What the poller keeps per assigned partition.
 struct PartitionCursor {
   TopicPartition tp;
-  int64_t expected = -1;  // the offset the next record should have; -1 when unknown
-  int topic_number = -1;  // the store's number for tp.topic; -1 until resolved
+  int64_t expected = -1;     // the offset the next record should have; -1 when unknown
+  int topic_number = -1;     // the store's number for tp.topic; -1 until resolved
+  bool cold_logged = false;  // a cold record of this partition was logged
 };
 
 // What Stats() reports per partition, shared between the threads under stats_mu_.
@@ -79,6 +92,7 @@ struct PartitionInfo {
   int64_t low_watermark = -1;  // the broker's log start, as last asked
   int64_t high_watermark = -1;
   uint64_t lost_to_retention = 0;
+  uint64_t skipped_cold = 0;
 };
 
 class IngestorImpl final : public Ingestor {
@@ -116,6 +130,9 @@ class IngestorImpl final : public Ingestor {
   // Poller thread.
   void HandleMessage(const rd_kafka_message_t* msg);
   void HandleConsumerError(const rd_kafka_message_t* msg);
+  void SkipCold(PartitionCursor* cursor, const rd_kafka_message_t* msg, int64_t kafka_ts,
+                int64_t window_start, int64_t now_ms);
+  void DiscardUnwritten(int lost_partitions);
   void Reject(PartitionCursor* cursor, const rd_kafka_message_t* msg, const char* reason,
               const std::string& detail, int64_t now_ms);
   PartitionCursor* Cursor(const char* topic, int32_t partition);
@@ -133,6 +150,9 @@ class IngestorImpl final : public Ingestor {
   // Writer thread.
   void WriteBatch(Batch* batch);
   void CommitAsync(const Batch& batch);
+  // Adds `tp` at `offset` to `list`, with this store's commit metadata.
+  void AddCommit(rd_kafka_topic_partition_list_t* list, const TopicPartition& tp,
+                 int64_t offset) const;
 
   void NoteError(const std::string& message);
   // Runs a thread's body; an exception escaping it (a bug or an allocation failure) is logged and
@@ -153,6 +173,10 @@ class IngestorImpl final : public Ingestor {
   const IngestOptions options_;
   store::EventStore* const store_;
   int64_t reset_offset_ = RD_KAFKA_OFFSET_BEGINNING;  // auto.offset.reset as an offset
+  // Metadata of this instance's offset commits, "hotrow store <host>:<store path>": on
+  // assignment, a commit ahead of the store counts only when another store made it (see
+  // start_offset.h).
+  std::string commit_metadata_;
 
   // Owned by the poller thread.
   RecordParser parser_;
@@ -163,11 +187,18 @@ class IngestorImpl final : public Ingestor {
   std::deque<std::unique_ptr<Batch>> pending_;  // closed, not yet in the queue
   uint64_t next_seq_ = 1;
   uint64_t last_closed_seq_ = 0;
+  uint64_t last_enqueued_seq_ = 0;
   bool paused_ = false;
 
   // The hand-over from poller to writer. queued_ counts batches in the queue or being written.
   moodycamel::BlockingConcurrentQueue<std::unique_ptr<Batch>> queue_;
   std::atomic<size_t> queued_{0};
+  // The ownership epoch: bumped by the poller when the assignment is lost (session timeout,
+  // fencing). Every batch carries the epoch it was read in; the writer checks it before each
+  // write attempt and discards a batch of an earlier epoch: nothing is written for a partition
+  // this instance no longer owns. (A write already under way when the loss is learnt completes,
+  // as one finished just before would have.)
+  std::atomic<uint64_t> ownership_epoch_{1};
 
   // Signalled by the writer after each batch; guards written_seq_.
   std::mutex seq_mu_;
@@ -191,6 +222,8 @@ class IngestorImpl final : public Ingestor {
   std::atomic<uint64_t> duplicates_{0};
   std::atomic<uint64_t> rejected_[kReasonCount] = {};
   std::atomic<uint64_t> lost_to_retention_{0};
+  std::atomic<uint64_t> skipped_cold_{0};
+  std::atomic<uint64_t> batches_discarded_{0};
   std::atomic<uint64_t> batches_written_{0};
   std::atomic<uint64_t> batch_events_sum_{0};
   std::atomic<uint64_t> batch_write_us_sum_{0};
@@ -216,6 +249,5 @@ class IngestorImpl final : public Ingestor {
   bool stopped_ = false;
   bool close_timed_out_ = false;  // set by the poller before it ends; read by Stop after the join
 };
-
 
 }  // namespace hotrow::ingest::internal

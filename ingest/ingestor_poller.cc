@@ -1,12 +1,11 @@
 // The poller thread of IngestorImpl: poll, parse, key, batch, hand over.
-#include "ingest/ingestor_impl.h"
-
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
 
 #include "common/time_format.h"
+#include "ingest/ingestor_impl.h"
 #include "keying/row_key.h"
 #include "keying/row_value.h"
 
@@ -15,6 +14,7 @@ namespace hotrow::ingest::internal {
 void IngestorImpl::PollLoop() {
   NameThread("hotrow-poll");
   while (!stop_polling_.load(std::memory_order_relaxed)) {
+    if (options_.before_poll_for_test) options_.before_poll_for_test();
     PushPending();
     UpdatePause();
     const int64_t now = NowMs();
@@ -50,8 +50,9 @@ PartitionCursor* IngestorImpl::Cursor(const char* topic, int32_t partition) {
   TopicPartition tp{topic, partition};
   auto it = cursors_.find(tp);
   if (it == cursors_.end()) {
-    // A record of a partition we were not told about: track it from here on.
-    it = cursors_.emplace(tp, PartitionCursor{tp, -1, -1}).first;
+    // A record of a partition not (or no longer) assigned, still in librdkafka's queue: never
+    // tracked, never written; its owner reads it.
+    return nullptr;
   }
   last_cursor_ = &it->second;
   return last_cursor_;
@@ -79,6 +80,14 @@ void IngestorImpl::HandleMessage(const rd_kafka_message_t* msg) {
   records_consumed_.fetch_add(1, std::memory_order_relaxed);
   const char* topic = rd_kafka_topic_name(msg->rkt);
   PartitionCursor* cursor = Cursor(topic, msg->partition);
+  if (cursor == nullptr) {
+    uint64_t suppressed = 0;
+    if (error_log_.Allow(&suppressed)) {
+      spdlog::warn("ingest: dropped a record of {}/{}@{}: the partition is not assigned here",
+                   topic, msg->partition, msg->offset);
+    }
+    return;
+  }
   const int64_t offset = msg->offset;
   if (cursor->topic_number < 0 && !ResolveTopicNumber(cursor)) {
     // Stopping with the store refusing: leave this record (and the partition) unhandled.
@@ -107,8 +116,7 @@ void IngestorImpl::HandleMessage(const rd_kafka_message_t* msg) {
   // Cold records, after a long outage, are dropped on their Kafka timestamp alone, before a
   // parse. The margin (max_future) tolerates producers whose clocks run behind.
   if (kafka_ts >= 0 && kafka_ts < window_start - options_.max_future_ms) {
-    Reject(cursor, msg, kRejectExpired,
-           "Kafka timestamp " + FormatRfc3339Ms(kafka_ts) + " is before the hot window", now);
+    SkipCold(cursor, msg, kafka_ts, window_start, now);
     return;
   }
 
@@ -134,6 +142,26 @@ void IngestorImpl::HandleMessage(const rd_kafka_message_t* msg) {
   std::string value;
   keying::EncodeRowValueTo(parsed_.id, view.value, &value);
   batcher_.AddRow(cursor->tp, offset, std::move(encoded_key), std::move(value), now);
+}
+
+void IngestorImpl::SkipCold(PartitionCursor* cursor, const rd_kafka_message_t* msg,
+                            int64_t kafka_ts, int64_t window_start, int64_t now_ms) {
+  // Not bad input: the record is simply too old to keep. Counted apart from `rejected`, never
+  // dead-lettered, logged once per partition.
+  skipped_cold_.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    partitions_[cursor->tp].skipped_cold += 1;
+  }
+  if (!cursor->cold_logged) {
+    cursor->cold_logged = true;
+    spdlog::warn(
+        "ingest: {} from offset {}: skipping records older than the hot window (Kafka "
+        "timestamp {} < window start {}); counted in skipped_cold, not as rejected",
+        Describe(cursor->tp), msg->offset, FormatRfc3339Ms(kafka_ts),
+        FormatRfc3339Ms(window_start));
+  }
+  batcher_.AddSkipped(cursor->tp, msg->offset, now_ms);
 }
 
 void IngestorImpl::Reject(PartitionCursor* cursor, const rd_kafka_message_t* msg,
@@ -203,6 +231,7 @@ void IngestorImpl::HandleConsumerError(const rd_kafka_message_t* msg) {
 void IngestorImpl::CloseBatch() {
   if (batcher_.empty()) return;
   std::unique_ptr<Batch> batch = batcher_.Take(next_seq_++);
+  batch->epoch = ownership_epoch_.load();
   last_closed_seq_ = batch->seq;
   pending_.push_back(std::move(batch));
   PushPending();
@@ -220,6 +249,7 @@ void IngestorImpl::PushPending() {
       if (queued_.load() >= options_.queue_max_batches) return;  // UpdatePause pauses
     }
     queued_.fetch_add(1);
+    last_enqueued_seq_ = pending_.front()->seq;
     queue_.enqueue(std::move(pending_.front()));
     pending_.pop_front();
   }
@@ -258,6 +288,25 @@ void IngestorImpl::SetPaused(bool paused) {
   }
 }
 
+void IngestorImpl::DiscardUnwritten(int lost_partitions) {
+  // From here on the writer discards every batch read before: those queued, or being retried.
+  ownership_epoch_.fetch_add(1);
+  size_t records = batcher_.records();
+  size_t batches = batcher_.empty() ? 0 : 1;
+  std::unique_ptr<Batch> open = batcher_.Take(0);
+  for (const auto& batch : pending_) records += batch->records;
+  batches += pending_.size();
+  pending_.clear();
+  // DrainAndWait waits for the last batch enqueued, not for those dropped here.
+  last_closed_seq_ = last_enqueued_seq_;
+  batches_discarded_.fetch_add(batches);
+  spdlog::warn(
+      "ingest: {} partition(s) lost (session timeout or fencing: the group moved on without "
+      "us); {} records read from them are not written, their offsets not committed, and "
+      "queued batches are discarded: the new owner reads them",
+      lost_partitions, records);
+}
+
 void IngestorImpl::DrainAndWait() {
   CloseBatch();
   const uint64_t target = last_closed_seq_;
@@ -275,6 +324,5 @@ void IngestorImpl::DrainAndWait() {
     seq_cv_.wait_for(lock, std::chrono::milliseconds(100));
   }
 }
-
 
 }  // namespace hotrow::ingest::internal

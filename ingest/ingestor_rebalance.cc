@@ -1,10 +1,12 @@
 // Rebalances of IngestorImpl (on the poller thread, inside consumer_poll or consumer_close).
-#include "ingest/ingestor_impl.h"
-
 #include <spdlog/spdlog.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
+
+#include "ingest/ingestor_impl.h"
+#include "ingest/start_offset.h"
 
 namespace hotrow::ingest::internal {
 
@@ -33,11 +35,9 @@ void IngestorImpl::OnRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
 }
 
 void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool cooperative) {
-  // Where each partition starts: the store's offset; else the group's committed one; else the
-  // first record of the hot window (offsets-for-times); else auto.offset.reset, with cold
-  // records dropped as expired on their timestamps. With several instances in a group, each
-  // with its own store, the committed offset may be ahead of the store's (another instance
-  // consumed the partition meanwhile): the larger one wins, so no record lands in two stores.
+  // Where each partition starts: see ChooseStartOffset (start_offset.h). Gathered here: the
+  // store's offsets, the group's committed ones (with the metadata naming the store that
+  // committed them) and offsets-for-times(window start), each in one request.
   const std::map<TopicPartition, int64_t> stored = store_->StoredOffsets();
   TopicPartitionListPtr committed(rd_kafka_topic_partition_list_copy(partitions));
   rd_kafka_resp_err_t err = rd_kafka_committed(consumer_, committed.get(), kAssignQueryTimeoutMs);
@@ -45,51 +45,48 @@ void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool co
     NoteError(std::string("kafka consumer: cannot fetch committed offsets: ") +
               rd_kafka_err2str(err) + "; using the store's offsets only");
   }
-  std::vector<const char*> source(static_cast<size_t>(partitions->cnt), "store");
-  TopicPartitionListPtr by_time(rd_kafka_topic_partition_list_new(partitions->cnt));
   const int64_t window_start = store_->WindowStartMs();
+  TopicPartitionListPtr by_time(rd_kafka_topic_partition_list_copy(partitions));
+  for (int i = 0; i < by_time->cnt; ++i) by_time->elems[i].offset = window_start;
+  rd_kafka_resp_err_t terr =
+      rd_kafka_offsets_for_times(consumer_, by_time.get(), kAssignQueryTimeoutMs);
+  if (terr != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    NoteError(std::string("kafka consumer: offsets-for-times failed: ") + rd_kafka_err2str(terr) +
+              "; cold records are skipped on their timestamps instead");
+  }
+  std::vector<std::string> why(static_cast<size_t>(partitions->cnt));
   for (int i = 0; i < partitions->cnt; ++i) {
     rd_kafka_topic_partition_t& p = partitions->elems[i];
+    StartOffsetInputs in;
+    in.reset_offset = reset_offset_;
     auto it = stored.find(TopicPartition{p.topic, p.partition});
-    int64_t from_store = it != stored.end() ? it->second : -1;
-    int64_t from_group = -1;
+    if (it != stored.end()) in.stored = it->second;
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       rd_kafka_topic_partition_t* c =
           rd_kafka_topic_partition_list_find(committed.get(), p.topic, p.partition);
       if (c != nullptr && c->err == RD_KAFKA_RESP_ERR_NO_ERROR && c->offset >= 0) {
-        from_group = c->offset;
+        in.committed = c->offset;
+        const std::string metadata =
+            c->metadata != nullptr
+                ? std::string(static_cast<const char*>(c->metadata), c->metadata_size)
+                : std::string();
+        in.committed_by_other_store =
+            metadata.rfind(kCommitMetadataPrefix, 0) == 0 && metadata != commit_metadata_;
       }
     }
-    if (from_group > from_store) source[static_cast<size_t>(i)] = "group";
-    p.offset = std::max(from_store, from_group);
-    if (p.offset < 0) {
-      rd_kafka_topic_partition_list_add(by_time.get(), p.topic, p.partition)->offset = window_start;
-    }
-  }
-  if (by_time->cnt > 0) {
-    rd_kafka_resp_err_t terr =
-        rd_kafka_offsets_for_times(consumer_, by_time.get(), kAssignQueryTimeoutMs);
-    if (terr != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      NoteError(std::string("kafka consumer: offsets-for-times failed: ") + rd_kafka_err2str(terr) +
-                "; falling back to auto.offset.reset");
-    }
-    for (int i = 0; i < partitions->cnt; ++i) {
-      rd_kafka_topic_partition_t& p = partitions->elems[i];
-      if (p.offset >= 0) continue;
+    if (terr == RD_KAFKA_RESP_ERR_NO_ERROR) {
       rd_kafka_topic_partition_t* t =
           rd_kafka_topic_partition_list_find(by_time.get(), p.topic, p.partition);
-      if (terr == RD_KAFKA_RESP_ERR_NO_ERROR && t != nullptr &&
-          t->err == RD_KAFKA_RESP_ERR_NO_ERROR && t->offset >= 0) {
-        p.offset = t->offset;
-        source[static_cast<size_t>(i)] = "time";
-      } else {
-        // The broker cannot tell (the embedded one always answers -1) or has nothing that new.
-        p.offset = reset_offset_;
-        source[static_cast<size_t>(i)] = "auto.offset.reset";
+      if (t != nullptr && t->err == RD_KAFKA_RESP_ERR_NO_ERROR && t->offset >= 0) {
+        in.window_offset = t->offset;
       }
     }
+    rd_kafka_get_watermark_offsets(consumer_, p.topic, p.partition, &in.low_watermark,
+                                   &in.high_watermark);
+    const StartOffset start = ChooseStartOffset(in);
+    p.offset = start.offset;
+    why[static_cast<size_t>(i)] = std::string(StartReasonName(start.reason)) + ": " + start.why;
   }
-
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
     for (int i = 0; i < partitions->cnt; ++i) {
@@ -107,7 +104,7 @@ void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool co
     cursor.tp = tp;
     cursor.expected = p.offset >= 0 ? p.offset : -1;
     spdlog::info("ingest: assigned {} from {} ({})", Describe(tp), DescribeOffset(p.offset),
-                 source[static_cast<size_t>(i)]);
+                 why[static_cast<size_t>(i)]);
   }
   last_cursor_ = nullptr;
   last_progress_ms_.store(NowMs());
@@ -129,10 +126,25 @@ void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool co
 }
 
 void IngestorImpl::OnRevoke(rd_kafka_topic_partition_list_t* partitions, bool cooperative) {
-  const bool lost = rd_kafka_assignment_lost(consumer_) != 0;
-  // Finish what was read from these partitions before giving them up: write it, durably, and
-  // tell the group, so that the next owner starts exactly after it.
-  DrainAndWait();
+  // Lost: librdkafka says so, or this consumer is no longer a member at all. The second catches
+  // a revocation that librdkafka queued as an ordinary one (a rebalance began) before it found
+  // the poller stuck past max.poll.interval.ms and left the group: by the time the poller serves
+  // it, the partitions may belong to another instance already.
+  bool lost = rd_kafka_assignment_lost(consumer_) != 0;
+  if (!lost) {
+    char* member = rd_kafka_memberid(consumer_);
+    lost = member == nullptr || member[0] == '\0';
+    if (member != nullptr) rd_kafka_mem_free(consumer_, member);
+  }
+  if (lost) {
+    // Involuntary: another instance may own these partitions already. Nothing read from them
+    // is written any more (the open batch, the closed ones not yet written), nothing committed.
+    DiscardUnwritten(partitions->cnt);
+  } else {
+    // Finish what was read from these partitions before giving them up: write it, durably,
+    // and tell the group, so that the next owner starts exactly after it.
+    DrainAndWait();
+  }
   TopicPartitionListPtr commit(rd_kafka_topic_partition_list_new(partitions->cnt));
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
@@ -141,16 +153,12 @@ void IngestorImpl::OnRevoke(rd_kafka_topic_partition_list_t* partitions, bool co
       auto it = partitions_.find(TopicPartition{p.topic, p.partition});
       if (it == partitions_.end()) continue;
       if (it->second.written_next >= 0) {
-        rd_kafka_topic_partition_list_add(commit.get(), p.topic, p.partition)->offset =
-            it->second.written_next;
+        AddCommit(commit.get(), it->first, it->second.written_next);
       }
       it->second.assigned = false;
     }
   }
-  if (lost) {
-    spdlog::warn("ingest: {} partition(s) lost (the group moved on without us); not committing",
-                 partitions->cnt);
-  } else if (commit->cnt > 0) {
+  if (!lost && commit->cnt > 0) {
     // Synchronous, so that the next owner starts after these offsets; asynchronous when
     // stopping, where closing the consumer waits for the commit (within kCloseTimeoutMs) and a
     // broker outage must not hold the process.
@@ -181,6 +189,5 @@ void IngestorImpl::OnRevoke(rd_kafka_topic_partition_list_t* partitions, bool co
     rd_kafka_assign(consumer_, nullptr);
   }
 }
-
 
 }  // namespace hotrow::ingest::internal

@@ -1,12 +1,11 @@
 // The monitor thread of IngestorImpl (high watermarks for lag), errors, Stats() and Ready().
-#include "ingest/ingestor_impl.h"
-
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
 
 #include "common/time_format.h"
+#include "ingest/ingestor_impl.h"
 
 namespace hotrow::ingest::internal {
 
@@ -41,7 +40,6 @@ void IngestorImpl::MonitorLoop() {
     }
   }
 }
-
 
 void IngestorImpl::OnOffsetCommit(rd_kafka_t* /*rk*/, rd_kafka_resp_err_t err,
                                   rd_kafka_topic_partition_list_t* /*offsets*/, void* opaque) {
@@ -89,6 +87,8 @@ IngestStats IngestorImpl::Stats() const {
   s.duplicates = duplicates_.load();
   for (size_t i = 0; i < kReasonCount; ++i) s.rejected[kRejectReasons[i]] = rejected_[i].load();
   s.lost_to_retention = lost_to_retention_.load();
+  s.skipped_cold = skipped_cold_.load();
+  s.batches_discarded = batches_discarded_.load();
   s.batches_written = batches_written_.load();
   s.batch_events_sum = batch_events_sum_.load();
   s.batch_write_seconds_sum = static_cast<double>(batch_write_us_sum_.load()) / 1e6;
@@ -114,12 +114,20 @@ IngestStats IngestorImpl::Stats() const {
       } else if (info.start_offset == RD_KAFKA_OFFSET_END) {
         p.next_offset = info.high_watermark;
       }
+      // The monitor reads the watermark librdkafka's fetcher last saw, up to a second old; the
+      // writer's offsets are newer. Both figures are read under one lock, and the end of the
+      // partition is at least what was written: a stale watermark below it is raised to it, so
+      // that high_watermark >= next_offset and lag >= 0 always hold in one reading.
       p.high_watermark = info.high_watermark;
+      if (p.high_watermark >= 0 && p.next_offset > p.high_watermark) {
+        p.high_watermark = p.next_offset;
+      }
       p.lag = p.high_watermark >= 0 && p.next_offset >= 0
                   ? std::max<int64_t>(0, p.high_watermark - p.next_offset)
                   : 0;
       p.paused = paused;
       p.lost_to_retention = info.lost_to_retention;
+      p.skipped_cold = info.skipped_cold;
       total_lag += p.lag;
       s.partitions.push_back(std::move(p));
     }
@@ -144,6 +152,5 @@ Status IngestorImpl::Ready() const {
   }
   return Status::Ok();
 }
-
 
 }  // namespace hotrow::ingest::internal

@@ -1,10 +1,12 @@
 // The writer thread of IngestorImpl: store writes, then offset commits.
-#include "ingest/ingestor_impl.h"
-
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "ingest/ingestor_impl.h"
 
 namespace hotrow::ingest::internal {
 
@@ -41,6 +43,16 @@ void IngestorImpl::WriteBatch(Batch* batch) {
   }
   int64_t backoff_ms = 100;
   while (true) {
+    // Ownership is checked at write time, before every attempt: a batch read before the
+    // assignment was lost is never written (its partitions belong to another instance now).
+    if (batch->epoch != ownership_epoch_.load()) {
+      batches_discarded_.fetch_add(1);
+      spdlog::warn(
+          "ingest: a batch of {} records read before its partitions were lost is discarded, "
+          "not written",
+          batch->records);
+      return;
+    }
     store::WriteOutcome outcome;
     const auto t0 = std::chrono::steady_clock::now();
     Status s = store_->Write(batch->input, &outcome);
@@ -95,17 +107,27 @@ void IngestorImpl::WriteBatch(Batch* batch) {
   }
 }
 
+void IngestorImpl::AddCommit(rd_kafka_topic_partition_list_t* list, const TopicPartition& tp,
+                             int64_t offset) const {
+  rd_kafka_topic_partition_t* p =
+      rd_kafka_topic_partition_list_add(list, tp.topic.c_str(), tp.partition);
+  p->offset = offset;
+  // Owned by the list, which frees it with free().
+  void* metadata = std::malloc(commit_metadata_.size());
+  if (metadata == nullptr) return;
+  std::memcpy(metadata, commit_metadata_.data(), commit_metadata_.size());
+  p->metadata = metadata;
+  p->metadata_size = commit_metadata_.size();
+}
+
 void IngestorImpl::CommitAsync(const Batch& batch) {
   if (batch.input.next_offsets.empty()) return;
   TopicPartitionListPtr list(
       rd_kafka_topic_partition_list_new(static_cast<int>(batch.input.next_offsets.size())));
-  for (const auto& [tp, next] : batch.input.next_offsets) {
-    rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)->offset = next;
-  }
+  for (const auto& [tp, next] : batch.input.next_offsets) AddCommit(list.get(), tp, next);
   // Only for lag monitors: the store's offsets are the truth. Failures are logged by
   // OnOffsetCommit.
   rd_kafka_commit(consumer_, list.get(), 1);
 }
-
 
 }  // namespace hotrow::ingest::internal

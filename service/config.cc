@@ -224,6 +224,9 @@ const std::vector<KeySpec>& Keys() {
                           Config* c) { return ReadTopics(v, k, &c->kafka.topics); }},
       {"kafka.group_id", [](const YAML::Node& v, const std::string& k,
                             Config* c) { return ReadString(v, k, false, &c->kafka.group_id); }},
+      {"kafka.instance_id", [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadString(v, k, true, &c->kafka.instance_id);
+       }},
       {"kafka.properties", [](const YAML::Node& v, const std::string& k,
                               Config* c) { return ReadProperties(v, k, &c->kafka.properties); }},
       {"store.path", [](const YAML::Node& v, const std::string& k,
@@ -525,6 +528,7 @@ ingest::IngestOptions Config::ToIngestOptions() const {
   options.brokers = kafka.brokers;
   options.topics = kafka.topics;
   options.group_id = kafka.group_id;
+  options.instance_id = kafka.instance_id;
   options.properties = kafka.properties;
   options.batch_max_events = static_cast<size_t>(ingest.batch_max_events);
   options.batch_max_ms = ingest.batch_max_ms;

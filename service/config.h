@@ -19,6 +19,7 @@ struct Config {
     std::string brokers = "127.0.0.1:9092";
     std::vector<std::string> topics = {"events"};
     std::string group_id = "hotrow";
+    std::string instance_id;  // group.instance.id (static membership); empty = none
     std::map<std::string, std::string> properties;  // passed to librdkafka as is
   } kafka;
   struct Store {

@@ -175,6 +175,12 @@ std::string Metrics::Render(const ingest::IngestStats* ingest, const store::Stor
     out.push_back(Single("hotrow_lost_to_retention_total",
                          "Records the broker deleted before hotrow could consume them", kCounter,
                          static_cast<double>(ingest->lost_to_retention)));
+    out.push_back(Single("hotrow_skipped_cold_total",
+                         "Records skipped unparsed: their Kafka timestamp is before the hot window",
+                         kCounter, static_cast<double>(ingest->skipped_cold)));
+    out.push_back(Single("hotrow_batches_discarded_total",
+                         "Batches not written: their partitions were lost (session timeout, fencing)",
+                         kCounter, static_cast<double>(ingest->batches_discarded)));
     out.push_back(Single("hotrow_batches_written_total", "Batches written to the store", kCounter,
                          static_cast<double>(ingest->batches_written)));
     out.push_back(Single("hotrow_batch_events_total",

@@ -22,6 +22,8 @@ std::string RenderStatsJson(const ingest::IngestStats* ingest, const store::Stor
   j["rejected"] = std::move(rejected);
   j["dead_lettered"] = in.dead_lettered;
   j["lost_to_retention"] = in.lost_to_retention;
+  j["skipped_cold"] = in.skipped_cold;
+  j["batches_discarded"] = in.batches_discarded;
   j["batches_written"] = in.batches_written;
   j["batch_size_mean"] = in.batches_written == 0 ? 0.0
                                                  : static_cast<double>(in.batch_events_sum) /
@@ -38,7 +40,8 @@ std::string RenderStatsJson(const ingest::IngestStats* ingest, const store::Stor
                           {"high_watermark", p.high_watermark},
                           {"lag", p.lag},
                           {"paused", p.paused},
-                          {"lost_to_retention", p.lost_to_retention}});
+                          {"lost_to_retention", p.lost_to_retention},
+                          {"skipped_cold", p.skipped_cold}});
   }
   j["lag"] = std::move(lag);
   j["partitions"] = std::move(partitions);

@@ -11,11 +11,11 @@ namespace hotrow::service {
 //   {"ingested": N,                       events stored by this process
 //    "records_consumed": N, "duplicates": N, "dead_lettered": N,
 //    "rejected": {"not_json": N, ...},    every reason, zeros included
-//    "lost_to_retention": N,
+//    "lost_to_retention": N, "skipped_cold": N, "batches_discarded": N,
 //    "batches_written": N, "batch_size_mean": X, "batch_write_seconds": X,
 //    "lag": {"events/0": N, ...},         consumer lag per "topic/partition"
 //    "partitions": [{"topic", "partition", "next_offset", "high_watermark", "lag", "paused",
-//                    "lost_to_retention"}...],
+//                    "lost_to_retention", "skipped_cold"}...],
 //    "assigned": B, "stalled": B, "out_of_disk": B, "last_error": S,
 //    "store": {"events", "now_ms", "window_start_ms", "ttl_ms", "bucket_ms", "clock"},
 //    "buckets": [{"start": MS, "events": N, "bytes": N}...],   oldest first

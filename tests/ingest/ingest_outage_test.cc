@@ -159,13 +159,19 @@ TEST_F(IngestOutageTest, RestartAfterAnOutageLongerThanTheWindowSkipsColdRecords
 
   IngestStats stats = ingestor->Stats();
   EXPECT_EQ(stats.records_consumed, 300u);
-  EXPECT_EQ(stats.rejected[kRejectExpired], 300u);
+  // Cold records are skipped, counted apart: not bad input, not in `rejected`.
+  EXPECT_EQ(stats.skipped_cold, 300u);
+  for (const auto& [reason, count] : stats.rejected) EXPECT_EQ(count, 0u) << reason;
   EXPECT_EQ(stats.events_stored, 0u);
   for (const StoredEvent& e : ReadStore(*store)) {
     EXPECT_LT(e.offset, hot_high.at(e.partition)) << "a cold record was stored";
   }
   IngestStats fresh_stats = fresh_ingestor->Stats();
-  EXPECT_EQ(fresh_stats.rejected[kRejectExpired], 500u);
+  EXPECT_EQ(fresh_stats.skipped_cold, 500u);
+  for (const auto& [reason, count] : fresh_stats.rejected) EXPECT_EQ(count, 0u) << reason;
+  uint64_t per_partition = 0;
+  for (const PartitionStats& p : fresh_stats.partitions) per_partition += p.skipped_cold;
+  EXPECT_EQ(per_partition, 500u);
   EXPECT_EQ(fresh_stats.events_stored, 0u);
   EXPECT_TRUE(ReadStore(*fresh).empty());
   ASSERT_TRUE(ingestor->Stop().ok());

@@ -206,6 +206,44 @@ std::map<int32_t, int64_t> CommittedOffsets(const std::string& bootstrap, const 
   return out;
 }
 
+rd_kafka_resp_err_t CommitOffsets(const std::string& bootstrap, const std::string& group,
+                                  const std::string& topic,
+                                  const std::map<int32_t, int64_t>& offsets) {
+  // The embedded broker takes commits for an existing group only from a member: join first.
+  rd_kafka_t* rk = NewClient(RD_KAFKA_CONSUMER, {{"bootstrap.servers", bootstrap},
+                                                 {"group.id", group},
+                                                 {"session.timeout.ms", "3000"},
+                                                 {"heartbeat.interval.ms", "200"},
+                                                 {"enable.auto.commit", "false"},
+                                                 {"log_level", "3"}});
+  rd_kafka_poll_set_consumer(rk);
+  rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(topics, topic.c_str(), RD_KAFKA_PARTITION_UA);
+  rd_kafka_subscribe(rk, topics);
+  rd_kafka_topic_partition_list_destroy(topics);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    rd_kafka_message_t* msg = rd_kafka_consumer_poll(rk, 100);
+    if (msg != nullptr) rd_kafka_message_destroy(msg);
+    rd_kafka_topic_partition_list_t* assignment = nullptr;
+    if (rd_kafka_assignment(rk, &assignment) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      const bool all = assignment->cnt >= static_cast<int>(offsets.size());
+      rd_kafka_topic_partition_list_destroy(assignment);
+      if (all) break;
+    }
+  }
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size()));
+  for (const auto& [p, offset] : offsets) {
+    rd_kafka_topic_partition_list_add(list, topic.c_str(), p)->offset = offset;
+  }
+  rd_kafka_resp_err_t err = rd_kafka_commit(rk, list, 0);
+  rd_kafka_topic_partition_list_destroy(list);
+  rd_kafka_consumer_close(rk);
+  rd_kafka_destroy(rk);
+  return err;
+}
+
 std::vector<StoredEvent> ReadStore(const store::EventStore& store) {
   std::vector<StoredEvent> out;
   for (const auto& bucket : store.Buckets()) {

@@ -67,6 +67,13 @@ int64_t LowWatermark(const std::string& bootstrap, const std::string& topic, int
 std::map<int32_t, int64_t> CommittedOffsets(const std::string& bootstrap, const std::string& group,
                                             const std::string& topic, int partitions);
 
+// Commits `offsets` (partition -> offset) for `group` from a plain client without metadata (as an
+// operator's tool would): it joins the group (the embedded broker takes commits only from a
+// member), waits up to 30 s to be assigned every partition, commits and leaves.
+rd_kafka_resp_err_t CommitOffsets(const std::string& bootstrap, const std::string& group,
+                                  const std::string& topic,
+                                  const std::map<int32_t, int64_t>& offsets);
+
 // One row of a store, decoded.
 struct StoredEvent {
   std::string topic;

@@ -121,11 +121,11 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
   }
   EXPECT_THAT(
       keys, ::testing::ElementsAre(
-                "kafka.brokers", "kafka.topics", "kafka.group_id", "kafka.properties", "store.path",
-                "store.ttl", "store.bucket", "store.clock", "keying.salts", "keying.salt_by",
-                "ingest.batch_max_events", "ingest.batch_max_ms", "ingest.id_field",
-                "ingest.ts_field", "ingest.max_future", "ingest.dead_letter_topic",
-                "ingest.stall_after", "http.listen", "query.threads"));
+                "kafka.brokers", "kafka.topics", "kafka.group_id", "kafka.instance_id",
+                "kafka.properties", "store.path", "store.ttl", "store.bucket", "store.clock",
+                "keying.salts", "keying.salt_by", "ingest.batch_max_events", "ingest.batch_max_ms",
+                "ingest.id_field", "ingest.ts_field", "ingest.max_future",
+                "ingest.dead_letter_topic", "ingest.stall_after", "http.listen", "query.threads"));
 }
 
 // ---- files ----

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+// Where a newly assigned partition starts: a pure decision over what the store, the group and
+// the broker say. No I/O; unit-tested in tests/ingest/start_offset_test.cc.
+namespace hotrow::ingest {
+
+// What is known about one partition when it is assigned. -1 means unknown or none throughout.
+struct StartOffsetInputs {
+  // The store's next offset for the partition: everything below it is stored (or was handled).
+  int64_t stored = -1;
+  // The group's committed offset, and whether its commit metadata names another hotrow store
+  // (another instance with its own store consumed the partition up to there).
+  int64_t committed = -1;
+  bool committed_by_other_store = false;
+  // The broker's answer to offsets-for-times(window start): the first record of the hot window.
+  // -1 when the broker cannot answer (the embedded one never can) or has nothing that new.
+  int64_t window_offset = -1;
+  // The broker's log start and end, when known (for the explanation only).
+  int64_t low_watermark = -1;
+  int64_t high_watermark = -1;
+  // auto.offset.reset as a librdkafka logical offset (RD_KAFKA_OFFSET_BEGINNING = -2, END = -1,
+  // INVALID = -1001).
+  int64_t reset_offset = -2;
+};
+
+enum class StartReason {
+  kStore,       // the store's offset: the store is the truth
+  kOtherStore,  // the group's, committed by another store, ahead of this store's
+  kGroup,       // the group's: this store has nothing of the partition
+  kWindow,      // the first record of the hot window: what was before it is cold
+  kReset,       // auto.offset.reset: nothing else known
+};
+
+struct StartOffset {
+  int64_t offset = -2;  // an offset, or a logical one (auto.offset.reset)
+  StartReason reason = StartReason::kReset;
+  // Records before the window may follow (the broker could not say where the window starts):
+  // the poller skips them on their Kafka timestamps, counted in skipped_cold.
+  bool may_read_cold = false;
+  std::string why;  // one line for the log
+};
+
+// The rule (docs/RELIABILITY.md, "Where a partition starts"):
+// 1. The store's offset when it has one. Batches are written with sync=false and the commit to
+//    the group follows, so after a power cut the group may be ahead of the store: the store
+//    wins, and the records in between are read again (never max(store, group)).
+//    Only a commit made by ANOTHER hotrow store (its metadata names it) that is ahead wins: that
+//    store holds the records in between, and this one must not store them twice.
+// 2. Else the group's committed offset (the partition is new to this store).
+// 3. When the broker names the first record of the hot window and the choice above is before it
+//    (or there is none), start there: everything before is cold.
+// 4. Else auto.offset.reset, reading (and skipping) cold records.
+StartOffset ChooseStartOffset(const StartOffsetInputs& in);
+
+// "store", "other store", "group", "window", "auto.offset.reset".
+const char* StartReasonName(StartReason reason);
+
+}  // namespace hotrow::ingest
