@@ -142,9 +142,10 @@ TEST_F(OwnershipTest, AnInstanceFrozenPastItsSessionWritesNothingForThePartition
   ASSERT_TRUE(WaitCaughtUp(*store_b, 90s));
 
   // a wakes up: its open batch belongs to partitions it no longer owns.
+  // (Once both hold partitions again, a has served the loss.)
   gate.Open();
-  ASSERT_TRUE(WaitFor([&] { return a->Stats().batches_discarded > 0; }, 30s));
   ASSERT_TRUE(WaitFor([&] { return a->Stats().assigned && b->Stats().assigned; }, 60s));
+  EXPECT_GT(a->Stats().batches_discarded, 0u);
   Produce(&producer, 2000, 1000);
   const std::map<int32_t, int64_t> high = High();
   // a's batches close at neither size nor age: its clean stop writes and commits what it read
