@@ -91,8 +91,8 @@ TEST(ServeDefaultsTest, ServeWithoutConfigRunsWithTheDocumentedDefaults) {
   // (./hotrow-data) lands inside the test's directory.
   const std::string cwd = dir.Sub("cwd");
   ASSERT_EQ(mkdir(cwd.c_str(), 0755), 0);
-  std::string command = "cd " + ShellQuote(cwd) + " && exec " + ShellQuote(testing::HotrowBinary()) +
-                        " serve";
+  std::string command =
+      "cd " + ShellQuote(cwd) + " && exec " + ShellQuote(testing::HotrowBinary()) + " serve";
   for (const auto& s : sets) command += " --set " + ShellQuote(s);
   ChildProcess serve({"/bin/sh", "-c", command}, dir.Sub("serve.log"));
 
@@ -110,7 +110,8 @@ TEST(ServeDefaultsTest, ServeWithoutConfigRunsWithTheDocumentedDefaults) {
   ASSERT_TRUE(serve.Running()) << ReadFile(dir.Sub("serve.log"));
 
   // Every key as logged equals the shipped, fully commented config with the same overrides.
-  Result<Config> shipped = LoadConfig(std::string(HOTROW_SOURCE_DIR) + "/configs/hotrow.yaml", sets);
+  Result<Config> shipped =
+      LoadConfig(std::string(HOTROW_SOURCE_DIR) + "/configs/hotrow.yaml", sets);
   ASSERT_TRUE(shipped.ok()) << shipped.status().ToString();
   EXPECT_EQ(StartingLine(ReadFile(dir.Sub("serve.log"))), shipped->Summary())
       << ReadFile(dir.Sub("serve.log"));
