@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what is missing and builds hotrow (Release) into build/. Extra arguments go to cmake's
-# configure step, e.g. scripts/build.sh -DHOTROW_WERROR=ON.
+# configure step, e.g. scripts/build.sh -DHOTROW_WERROR=ON. HOTROW_BUILD_TARGET=hotrow builds that
+# one target (what scripts/demo.sh needs) instead of everything (what scripts/test.sh needs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 source scripts/compiler-cache.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-cmake --build build -j"${HOTROW_JOBS:-2}"
+cmake --build build -j"${HOTROW_JOBS:-2}" ${HOTROW_BUILD_TARGET:+--target "$HOTROW_BUILD_TARGET"}

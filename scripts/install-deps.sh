@@ -23,6 +23,12 @@ packages=(
 if [[ "${HOTROW_WITH_FUZZ:-}" == 1 ]]; then
   packages+=(clang libclang-rt-14-dev)   # libFuzzer and its sanitizer runtimes
 fi
+if [[ "${HOTROW_WITH_BROWSER:-}" == 1 ]]; then   # scripts/test.sh: the status page in a real browser
+  packages+=(chromium fonts-dejavu-core)          # headless, /usr/bin/chromium; a font to render text
+  if ! command -v npm >/dev/null 2>&1; then       # playwright-core, installed by tests/browser/run.sh
+    packages+=(nodejs npm)
+  fi
+fi
 if [[ "${HOTROW_WITH_BENCH:-}" == 1 ]]; then
   packages+=(redis-server libhiredis-dev  # the Redis peer benchmark
              gnuplot-nox)                 # the plots in docs/BENCHMARKS.md and the soak run

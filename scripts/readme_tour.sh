@@ -60,6 +60,12 @@ base=$(sed -n 's/^ *HTTP API: *//p' "$workdir/demo.out")
 [[ $base == http://127.0.0.1:* ]] || fail "no 'HTTP API: http://127.0.0.1:PORT' line"
 step "demo ready at $base"
 
+# README: the status page at http://127.0.0.1:8080/ (tests/browser/ drives it in Chromium).
+step "status page"
+answer=$(curl --silent --show-error --fail "$base/") || fail "status page"
+grep -q 'id="stat-ingested"' <<<"$answer" || fail "status page: ${answer:0:300}"
+grep -q "^ *Status page: *$base/ " "$workdir/demo.out" || fail "no 'Status page: $base/' line"
+
 # README: paste the three curl lines the demo printed.
 mapfile -t lines < <(sed -n "s/^ *\(curl '.*'\)$/\1/p" "$workdir/demo.out")
 [[ ${#lines[@]} -eq 3 ]] || fail "expected 3 curl lines, found ${#lines[@]}"

@@ -9,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 step() { echo "== $1: $(( $(date +%s) - start ))s in all"; }
-bash scripts/build.sh -DHOTROW_WERROR=ON
+# HOTROW_WITH_BROWSER: install-deps adds Chromium (and Node.js when missing) for tests/browser/.
+HOTROW_WITH_BROWSER=1 bash scripts/build.sh -DHOTROW_WERROR=ON
 step build
 ctest --test-dir build --output-on-failure -j"${HOTROW_TEST_JOBS:-2}" --timeout 900
 step tests

@@ -216,6 +216,7 @@ int RunDemo(const DemoFlags& flags) {
   out += "  Data:         " + (*data)->path() +
          ((*data)->removed_at_exit() ? " (removed at exit)\n" : "\n");
   out += "  HTTP API:     " + base + "\n";
+  out += "  Status page:  " + base + "/ (open it in a browser)\n";
   out += "\nTry (the time window covers the demo's first hour):\n";
   for (const auto& path : paths) out += "  curl '" + base + path + "'\n";
   out += "\nStop with Ctrl-C.\n";

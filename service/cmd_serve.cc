@@ -1,4 +1,5 @@
-// `hotrow serve --config FILE [--set section.key=value]...`: the long-lived service.
+// `hotrow serve [--config FILE] [--set section.key=value]...`: the long-lived service. Without
+// --config every key has its documented default (configs/hotrow.yaml), then the --set overrides.
 
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -51,8 +52,9 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<ServeFlags>();
   CLI::App* cmd = app.add_subcommand(
       "serve", "Consume Kafka topics into the hot store and serve the HTTP API until SIGTERM");
-  cmd->add_option("--config", flags->config_file, "YAML configuration file (configs/hotrow.yaml)")
-      ->required();
+  cmd->add_option("--config", flags->config_file,
+                  "YAML configuration file, e.g. configs/hotrow.yaml (default: none, every key at "
+                  "its documented default)");
   cmd->add_option("--set", flags->overrides,
                   "Override one key, section.key=value (the value read as YAML); repeatable")
       ->allow_extra_args(false);

@@ -23,6 +23,7 @@
 #include "service/event_json.h"
 #include "service/query_params.h"
 #include "service/stats_json.h"
+#include "service/status_page.h"
 #include "service/url_codec.h"
 
 namespace hotrow::service {
@@ -239,6 +240,7 @@ struct HttpServer::Impl {
       SetError(res, 400, "bad request path: " + target.status().message());
       return;
     }
+    if (IsStatusPagePath(target->segments)) return ServeStatusPage(&res);  // GET /: the page
     std::string id;
     const Endpoint endpoint = MatchRoute(target->segments, &id);
     const std::string_view raw_query = target->raw_query;
@@ -494,7 +496,8 @@ struct HttpServer::Impl {
           if (!target.ok()) {
             res.status = 400;
             message = "bad request path: " + target.status().message();
-          } else if (MatchRoute(target->segments, &id) != Endpoint::kNone) {
+          } else if (MatchRoute(target->segments, &id) != Endpoint::kNone ||
+                     IsStatusPagePath(target->segments)) {
             res.status = 405;
             res.set_header("Allow", "GET, HEAD");
             message = "method " + QuoteClientText(req.method) + " is not allowed on " + QuoteClientText(req.path) +

@@ -26,6 +26,7 @@
 #include "service/event_json.h"
 #include "service/http_server.h"
 #include "service/metrics.h"
+#include "service/status_page.h"
 #include "service/url_codec.h"
 #include "store/event_store.h"
 #include "tests/support/event_gen.h"
@@ -406,7 +407,7 @@ TEST_F(HttpApiTest, EveryBadRequestGetsItsStatusAndAJsonErrorNamingTheProblem) {
       {"GET", "/v1/scan?from=5&to=1", 400, "from must be before to"},
       {"GET", "/healthz?verbose=1", 400, "unknown parameter \"verbose\""},
       {"GET", "/v1/stats?x", 400, "unknown parameter \"x\""},
-      {"GET", "/", 404, "unknown path"},
+      {"GET", "/index.html", 404, "unknown path"},  // GET / is the status page
       {"GET", "/v1", 404, "unknown path"},
       {"GET", "/v1/event/dev/latest", 404, "unknown path"},
       {"GET", "/v1/events/dev/oldest", 404, "unknown path"},
@@ -420,6 +421,7 @@ TEST_F(HttpApiTest, EveryBadRequestGetsItsStatusAndAJsonErrorNamingTheProblem) {
       {"PATCH", "/healthz", 405, "not allowed"},
       {"OPTIONS", "/metrics", 405, "not allowed"},
       {"POST", "/nothing", 404, "unknown path"},
+      {"POST", "/", 405, "method \"POST\" is not allowed"},
   };
   for (const Case& c : cases) {
     RawConnection conn(http_->port());
@@ -520,6 +522,21 @@ TEST_F(HttpApiTest, IdleConnectionsBeyondTheThreadCountDoNotStopTheServer) {
         return res && res->status == 200;
       },
       std::chrono::seconds(60), std::chrono::milliseconds(100)));
+}
+
+TEST_F(HttpApiTest, TheRootIsTheStatusPage) {
+  OpenStore();
+  StartServer();
+  httplib::Client client = Client();
+  httplib::Result page = client.Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_EQ(page->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_EQ(page->body, StatusPageHtml());
+  httplib::Result head = client.Head("/");
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->status, 200);
+  EXPECT_TRUE(head->body.empty());
 }
 
 TEST_F(HttpApiTest, HealthReadinessStatsAndMetricsAnswer) {

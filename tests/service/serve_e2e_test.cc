@@ -471,9 +471,7 @@ TEST(ServeCommandTest, BadConfigurationExitsTwoWithOneLineNamingTheKey) {
     EXPECT_NE(err.find(c.fragment), std::string::npos) << err;
     std::remove(dir.Sub("err").c_str());
   }
-  ChildProcess no_config({testing::HotrowBinary(), "serve"}, dir.Sub("err"));
-  EXPECT_EQ(no_config.Wait(), 2);
-  EXPECT_NE(ReadFile(dir.Sub("err")).find("--config"), std::string::npos);
+  // Without --config, serve runs with the defaults: tests/service/serve_defaults_test.cc.
 }
 
 TEST(ServeCommandTest, AStoreOfOtherSaltsIsRefusedWithExitTwo) {

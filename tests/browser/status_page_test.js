@@ -1,0 +1,307 @@
+// The status page (GET /) in a real browser: headless Chromium (Debian's /usr/bin/chromium) driven
+// by playwright-core, against `hotrow demo` on a free loopback port.
+//
+//   node status_page_test.js HOTROW_BIN OUT_DIR     (tests/browser/run.sh installs playwright-core)
+//
+// Checks, each of which fails the test:
+//   - GET / is text/html; charset=utf-8 and loads nothing but this server (the page's CSP);
+//   - #stat-ingested, #stat-lag and #stat-buckets hold plain numbers; ingested grows; the bucket
+//     count is the API's;
+//   - the page polls /v1/stats at most once a second;
+//   - the query form's latest and range answers are the events the API returns, shown as rows; an
+//     index query shows the API's answer: its events, or its error text when it answers 4xx;
+//   - with a server that wants a bearer token (simulated by intercepting the page's requests), the
+//     page asks for it, keeps it in sessionStorage only and sends it on every request;
+//   - no console error and no uncaught exception, but for the 4xx answers a check asked for.
+// It saves OUT_DIR/status_page.png (the whole page after a query) for a person to look at.
+
+"use strict";
+const { spawn } = require("node:child_process");
+const fs = require("node:fs");
+const os = require("node:os");
+const path = require("node:path");
+const readline = require("node:readline");
+const { chromium } = require("playwright-core");
+
+const [hotrow, outDir] = process.argv.slice(2);
+if (!hotrow || !outDir) {
+  console.error("usage: node status_page_test.js HOTROW_BIN OUT_DIR");
+  process.exit(2);
+}
+
+let failures = 0;
+let passes = 0;
+function check(ok, what, detail) {
+  if (ok) {
+    passes++;
+    console.log("ok   " + what);
+  } else {
+    failures++;
+    console.log("FAIL " + what + (detail === undefined ? "" : ": " + detail));
+  }
+}
+
+// Polls `condition` (async) every 100 ms until it returns a truthy value; null after `ms`.
+async function waitFor(condition, ms = 30000) {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    const value = await condition();
+    if (value) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return null;
+}
+
+// Starts `hotrow demo` on a free port; resolves with its base URL once it printed its curl lines.
+function startDemo(dataDir, logPath) {
+  const log = fs.openSync(logPath, "w");
+  const demo = spawn(hotrow, ["demo", "--listen", "127.0.0.1:0", "--rate", "2000", "--data", dataDir],
+                     { stdio: ["ignore", "pipe", log] });
+  const ready = new Promise((resolve, reject) => {
+    let base = null;
+    const lines = readline.createInterface({ input: demo.stdout });
+    lines.on("line", (line) => {
+      const m = /HTTP API:\s+(http:\/\/\S+)/.exec(line);
+      if (m) base = m[1];
+      if (line.startsWith("Stop with Ctrl-C.")) resolve(base);
+    });
+    demo.on("exit", (code) => reject(new Error("hotrow demo exited with " + code + " before it was ready; see " + logPath)));
+    setTimeout(() => reject(new Error("hotrow demo was not ready within 120 s; see " + logPath)), 120000);
+  });
+  return { demo, ready };
+}
+
+function stopDemo(demo) {
+  return new Promise((resolve) => {
+    if (demo.exitCode !== null || demo.signalCode !== null) return resolve(demo.exitCode === null ? 128 : demo.exitCode);
+    const timer = setTimeout(() => demo.kill("SIGKILL"), 15000);
+    demo.on("exit", (code, signal) => { clearTimeout(timer); resolve(code === null ? 128 : code); });
+    demo.kill("SIGTERM");
+  });
+}
+
+async function getJson(url) {
+  const res = await fetch(url);
+  const text = await res.text();
+  let json = null;
+  try { json = JSON.parse(text); } catch (e) { /* not JSON */ }
+  return { status: res.status, json, text };
+}
+
+// The rows of the page's result table as the API's event fields (payload compared as JSON).
+async function resultRows(page) {
+  return page.$$eval("#q-results tbody tr", (trs) => trs.map((tr) => {
+    const td = [...tr.children].map((c) => c.textContent);
+    return { ts: td[0], event_id: td[1], topic: td[2], partition: Number(td[3]), offset: Number(td[4]), payload: td[5] };
+  }));
+}
+function asRows(events) {
+  return events.map((e) => ({
+    ts: new Date(e.ts).toISOString().replace("T", " ").replace("Z", ""), event_id: e.event_id, topic: e.topic,
+    partition: e.partition, offset: e.offset, payload: JSON.stringify(e.payload),
+  }));
+}
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+// Runs the form with `fields` ({"#q-kind": "latest", "#q-id": ...}); returns the page's own
+// answer ({status, body}) and its request URL.
+async function runQuery(page, fields) {
+  for (const [selector, value] of Object.entries(fields)) {
+    if (selector === "#q-kind" || selector === "#q-order") await page.selectOption(selector, value);
+    else await page.fill(selector, value);
+  }
+  const answer = page.waitForResponse((r) => /\/v1\/(events|index)\//.test(r.url()));
+  await page.click("#q-run");
+  const res = await answer;
+  await page.waitForFunction(() => !document.querySelector("#q-run").disabled);
+  return { status: res.status(), body: await res.text(), url: res.url() };
+}
+
+// Console errors and uncaught exceptions of `page`, but "Failed to load resource" for URLs that
+// `expected(url)` says a check asked for.
+function watchErrors(page, expected) {
+  const errors = [];
+  page.on("console", (msg) => {
+    if (msg.type() !== "error") return;
+    const url = (msg.location() || {}).url || "";
+    if (msg.text().startsWith("Failed to load resource") && expected(url)) return;
+    errors.push(msg.text() + (url ? " (" + url + ")" : ""));
+  });
+  page.on("pageerror", (e) => errors.push("uncaught: " + e.message));
+  return errors;
+}
+
+async function main() {
+  fs.mkdirSync(outDir, { recursive: true });
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "hotrow-browser-"));
+  const { demo, ready } = startDemo(path.join(work, "data"), path.join(outDir, "demo.log"));
+  let context = null;
+  try {
+    const base = await ready;
+    console.log("demo at " + base);
+    context = await chromium.launchPersistentContext(path.join(work, "profile"), {
+      executablePath: "/usr/bin/chromium",
+      headless: true,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-quic", "--no-first-run", "--disable-sync"],
+      viewport: { width: 1360, height: 900 },
+    });
+    await checkPage(context, base);
+    await checkToken(context, base);
+    // The server goes away under an open page: it says so and keeps the last figures.
+    const page = await context.newPage();
+    await page.goto(base + "/");
+    await waitFor(async () => /^\d+$/.test(await page.textContent("#stat-ingested")));
+    const code = await stopDemo(demo);
+    check(code === 0, "hotrow demo exits 0 on SIGTERM", "exit " + code);
+    const told = await waitFor(() => page.isVisible("#error-banner"), 10000);
+    check(told !== null && (await page.textContent("#ready")) === "unreachable",
+          "with the server gone the page says it cannot reach the API", await page.textContent("#ready"));
+    check(/^\d+$/.test(await page.textContent("#stat-ingested")), "and keeps the last numbers");
+  } finally {
+    if (context) await context.close();
+    await stopDemo(demo);  // at once when it already stopped
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+async function checkPage(context, base) {
+  const page = await context.newPage();
+  const errors = watchErrors(page, (url) => url.includes("/v1/index/") || url.endsWith("/readyz"));
+  const statsRequests = [];
+  page.on("request", (r) => { if (r.url().endsWith("/v1/stats")) statsRequests.push(Date.now()); });
+  const offsite = [];
+  page.on("request", (r) => { if (!r.url().startsWith(base) && !r.url().startsWith("data:")) offsite.push(r.url()); });
+
+  const res = await page.goto(base + "/");
+  check(res.status() === 200, "GET / answers 200", res.status());
+  check(res.headers()["content-type"] === "text/html; charset=utf-8", "GET / is text/html; charset=utf-8",
+        res.headers()["content-type"]);
+
+  // The three numbers appear, as digits only.
+  const digits = async (id) => page.textContent(id);
+  const first = await waitFor(async () => {
+    const v = await Promise.all(["#stat-ingested", "#stat-lag", "#stat-buckets"].map(digits));
+    return v.every((t) => /^\d+$/.test(t)) ? v : null;
+  });
+  check(first !== null, "#stat-ingested, #stat-lag and #stat-buckets hold plain numbers",
+        JSON.stringify(await Promise.all(["#stat-ingested", "#stat-lag", "#stat-buckets"].map(digits))));
+  if (first === null) return;
+  const grown = await waitFor(async () => {
+    const t = await digits("#stat-ingested");
+    return /^\d+$/.test(t) && Number(t) > Number(first[0]) ? t : null;
+  });
+  check(grown !== null, "#stat-ingested grows while the demo produces", first[0] + " then " + (await digits("#stat-ingested")));
+  check(Number(first[2]) >= 1, "#stat-buckets counts at least one bucket", first[2]);
+  const bucketsMatch = await waitFor(async () => {
+    const api = await getJson(base + "/v1/stats");
+    return String(api.json.buckets.length) === (await digits("#stat-buckets"));
+  });
+  check(bucketsMatch !== null, "#stat-buckets is the API's number of buckets");
+  const lagMatch = await waitFor(async () => {
+    const api = await getJson(base + "/v1/stats");
+    const lag = api.json.partitions.reduce((a, p) => a + p.lag, 0);
+    return String(lag) === (await digits("#stat-lag"));
+  });
+  check(lagMatch !== null, "#stat-lag is the API's total lag");
+  const readyText = await page.textContent("#ready");
+  check(readyText === "ready", "readiness shows ready", readyText);
+
+  // At most one poll a second: count /v1/stats requests over five seconds.
+  const from = Date.now();
+  await page.waitForTimeout(5000);
+  const polls = statsRequests.filter((t) => t >= from).length;
+  check(polls >= 1 && polls <= 6, "the page polls /v1/stats at most once a second (1..6 in 5 s)", polls);
+
+  // The query form: latest, as the page received it and shown row by row.
+  let q = await runQuery(page, { "#q-kind": "latest", "#q-id": "dev-000000", "#q-n": "5" });
+  let body = JSON.parse(q.body);
+  check(q.status === 200 && body.events.length === 5, "latest 5 of dev-000000 answers 5 events", q.status + " " + q.body.slice(0, 200));
+  check(same(await resultRows(page), asRows(body.events)), "the latest rows are the events the API answered");
+
+  // Range over a past window: the page's answer is the API's answer to the same URL. A record
+  // still on its way into the store could land between the two requests: then the pair is asked
+  // again (a page that shows something else never matches).
+  const stats = (await getJson(base + "/v1/stats")).json;
+  const to = stats.store.now_ms - 5000;
+  const fromMs = to - 20000;
+  let api = null;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    q = await runQuery(page, { "#q-kind": "range", "#q-id": "dev-000001", "#q-from": String(fromMs), "#q-to": String(to),
+                               "#q-limit": "50", "#q-order": "asc" });
+    api = await getJson(q.url);
+    if (same(JSON.parse(q.body), api.json)) break;
+  }
+  body = JSON.parse(q.body);
+  check(q.status === 200 && body.events.length > 0, "range of dev-000001 answers events", q.status + " " + q.body.slice(0, 200));
+  check(same(body, api.json), "the range answer the page got is the API's answer to the same URL");
+  check(same(await resultRows(page), asRows(api.json.events)), "the range rows are the API's events, in its order");
+  const curl = await page.textContent("#q-curl");
+  check(curl === "curl '" + q.url + "'", "the page shows the query as a curl line", curl);
+  await page.screenshot({ path: path.join(outDir, "status_page.png"), fullPage: true });
+  console.log("screenshot: " + path.join(outDir, "status_page.png"));
+
+  // An index query: rows when the API answers 200, its error text when it answers 4xx.
+  q = await runQuery(page, { "#q-kind": "index-latest", "#q-field": "device", "#q-value": "dev-000000", "#q-n": "5" });
+  const indexApi = await getJson(q.url);
+  if (indexApi.status === 200) {
+    check(same(await resultRows(page), asRows(indexApi.json.events)), "the index rows are the API's events");
+  } else {
+    const shown = await page.textContent("#q-status");
+    check(indexApi.status >= 400 && indexApi.status < 500 && indexApi.json &&
+          shown === "HTTP " + indexApi.status + ": " + indexApi.json.error,
+          "an index query the API refuses shows its status and error text", shown);
+    check(await page.isHidden("#q-results"), "no stale rows stay under an error");
+  }
+
+  check(offsite.length === 0, "the page requests nothing from another origin", offsite.join(", "));
+  check(errors.length === 0, "no console error on the status page", errors.join(" | "));
+  await page.close();
+}
+
+// A server with http.token_file (issue 17) answers 401 to /v1/* and /metrics without the token;
+// simulated here by intercepting the page's requests, so the page's side is tested either way.
+async function checkToken(context, base) {
+  const TOKEN = "s3cret-token";
+  const page = await context.newPage();
+  const errors = watchErrors(page, () => true);  // every 401 below is asked for
+  const seen = [];  // [path, authorization] of each API request
+  await page.route((url) => url.pathname.startsWith("/v1/") || url.pathname === "/metrics", async (route) => {
+    const req = route.request();
+    const auth = (await req.allHeaders()).authorization || "";
+    seen.push([new URL(req.url()).pathname, auth]);
+    if (auth !== "Bearer " + TOKEN) {
+      return route.fulfill({ status: 401, contentType: "application/json", body: '{"error":"a bearer token is required"}' });
+    }
+    return route.continue();
+  });
+  await page.goto(base + "/");
+  const asked = await waitFor(() => page.isVisible("#token-input"), 10000);
+  check(asked !== null, "on a 401 the page asks for the token");
+  await page.fill("#token-input", TOKEN);
+  await page.click("#token-form button");
+  const loaded = await waitFor(async () => /^\d+$/.test(await page.textContent("#stat-ingested")), 15000);
+  check(loaded !== null, "with the token the numbers load");
+  check(await page.isHidden("#token-box"), "the token prompt goes away once the token is accepted");
+  const firstWithToken = seen.findIndex(([, auth]) => auth !== "");
+  const after = firstWithToken < 0 ? [] : seen.slice(firstWithToken);
+  check(after.length > 0 && after.every(([, auth]) => auth === "Bearer " + TOKEN),
+        "every request after the token carries Authorization: Bearer", JSON.stringify(after.slice(0, 5)));
+  const storage = await page.evaluate(() => ({ session: sessionStorage.getItem("hotrow.token"), local: localStorage.length }));
+  check(storage.session === TOKEN && storage.local === 0, "the token is in sessionStorage only", JSON.stringify(storage));
+  const q = await runQuery(page, { "#q-kind": "latest", "#q-id": "dev-000000", "#q-n": "3" });
+  check(q.status === 200 && (await resultRows(page)).length === 3, "a query from the form sends the token", q.status);
+  check(errors.length === 0, "no console error on the token page", errors.join(" | "));
+  await page.close();
+}
+
+main().then(
+  () => {
+    console.log(passes + " passed, " + failures + " failed");
+    process.exit(failures === 0 ? 0 : 1);
+  },
+  (e) => {
+    console.log("FAIL " + (e && e.stack ? e.stack : e));
+    console.log(passes + " passed, " + (failures + 1) + " failed");
+    process.exit(1);
+  });
