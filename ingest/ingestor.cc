@@ -45,7 +45,7 @@ void NameThread(const char* name) { pthread_setname_np(pthread_self(), name); }
 // ---------------------------------------------------------------------------------------------
 // Start and stop.
 
-Status IngestorImpl::Init() {
+Result<KafkaConfPtr> IngestorImpl::ConsumerConf(const char* session_timeout_ms) {
   KafkaConfPtr conf(rd_kafka_conf_new());
   HOTROW_RETURN_IF_ERROR(SetKafkaProperties(conf.get(),
                                             {{"bootstrap.servers", options_.brokers},
@@ -56,7 +56,7 @@ Status IngestorImpl::Init() {
                                              {"enable.partition.eof", "false"},
                                              {"auto.offset.reset", "earliest"},
                                              {"queued.min.messages", kQueuedMinMessages},
-                                             {"session.timeout.ms", kSessionTimeoutMs},
+                                             {"session.timeout.ms", session_timeout_ms},
                                              {"heartbeat.interval.ms", kHeartbeatIntervalMs}},
                                             "consumer"));
   if (!options_.instance_id.empty()) {
@@ -64,9 +64,43 @@ Status IngestorImpl::Init() {
         SetKafkaProperties(conf.get(), {{"group.instance.id", options_.instance_id}}, "consumer"));
   }
   HOTROW_RETURN_IF_ERROR(SetKafkaProperties(conf.get(), options_.properties, "consumer"));
+  RouteKafkaLogs(conf.get());
+  rd_kafka_conf_set_opaque(conf.get(), this);
+  rd_kafka_conf_set_rebalance_cb(conf.get(), &IngestorImpl::OnRebalance);
+  rd_kafka_conf_set_offset_commit_cb(conf.get(), &IngestorImpl::OnOffsetCommit);
+  rd_kafka_conf_set_error_cb(conf.get(), &IngestorImpl::OnError);
+  return conf;
+}
+
+Status IngestorImpl::CreateConsumer(const char* session_timeout_ms) {
+  auto conf = ConsumerConf(session_timeout_ms);
+  if (!conf.ok()) return conf.status();
+  char errstr[512];
+  consumer_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf.value().get(), errstr, sizeof(errstr));
+  if (consumer_ == nullptr) {
+    return Status::InvalidArgument(std::string("kafka consumer: ") + errstr);
+  }
+  conf.value().release();                 // owned by the handle
+  rd_kafka_poll_set_consumer(consumer_);  // errors and logs are served by consumer_poll
+  return Status::Ok();
+}
+
+bool IngestorImpl::OnEmbeddedBroker() const {
+  char* id = rd_kafka_clusterid(consumer_, kClusterIdTimeoutMs);
+  if (id == nullptr) return false;  // brokers unreachable for now: assume a real cluster
+  const bool embedded = std::strncmp(id, kEmbeddedClusterIdPrefix,
+                                     std::strlen(kEmbeddedClusterIdPrefix)) == 0;
+  rd_kafka_mem_free(consumer_, id);
+  return embedded;
+}
+
+Status IngestorImpl::Init() {
+  auto probe = ConsumerConf(kSessionTimeoutMs);
+  if (!probe.ok()) return probe.status();
   char value[64];
   size_t value_size = sizeof(value);
-  if (rd_kafka_conf_get(conf.get(), "auto.offset.reset", value, &value_size) == RD_KAFKA_CONF_OK) {
+  if (rd_kafka_conf_get(probe.value().get(), "auto.offset.reset", value, &value_size) ==
+      RD_KAFKA_CONF_OK) {
     std::string reset(value);
     if (reset == "latest" || reset == "largest" || reset == "end") {
       reset_offset_ = RD_KAFKA_OFFSET_END;
@@ -84,11 +118,6 @@ Status IngestorImpl::Init() {
     commit_metadata_ = std::string(kCommitMetadataPrefix) + host + ":" +
                        (ec ? store_->options().path : path.lexically_normal().string());
   }
-  RouteKafkaLogs(conf.get());
-  rd_kafka_conf_set_opaque(conf.get(), this);
-  rd_kafka_conf_set_rebalance_cb(conf.get(), &IngestorImpl::OnRebalance);
-  rd_kafka_conf_set_offset_commit_cb(conf.get(), &IngestorImpl::OnOffsetCommit);
-  rd_kafka_conf_set_error_cb(conf.get(), &IngestorImpl::OnError);
 
   if (!options_.dead_letter_topic.empty()) {
     auto dlq = DeadLetterProducer::Create(options_.brokers, options_.dead_letter_topic,
@@ -97,13 +126,18 @@ Status IngestorImpl::Init() {
     dead_letters_ = std::move(dlq).value();
   }
 
-  char errstr[512];
-  consumer_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf.get(), errstr, sizeof(errstr));
-  if (consumer_ == nullptr) {
-    return Status::InvalidArgument(std::string("kafka consumer: ") + errstr);
+  HOTROW_RETURN_IF_ERROR(CreateConsumer(kSessionTimeoutMs));
+  // The embedded broker's coordinator waits session.timeout.ms - 1 s on every change of the
+  // group and evicts a killed member only after a whole session (kEmbeddedSessionTimeoutMs says
+  // more). The consumer has not joined the group yet, so it is made again with a shorter session
+  // unless the user chose one.
+  if (options_.properties.count("session.timeout.ms") == 0 && OnEmbeddedBroker()) {
+    rd_kafka_destroy(consumer_);
+    consumer_ = nullptr;
+    HOTROW_RETURN_IF_ERROR(CreateConsumer(kEmbeddedSessionTimeoutMs));
+    spdlog::info("ingest: the brokers are hotrow's embedded broker: session.timeout.ms {}",
+                 kEmbeddedSessionTimeoutMs);
   }
-  conf.release();                         // owned by the handle
-  rd_kafka_poll_set_consumer(consumer_);  // errors and logs are served by consumer_poll
 
   TopicPartitionListPtr topics(
       rd_kafka_topic_partition_list_new(static_cast<int>(options_.topics.size())));

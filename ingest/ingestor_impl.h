@@ -54,6 +54,15 @@ inline constexpr const char* kQueuedMinMessages = "1000000";
 // waits session.timeout.ms - 1 s for members to (re)join whenever the group changes.
 inline constexpr const char* kSessionTimeoutMs = "6000";
 inline constexpr const char* kHeartbeatIntervalMs = "500";
+// Against the embedded broker (librdkafka 2.0.2's mock cluster, known by its cluster id) the
+// session is 3 s: its coordinator ignores group.instance.id, evicts a killed member only after a
+// session timeout and then waits session.timeout.ms - 1 s for the group to rejoin, so a restart
+// after kill -9 took about 11.5 s with 6 s and about 5 s with 3 s (RestartTimeTest). No Kafka
+// broker is concerned: they refuse a session under group.min.session.timeout.ms (6 s).
+inline constexpr const char* kEmbeddedSessionTimeoutMs = "3000";
+inline constexpr const char* kEmbeddedClusterIdPrefix = "mockCluster";
+// How long start-up waits for the cluster id; unreachable brokers count as a real cluster.
+inline constexpr int kClusterIdTimeoutMs = 2000;
 // How long Stop() lets the consumer take to commit and leave the group.
 inline constexpr int64_t kCloseTimeoutMs = 5000;
 // How long a closed batch waits for room in the queue before the consumer pauses.
@@ -116,6 +125,13 @@ class IngestorImpl final : public Ingestor {
   Status Ready() const override;
 
  private:
+  // The consumer's configuration: hotrow's settings, then IngestOptions::properties.
+  Result<KafkaConfPtr> ConsumerConf(const char* session_timeout_ms);
+  // Makes consumer_ (not yet subscribed).
+  Status CreateConsumer(const char* session_timeout_ms);
+  // Whether consumer_'s brokers are librdkafka's mock cluster (hotrow embedded-kafka).
+  bool OnEmbeddedBroker() const;
+
   // librdkafka callbacks; `opaque` is the IngestorImpl.
   static void OnRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                           rd_kafka_topic_partition_list_t* partitions, void* opaque);

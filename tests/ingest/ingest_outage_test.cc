@@ -231,8 +231,9 @@ TEST_F(IngestOutageTest, StopWritesTheOpenBatchAndReturnsPromptlyWhenTheBrokerIs
   auto store = OpenStore(dir.Sub("store"));
   ASSERT_NE(store, nullptr);
   IngestOptions options = Options("down-group");
-  // librdkafka's defaults (a 45 s session): what a stuck group leave would wait for.
-  options.properties.erase("session.timeout.ms");
+  // librdkafka's default session (45 s), which hotrow would otherwise shorten: what a stuck group
+  // leave would wait for.
+  options.properties["session.timeout.ms"] = "45000";
   options.properties.erase("max.poll.interval.ms");
   options.batch_max_ms = 3'600'000;  // only Stop closes the batch
   options.batch_max_events = 1'000'000;
