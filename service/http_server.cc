@@ -20,6 +20,7 @@
 
 #include "common/logging.h"
 #include "common/time_format.h"
+#include "query/event_id.h"
 #include "service/event_json.h"
 #include "service/query_params.h"
 #include "service/stats_json.h"
@@ -334,8 +335,8 @@ struct HttpServer::Impl {
     const auto start = Clock::now();
     Result<LatestParams> params = ParseLatestParams(raw_query);
     if (!params.ok()) return Fail(res, QueryKind::kLatest, params.status());
-    if (id.empty()) {
-      return Fail(res, QueryKind::kLatest, Status::InvalidArgument("the event id is empty"));
+    if (Status id_ok = query::CheckEventId(id); !id_ok.ok()) {
+      return Fail(res, QueryKind::kLatest, id_ok);
     }
     QuerySlot slot(this);
     if (!slot.acquired())
@@ -358,8 +359,8 @@ struct HttpServer::Impl {
     const auto start = Clock::now();
     Result<RangeParams> params = ParseRangeParams(raw_query);
     if (!params.ok()) return Fail(res, QueryKind::kRange, params.status());
-    if (id.empty()) {
-      return Fail(res, QueryKind::kRange, Status::InvalidArgument("the event id is empty"));
+    if (Status id_ok = query::CheckEventId(id); !id_ok.ok()) {
+      return Fail(res, QueryKind::kRange, id_ok);
     }
     QuerySlot slot(this);
     if (!slot.acquired())
