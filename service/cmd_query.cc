@@ -165,7 +165,7 @@ void AddQueryCommand(CLI::App& app, int* exit_code) {
 
   auto latest_flags = std::make_shared<QueryFlags>();
   CLI::App* latest = query->add_subcommand("latest", "The newest events of one id, newest first");
-  latest->add_option("ID", latest_flags->id, 
+  latest->add_option("ID", latest_flags->id,
                     "Event id (at most 256 bytes of UTF-8; sent percent-encoded)")
       ->required();
   latest->add_option("-n", latest_flags->n, "How many, 1..10000 (default 10)");
