@@ -18,11 +18,13 @@ namespace hotrow::ingest {
 inline constexpr const char* kRejectNotJson = "not_json";       // not JSON, or not an object
 inline constexpr const char* kRejectNoId = "no_id";             // no event id in field or key
 inline constexpr const char* kRejectIdTooLong = "id_too_long";  // id over 256 bytes
+inline constexpr const char* kRejectIdNotUtf8 = "id_not_utf8";  // id is not valid UTF-8
 inline constexpr const char* kRejectBadTime = "bad_time";       // unparsable time
 inline constexpr const char* kRejectExpired = "expired";        // older than the hot window
 inline constexpr const char* kRejectFuture = "future";          // beyond max_future
 inline constexpr const char* kRejectReasons[] = {kRejectNotJson, kRejectNoId,    kRejectIdTooLong,
-                                                 kRejectBadTime, kRejectExpired, kRejectFuture};
+                                                 kRejectBadTime, kRejectExpired, kRejectFuture,
+                                                 kRejectIdNotUtf8};
 
 struct IngestOptions {
   // Bootstrap servers, "host:port,host:port". Required.

@@ -209,6 +209,11 @@ void Decide(const Field& id, const Field& ts, const RecordView& record, const st
                std::to_string(keying::kMaxIdSize) + " allowed");
     return;
   }
+  // Only a record key can bring one: simdjson has validated every string of the value.
+  if (!simdjson::validate_utf8(out->id.data(), out->id.size())) {
+    Reject(out, kRejectIdNotUtf8, "the id is not valid UTF-8");
+    return;
+  }
 
   switch (ts.lookup) {
     case Lookup::kBlocked:

@@ -41,7 +41,8 @@ struct ParsedRecord {
 // - the value must be a JSON object, else kRejectNotJson;
 // - id: the string at id_field, or an integer there taken as its decimal text; when id_field is
 //   absent or null, the record key. Anything else there (a float, a bool, an object) or an empty
-//   id is kRejectNoId; an id over 256 bytes is kRejectIdTooLong;
+//   id is kRejectNoId; an id over 256 bytes is kRejectIdTooLong; an id that is not
+//   valid UTF-8 (only a record key can be) is kRejectIdNotUtf8;
 // - time: an integer >= 0 (ms since the epoch) or a string (RFC 3339 or integer ms) at ts_field;
 //   when ts_field is absent or null, the Kafka timestamp. Anything else, a negative or
 //   unparsable value, or no Kafka timestamp to fall back on is kRejectBadTime;

@@ -165,7 +165,8 @@ void AddQueryCommand(CLI::App& app, int* exit_code) {
 
   auto latest_flags = std::make_shared<QueryFlags>();
   CLI::App* latest = query->add_subcommand("latest", "The newest events of one id, newest first");
-  latest->add_option("ID", latest_flags->id, "Event id (any bytes; sent percent-encoded)")
+  latest->add_option("ID", latest_flags->id,
+                    "Event id (at most 256 bytes of UTF-8; sent percent-encoded)")
       ->required();
   latest->add_option("-n", latest_flags->n, "How many, 1..10000 (default 10)");
   AddServerOption(latest, latest_flags.get());
@@ -178,7 +179,8 @@ void AddQueryCommand(CLI::App& app, int* exit_code) {
 
   auto range_flags = std::make_shared<QueryFlags>();
   CLI::App* range = query->add_subcommand("range", "Events of one id with from <= ts < to");
-  range->add_option("ID", range_flags->id, "Event id (any bytes; sent percent-encoded)")
+  range->add_option("ID", range_flags->id, 
+                    "Event id (at most 256 bytes of UTF-8; sent percent-encoded)")
       ->required();
   range->add_option("--from", range_flags->from, "Start, ms since the epoch or RFC 3339")
       ->required();

@@ -169,6 +169,15 @@ TEST(RecordParserTest, IdLengthLimitIs256Bytes) {
   EXPECT_EQ(Reason(Parse(R"({"ts":1700000000000})", long_id)), kRejectIdTooLong);
 }
 
+TEST(RecordParserTest, IdThatIsNotUtf8IsRejected) {
+  // Only a record key can carry one; the value's strings are validated with the JSON.
+  EXPECT_EQ(Reason(Parse(R"({"ts":1700000000000})", "dev-\xff")), kRejectIdNotUtf8);
+  EXPECT_EQ(Reason(Parse(R"({"ts":1700000000000})", "\xc3")), kRejectIdNotUtf8);  // cut short
+  ParsedRecord r = Parse(R"({"ts":1700000000000})", "d\xc3\xa9v");  // "dév"
+  ASSERT_TRUE(r.ok()) << r.detail;
+  EXPECT_EQ(r.id, "d\xc3\xa9v");
+}
+
 TEST(RecordParserTest, RejectsUnparsableTime) {
   for (const char* value :
        {R"({"event_id":"a","ts":"yesterday"})", R"({"event_id":"a","ts":-5})",

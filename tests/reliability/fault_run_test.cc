@@ -120,6 +120,8 @@ std::string BadValue(const std::string& reason, int64_t seq, int64_t now_ms) {
   } else if (reason == ingest::kRejectIdTooLong) {
     j["event_id"] = std::string(300, 'x');
     j["ts"] = now_ms;
+  } else if (reason == ingest::kRejectIdNotUtf8) {
+    j["ts"] = now_ms;  // no event_id: the id is the key, which KeyOf makes invalid UTF-8
   } else if (reason == ingest::kRejectBadTime) {
     j["event_id"] = "dev-bad";
     j["ts"] = "yesterday at noon";
@@ -305,6 +307,7 @@ class FaultRunTest : public ::testing::Test {
   // The key of `record`: its id, a fixed one for bad records, none when it must have no id.
   static std::optional<std::string> KeyOf(const ProducedRecord& record) {
     if (record.reject_reason == ingest::kRejectNoId) return std::nullopt;
+    if (record.reject_reason == ingest::kRejectIdNotUtf8) return std::string("bad\xff");
     return record.id.empty() ? "bad" : record.id;
   }
 

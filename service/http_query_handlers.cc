@@ -1,0 +1,168 @@
+// The query handlers of the HTTP API: latest, range and the streamed scan.
+
+#include <spdlog/spdlog.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "query/event_id.h"
+#include "service/event_json.h"
+#include "service/http_server_impl.h"
+#include "service/query_params.h"
+
+namespace hotrow::service {
+
+namespace {
+constexpr size_t kScanFlushBytes = 32 << 10;
+constexpr auto kScanFlushInterval = std::chrono::milliseconds(50);
+}  // namespace
+
+void HttpServer::Impl::Busy(httplib::Response& res, QueryKind kind, const std::string& why) {
+  backend.metrics->RecordQuery(kind, QueryOutcome::kBusy, 0);
+  res.set_header("Retry-After", "1");
+  SetError(res, 503, why);
+}
+
+// Answers a bad parameter, or a query's failure.
+void HttpServer::Impl::Fail(httplib::Response& res, QueryKind kind, const Status& st) {
+  backend.metrics->RecordQuery(kind, OutcomeOf(st), 0);
+  const int status = HttpStatusOf(st);
+  if (status == 503) res.set_header("Retry-After", "1");
+  if (status >= 500) Warn(std::string(QueryKindName(kind)) + " query failed: " + st.ToString());
+  SetError(res, status, status == 500 ? "query failed: " + st.ToString() : st.message());
+}
+
+void HttpServer::Impl::Latest(const std::string& id, std::string_view raw_query,
+                              httplib::Response& res) {
+  const auto start = HttpClock::now();
+  Result<LatestParams> params = ParseLatestParams(raw_query);
+  if (!params.ok()) return Fail(res, QueryKind::kLatest, params.status());
+  if (Status id_ok = query::CheckEventId(id); !id_ok.ok()) {
+    return Fail(res, QueryKind::kLatest, id_ok);
+  }
+  QuerySlot slot(this);
+  if (!slot.acquired())
+    return Busy(res, QueryKind::kLatest, "too many queries at once; retry later");
+  Result<std::vector<query::Event>> events = backend.engine->Latest(id, params->n);
+  if (!events.ok()) return Fail(res, QueryKind::kLatest, events.status());
+  std::string body = OpenEventsBody(id);
+  bool first = true;
+  for (const auto& e : events.value()) {
+    if (!first) body.push_back(',');
+    first = false;
+    AppendEventJson(e, &body);
+  }
+  body.append("]}");
+  SetJson(res, 200, std::move(body));
+  backend.metrics->RecordQuery(QueryKind::kLatest, QueryOutcome::kOk, SecondsSince(start));
+}
+
+void HttpServer::Impl::Range(const std::string& id, std::string_view raw_query,
+                             httplib::Response& res) {
+  const auto start = HttpClock::now();
+  Result<RangeParams> params = ParseRangeParams(raw_query);
+  if (!params.ok()) return Fail(res, QueryKind::kRange, params.status());
+  if (Status id_ok = query::CheckEventId(id); !id_ok.ok()) {
+    return Fail(res, QueryKind::kRange, id_ok);
+  }
+  QuerySlot slot(this);
+  if (!slot.acquired())
+    return Busy(res, QueryKind::kRange, "too many queries at once; retry later");
+  std::string body = OpenEventsBody(id);
+  bool first = true;
+  Status st = backend.engine->RangeTo(id, params->from_ms, params->to_ms, params->limit,
+                                      params->order, [&](const query::Event& e) {
+                                        if (!first) body.push_back(',');
+                                        first = false;
+                                        AppendEventJson(e, &body);
+                                        return !stopping.load(std::memory_order_relaxed);
+                                      });
+  if (!st.ok()) return Fail(res, QueryKind::kRange, st);
+  if (stopping.load()) {
+    return Fail(res, QueryKind::kRange, Status::Busy("the server is shutting down"));
+  }
+  body.append("]}");
+  SetJson(res, 200, std::move(body));
+  backend.metrics->RecordQuery(QueryKind::kRange, QueryOutcome::kOk, SecondsSince(start));
+}
+
+std::string HttpServer::Impl::OpenEventsBody(const std::string& id) {
+  std::string body = "{\"event_id\":";
+  AppendJsonString(id, &body);
+  body.append(",\"events\":[");
+  return body;
+}
+
+void HttpServer::Impl::Scan(std::string_view raw_query, httplib::Response& res) {
+  Result<ScanParams> params = ParseScanParams(raw_query);
+  if (!params.ok()) return Fail(res, QueryKind::kScan, params.status());
+  auto job = std::make_shared<ScanJob>(this, params->from_ms, params->to_ms, params->limit);
+  if (!job->slot.acquired()) {
+    job->recorded = true;
+    return Busy(res, QueryKind::kScan, "too many queries at once; retry later");
+  }
+  res.status = 200;
+  res.set_chunked_content_provider("application/x-ndjson",
+                                   [job](size_t /*offset*/, httplib::DataSink& sink) {
+                                     return job->impl->StreamScan(*job, sink);
+                                   });
+}
+
+// Runs the whole scan on the first call of the content provider, writing as it goes. Returns
+// false (no final chunk) when the answer is cut short.
+bool HttpServer::Impl::StreamScan(ScanJob& job, httplib::DataSink& sink) {
+  if (job.started) return false;  // never expected: the first call ends with done() or false
+  job.started = true;
+  std::string buffer;
+  buffer.reserve(kScanFlushBytes + 4096);
+  auto last_flush = HttpClock::now();
+  bool write_failed = false;
+  auto flush = [&] {
+    if (buffer.empty() || write_failed) return !write_failed;
+    if (!sink.write(buffer.data(), buffer.size())) write_failed = true;
+    buffer.clear();
+    last_flush = HttpClock::now();
+    return !write_failed;
+  };
+  auto finish = [&](QueryOutcome outcome, const std::string& error) {
+    job.recorded = true;
+    backend.metrics->RecordQuery(QueryKind::kScan, outcome, SecondsSince(job.start));
+    if (error.empty()) {
+      if (!flush()) return false;
+      sink.done();
+      return true;
+    }
+    buffer.append(ErrorBody(error));
+    buffer.push_back('\n');
+    flush();
+    return false;
+  };
+  try {
+    Status st = backend.engine->Scan(job.from_ms, job.to_ms, job.limit, [&](const query::Event& e) {
+      if (stopping.load(std::memory_order_relaxed)) return false;
+      AppendEventJson(e, &buffer);
+      buffer.push_back('\n');
+      if (buffer.size() >= kScanFlushBytes || HttpClock::now() - last_flush >= kScanFlushInterval) {
+        return flush();
+      }
+      return true;
+    });
+    if (write_failed) {
+      job.recorded = true;
+      backend.metrics->RecordQuery(QueryKind::kScan, QueryOutcome::kCancelled, 0);
+      return false;
+    }
+    if (stopping.load()) return finish(QueryOutcome::kCancelled, "the server is shutting down");
+    if (!st.ok()) {
+      if (!st.IsBusy()) Warn("scan failed: " + st.ToString());
+      return finish(OutcomeOf(st), "scan failed: " + st.ToString());
+    }
+    return finish(QueryOutcome::kOk, "");
+  } catch (const std::exception& e) {
+    Warn(std::string("scan failed: ") + e.what());
+    return finish(QueryOutcome::kError, std::string("scan failed: ") + e.what());
+  }
+}
+
+}  // namespace hotrow::service
