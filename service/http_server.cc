@@ -21,6 +21,7 @@
 #include "common/logging.h"
 #include "common/time_format.h"
 #include "service/event_json.h"
+#include "service/http_auth.h"
 #include "service/query_params.h"
 #include "service/stats_json.h"
 #include "service/url_codec.h"
@@ -584,6 +585,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   server.set_keep_alive_timeout(std::max<int64_t>(1, options.keep_alive_timeout_ms / 1000));
   server.set_payload_max_length(options.max_body_bytes);
   server.set_pre_routing_handler([self](const httplib::Request& req, httplib::Response& res) {
+    if (self->backend.auth != nullptr && !self->backend.auth->Admit(req, res)) {
+      return HandlerResponse::Handled;
+    }
     if (req.method != "GET" && req.method != "HEAD") return HandlerResponse::Unhandled;
     self->Handle(req, res);
     return HandlerResponse::Handled;
