@@ -105,6 +105,25 @@ TEST(AccessE2ETest, SighupRotatesTheToken) {
   ASSERT_EQ(GetStatus(port, "old-token"), 200) << ReadFile(dir.Sub("serve.log"));
   EXPECT_EQ(GetStatus(port, "new-token"), 401);
 
+  // `hotrow query --token-file`: let in with the token in force, 401 (exit 1) without it.
+  const std::string server = "http://127.0.0.1:" + std::to_string(port);
+  WriteFile(dir.Sub("client-token"), "old-token");
+  auto query = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {testing::HotrowBinary(), "query", "latest", "dev-1",
+                                     "--server", server};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    ChildProcess q(argv, dir.Sub("query.err"));
+    std::string line;
+    while (q.ReadLine(&line)) {
+    }
+    return q.Wait();
+  };
+  EXPECT_EQ(query({"--token-file", dir.Sub("client-token")}), 0) << ReadFile(dir.Sub("query.err"));
+  EXPECT_EQ(query({}), 1);
+  EXPECT_NE(ReadFile(dir.Sub("query.err")).find("401"), std::string::npos);
+  EXPECT_EQ(query({"--token-file", dir.Sub("no-such-file")}), 2);
+  EXPECT_NE(ReadFile(dir.Sub("query.err")).find("no-such-file"), std::string::npos);
+
   WriteFile(token_file, "new-token\n");
   serve.Signal(SIGHUP);
   ASSERT_TRUE(WaitFor([&] { return GetStatus(port, "new-token") == 200; }))
