@@ -105,7 +105,8 @@ Result<std::string> ReadTokenFile(const std::string& path) {
   text << in.rdbuf();
   if (in.bad()) return Status::InvalidArgument("http.token_file: cannot read " + path);
   std::string token = text.str();
-  while (!token.empty() && (IsSpace(token.back()) || token.back() == '\n' || token.back() == '\r')) {
+  while (!token.empty() &&
+         (IsSpace(token.back()) || token.back() == '\n' || token.back() == '\r')) {
     token.pop_back();
   }
   if (token.empty()) return Status::InvalidArgument("http.token_file: " + path + " is empty");

@@ -51,8 +51,8 @@ Result<std::unique_ptr<Server>> Server::Start(const Config& config) {
   }
   server->ingestor_ = std::move(ingestor).value();
 
-  HOTROW_RETURN_IF_ERROR(CheckOpenListen(config.http.listen, !config.http.token_file.empty(),
-                                         config.http.allow_open));
+  HOTROW_RETURN_IF_ERROR(
+      CheckOpenListen(config.http.listen, !config.http.token_file.empty(), config.http.allow_open));
   if (!config.http.token_file.empty()) {
     Result<std::unique_ptr<Authenticator>> auth =
         Authenticator::Open(config.http.token_file, server->metrics_.get());

@@ -6,8 +6,8 @@ namespace hotrow::service {
 // every thread and taken synchronously by the main thread with WaitForTerminationSignal, so no
 // code runs in a signal handler and no other thread is interrupted.
 
-// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread, and so in every thread it starts afterwards,
-// and ignores SIGPIPE (a client that goes away is an error on the write, not a signal).
+// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread, and so in every thread it starts
+// afterwards, and ignores SIGPIPE (a client that goes away is an error on the write, not a signal).
 // REQUIRES: called before the process starts any thread.
 void BlockTerminationSignals();
 

@@ -51,9 +51,10 @@ void WriteFile(const std::string& path, const std::string& text) {
 
 // A config whose broker is never reached: the HTTP side does not need it.
 void WriteConfig(const testing::TempDir& dir, const std::string& listen) {
-  WriteFile(dir.Sub("hotrow.yaml"), "kafka:\n  brokers: 127.0.0.1:1\n  topics: [events]\n"
-                                    "store:\n  path: " + dir.Sub("store") +
-                                        "\nhttp:\n  listen: " + listen + "\n");
+  WriteFile(dir.Sub("hotrow.yaml"),
+            "kafka:\n  brokers: 127.0.0.1:1\n  topics: [events]\n"
+            "store:\n  path: " +
+                dir.Sub("store") + "\nhttp:\n  listen: " + listen + "\n");
 }
 
 int GetStatus(int port, const std::string& token) {
@@ -71,8 +72,7 @@ TEST(AccessE2ETest, RefusesToListenOpenlyWithoutATokenInOneLine) {
                      dir.Sub("err"));
   EXPECT_EQ(serve.Wait(), 2);
   const std::string err = ReadFile(dir.Sub("err"));
-  EXPECT_NE(err.find("is not a loopback address and no http.token_file is set"),
-            std::string::npos)
+  EXPECT_NE(err.find("is not a loopback address and no http.token_file is set"), std::string::npos)
       << err;
 }
 
@@ -96,8 +96,8 @@ TEST(AccessE2ETest, SighupRotatesTheToken) {
   WriteConfig(dir, "127.0.0.1:" + std::to_string(port));
   const std::string token_file = dir.Sub("token");
   WriteFile(token_file, "old-token\n");
-  ChildProcess serve({testing::HotrowBinary(), "serve", "--config", dir.Sub("hotrow.yaml"),
-                      "--set", "http.token_file=" + token_file},
+  ChildProcess serve({testing::HotrowBinary(), "serve", "--config", dir.Sub("hotrow.yaml"), "--set",
+                      "http.token_file=" + token_file},
                      dir.Sub("serve.log"));
   ASSERT_TRUE(WaitFor([&] { return GetStatus(port, "old-token") == 200 || !serve.Running(); },
                       std::chrono::seconds(60), std::chrono::milliseconds(50)))
@@ -109,8 +109,8 @@ TEST(AccessE2ETest, SighupRotatesTheToken) {
   const std::string server = "http://127.0.0.1:" + std::to_string(port);
   WriteFile(dir.Sub("client-token"), "old-token");
   auto query = [&](const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {testing::HotrowBinary(), "query", "latest", "dev-1",
-                                     "--server", server};
+    std::vector<std::string> argv = {
+        testing::HotrowBinary(), "query", "latest", "dev-1", "--server", server};
     argv.insert(argv.end(), extra.begin(), extra.end());
     ChildProcess q(argv, dir.Sub("query.err"));
     std::string line;

@@ -93,8 +93,8 @@ TEST(CheckOpenListenTest, RefusesAnOpenAddressWithoutATokenOrConsent) {
   for (const char* loopback : {"127.0.0.1:8080", "127.1.2.3:0", "localhost:80", "[::1]:8080"}) {
     EXPECT_TRUE(CheckOpenListen(loopback, false, false).ok()) << loopback;
   }
-  for (const char* open : {"0.0.0.0:8080", "10.0.0.1:80", "my-host.example:80",
-                           "127.example.com:80", "[::]:8080"}) {
+  for (const char* open :
+       {"0.0.0.0:8080", "10.0.0.1:80", "my-host.example:80", "127.example.com:80", "[::]:8080"}) {
     const Status st = CheckOpenListen(open, false, false);
     ASSERT_FALSE(st.ok()) << open;
     EXPECT_TRUE(st.IsInvalidArgument());
