@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "service/client_access.h"
 #include "service/commands.h"
 #include "service/url_codec.h"
 
@@ -18,6 +19,7 @@ constexpr const char* kDefaultServer = "http://127.0.0.1:8080";
 
 struct QueryFlags {
   std::string server = kDefaultServer;
+  std::string token_file;  // --token-file: the server's bearer token
   std::string id;
   std::string n;
   std::string from;
@@ -44,7 +46,18 @@ int ReportHttpError(int status, const std::string& body) {
   return ExitCodeForHttpStatus(status);
 }
 
-std::unique_ptr<httplib::Client> NewClient(const std::string& server, int* exit_code) {
+std::unique_ptr<httplib::Client> NewClient(const QueryFlags& flags, int* exit_code) {
+  const std::string& server = flags.server;
+  Result<ClientAccess> access = ClientAccess::Load(flags.token_file);
+  if (!access.ok()) {
+    // The message names http.token_file, the server's key; the flag here is --token-file.
+    std::string why = access.status().message();
+    const std::string key = "http.token_file: ";
+    if (why.rfind(key, 0) == 0) why = why.substr(key.size());
+    std::fprintf(stderr, "hotrow: --token-file: %s\n", why.c_str());
+    *exit_code = kExitUsage;
+    return nullptr;
+  }
   auto client = std::make_unique<httplib::Client>(server);
   if (!client->is_valid()) {
     std::fprintf(stderr, "hotrow: --server: not a URL such as %s: \"%s\"\n", kDefaultServer,
@@ -52,6 +65,7 @@ std::unique_ptr<httplib::Client> NewClient(const std::string& server, int* exit_
     *exit_code = kExitUsage;
     return nullptr;
   }
+  access->ApplyTo(client.get());
   client->set_connection_timeout(std::chrono::seconds(5));
   client->set_read_timeout(std::chrono::seconds(60));
   return client;
@@ -80,7 +94,7 @@ int ReportTransportError(const std::string& server, httplib::Error error) {
 // GETs `path` and prints each event of a {"event_id", "events": [...]} answer on its own line.
 int PrintEvents(const QueryFlags& flags, const std::string& path) {
   int exit_code = kExitOk;
-  std::unique_ptr<httplib::Client> client = NewClient(flags.server, &exit_code);
+  std::unique_ptr<httplib::Client> client = NewClient(flags, &exit_code);
   if (!client) return exit_code;
   httplib::Result res = client->Get(path);
   if (!res) return ReportTransportError(flags.server, res.error());
@@ -105,7 +119,7 @@ int PrintEvents(const QueryFlags& flags, const std::string& path) {
 // line (a scan cut short by the server) goes to stderr and fails the command.
 int StreamScan(const QueryFlags& flags, const std::string& path) {
   int exit_code = kExitOk;
-  std::unique_ptr<httplib::Client> client = NewClient(flags.server, &exit_code);
+  std::unique_ptr<httplib::Client> client = NewClient(flags, &exit_code);
   if (!client) return exit_code;
   int status = 0;
   std::string error_body;  // the body of a non-200 answer
@@ -155,6 +169,8 @@ std::string Param(const char* name, const std::string& value, bool* first) {
 void AddServerOption(CLI::App* cmd, QueryFlags* flags) {
   cmd->add_option("--server", flags->server, "URL of the hotrow HTTP API")
       ->default_str(kDefaultServer);
+  cmd->add_option("--token-file", flags->token_file,
+                  "File holding the server's bearer token (its http.token_file)");
 }
 
 }  // namespace

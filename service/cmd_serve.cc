@@ -38,7 +38,15 @@ int RunServe(const ServeFlags& flags) {
     spdlog::error("serve: cannot start: {}", server.status().ToString());
     return ExitCodeForStartFailure(server.status());
   }
-  const int sig = WaitForTerminationSignal();
+  int sig = 0;
+  while ((sig = WaitForTerminationSignal()) == SIGHUP) {
+    const Status reloaded = (*server)->ReloadToken();
+    if (reloaded.ok()) {
+      spdlog::info("serve: SIGHUP received; http.token_file re-read");
+    } else {
+      spdlog::error("serve: SIGHUP received; keeping the old token: {}", reloaded.message());
+    }
+  }
   spdlog::info("serve: {} received; stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
   Server* running = server->get();
   return StopWithin(

@@ -114,6 +114,21 @@ Status ReadString(const YAML::Node& node, const std::string& key, bool allow_emp
   return Status::Ok();
 }
 
+Status ReadBool(const YAML::Node& node, const std::string& key, bool* out) {
+  if (node.IsScalar()) {
+    const std::string& text = node.Scalar();
+    if (text == "true") {
+      *out = true;
+      return Status::Ok();
+    }
+    if (text == "false") {
+      *out = false;
+      return Status::Ok();
+    }
+  }
+  return Expected(key, "true or false", node);
+}
+
 // A dotted path into a JSON object: "event_id", "meta.device.id". No empty segment.
 Status ReadDottedPath(const YAML::Node& node, const std::string& key, std::string* out) {
   static const std::string kWhat = "a dotted field path such as event_id or device.id";
@@ -302,6 +317,10 @@ const std::vector<KeySpec>& Keys() {
        }},
       {"http.listen", [](const YAML::Node& v, const std::string& k,
                          Config* c) { return ReadListen(v, k, &c->http.listen); }},
+      {"http.token_file", [](const YAML::Node& v, const std::string& k,
+                             Config* c) { return ReadString(v, k, true, &c->http.token_file); }},
+      {"http.allow_open", [](const YAML::Node& v, const std::string& k,
+                             Config* c) { return ReadBool(v, k, &c->http.allow_open); }},
       {"query.threads",
        [](const YAML::Node& v, const std::string& k, Config* c) {
          int64_t threads = 0;

@@ -43,6 +43,8 @@ struct Config {
   } ingest;
   struct Http {
     std::string listen = "127.0.0.1:8080";  // host:port
+    std::string token_file;                 // empty: no token asked (loopback only, see allow_open)
+    bool allow_open = false;                // true: listen beyond loopback without a token
   } http;
   struct Query {
     int threads = 0;  // 0: the number of cores; else 1..256

@@ -11,6 +11,7 @@
 #include <thread>
 #include <utility>
 
+#include "service/http_auth.h"
 #include "service/http_server_impl.h"
 #include "service/http_task_queue.h"
 #include "service/query_params.h"
@@ -206,6 +207,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   server.set_keep_alive_timeout(std::max<int64_t>(1, options.keep_alive_timeout_ms / 1000));
   server.set_payload_max_length(options.max_body_bytes);
   server.set_pre_routing_handler([self](const httplib::Request& req, httplib::Response& res) {
+    if (self->backend.auth != nullptr && !self->backend.auth->Admit(req, res)) {
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (req.method != "GET" && req.method != "HEAD")
       return httplib::Server::HandlerResponse::Unhandled;
     self->Handle(req, res);

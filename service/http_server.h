@@ -13,6 +13,8 @@
 
 namespace hotrow::service {
 
+class Authenticator;
+
 struct HttpServerOptions {
   // "host:port" to listen on ("[::1]:8080" for IPv6). Port 0 picks a free port: see port().
   // Default: loopback only, "127.0.0.1:8080".
@@ -44,6 +46,8 @@ struct HttpBackend {
   query::QueryEngine* engine = nullptr;        // required
   const ingest::Ingestor* ingestor = nullptr;  // null when this process does not ingest
   Metrics* metrics = nullptr;                  // required
+  // The bearer-token gate (service/http_auth.h), asked before routing; null: no token needed.
+  const Authenticator* auth = nullptr;
 };
 
 // The HTTP API of CONTRACT.md, on cpp-httplib:

@@ -21,6 +21,8 @@ constexpr std::array<QueryKind, 3> kKinds = {QueryKind::kLatest, QueryKind::kRan
 constexpr std::array<QueryOutcome, 5> kOutcomes = {QueryOutcome::kOk, QueryOutcome::kBadRequest,
                                                    QueryOutcome::kBusy, QueryOutcome::kError,
                                                    QueryOutcome::kCancelled};
+// The `outcome` labels of hotrow_http_auth_total (service/http_auth.h, AuthOutcomeName).
+constexpr std::array<std::string_view, 4> kAuthOutcomes = {"ok", "missing", "malformed", "wrong"};
 
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
@@ -88,6 +90,7 @@ struct Metrics::Families {
   prometheus::Counter* queries[kKinds.size()][kOutcomes.size()] = {};
   prometheus::Histogram* latency[kKinds.size()] = {};
   prometheus::Family<prometheus::Counter>* responses = nullptr;
+  prometheus::Counter* auth[kAuthOutcomes.size()] = {};
   std::mutex responses_mu;
   std::map<int, prometheus::Counter*> responses_by_code;  // guarded by responses_mu
 };
@@ -115,6 +118,13 @@ Metrics::Metrics() : families_(std::make_unique<Families>()) {
                               .Name("hotrow_http_responses_total")
                               .Help("HTTP responses, by status code")
                               .Register(families_->registry);
+  auto& auth = prometheus::BuildCounter()
+                   .Name("hotrow_http_auth_total")
+                   .Help("Bearer-token checks of HTTP requests, by outcome")
+                   .Register(families_->registry);
+  for (size_t i = 0; i < kAuthOutcomes.size(); ++i) {
+    families_->auth[i] = &auth.Add({{"outcome", std::string(kAuthOutcomes[i])}});
+  }
 }
 
 Metrics::~Metrics() = default;
@@ -123,6 +133,12 @@ void Metrics::RecordQuery(QueryKind kind, QueryOutcome outcome, double seconds) 
   const auto k = static_cast<size_t>(kind);
   families_->queries[k][static_cast<size_t>(outcome)]->Increment();
   if (outcome == QueryOutcome::kOk) families_->latency[k]->Observe(seconds);
+}
+
+void Metrics::RecordAuth(std::string_view outcome) {
+  for (size_t i = 0; i < kAuthOutcomes.size(); ++i) {
+    if (kAuthOutcomes[i] == outcome) families_->auth[i]->Increment();
+  }
 }
 
 void Metrics::RecordHttpResponse(int status) {

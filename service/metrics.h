@@ -44,6 +44,8 @@ class Metrics {
 
   void RecordQuery(QueryKind kind, QueryOutcome outcome, double seconds);
   void RecordHttpResponse(int status);
+  // One bearer-token decision (service/http_auth.h): "ok", "missing", "malformed" or "wrong".
+  void RecordAuth(std::string_view outcome);
 
   // The whole exposition. `ingest` is null when this process does not ingest (then no ingest
   // metric is written).

@@ -51,6 +51,14 @@ Result<std::unique_ptr<Server>> Server::Start(const Config& config) {
   }
   server->ingestor_ = std::move(ingestor).value();
 
+  HOTROW_RETURN_IF_ERROR(
+      CheckOpenListen(config.http.listen, !config.http.token_file.empty(), config.http.allow_open));
+  if (!config.http.token_file.empty()) {
+    Result<std::unique_ptr<Authenticator>> auth =
+        Authenticator::Open(config.http.token_file, server->metrics_.get());
+    if (!auth.ok()) return auth.status();  // ~Server stops the ingestor and closes the store
+    server->auth_ = std::move(auth).value();
+  }
   HttpServerOptions http_options;
   http_options.listen = config.http.listen;
   HttpBackend backend;
@@ -58,6 +66,7 @@ Result<std::unique_ptr<Server>> Server::Start(const Config& config) {
   backend.engine = server->engine_.get();
   backend.ingestor = server->ingestor_.get();
   backend.metrics = server->metrics_.get();
+  backend.auth = server->auth_.get();
   Result<std::unique_ptr<HttpServer>> http = HttpServer::Start(http_options, backend);
   if (!http.ok()) {
     spdlog::error("{}", http.status().message());
@@ -80,6 +89,11 @@ Result<std::unique_ptr<Server>> Server::Start(const Config& config) {
 Server::~Server() {
   Status st = Stop();
   if (!st.ok()) spdlog::error("stop: {}", st.ToString());
+}
+
+Status Server::ReloadToken() {
+  if (auth_ == nullptr) return Status::Ok();
+  return auth_->Reload();
 }
 
 std::string Server::http_address() const { return http_ ? http_->address() : ""; }

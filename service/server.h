@@ -13,6 +13,7 @@
 #include "ingest/ingestor.h"
 #include "query/query_engine.h"
 #include "service/config.h"
+#include "service/http_auth.h"
 #include "service/http_server.h"
 #include "service/metrics.h"
 #include "store/event_store.h"
@@ -44,6 +45,9 @@ class Server {
 
   // The address the HTTP API is bound to, "127.0.0.1:8080" (the real port when 0 was asked).
   std::string http_address() const;
+  // Re-reads http.token_file (on SIGHUP). On failure the old token stays and the error, naming
+  // the file, is returned. Nothing to do without a token file.
+  Status ReloadToken();
   ingest::IngestStats ingest_stats() const;
   // True once Stop() has stopped ingestion: everything consumed is then in the store's log.
   bool ingestion_stopped() const { return ingestion_stopped_.load(); }
@@ -61,6 +65,7 @@ class Server {
   std::unique_ptr<query::QueryEngine> engine_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<ingest::Ingestor> ingestor_;
+  std::unique_ptr<Authenticator> auth_;  // null without http.token_file; outlives http_
   std::unique_ptr<HttpServer> http_;
 
   std::thread housekeeping_;

@@ -6,12 +6,15 @@ namespace hotrow::service {
 // every thread and taken synchronously by the main thread with WaitForTerminationSignal, so no
 // code runs in a signal handler and no other thread is interrupted.
 
-// Blocks SIGTERM and SIGINT in the calling thread, and so in every thread it starts afterwards,
-// and ignores SIGPIPE (a client that goes away is an error on the write, not a signal).
+// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread, and so in every thread it starts
+// afterwards, and ignores SIGPIPE (a client that goes away is an error on the write, not a signal).
 // REQUIRES: called before the process starts any thread.
 void BlockTerminationSignals();
 
-// Waits until SIGTERM or SIGINT arrives; returns its number.
+// SIGHUP is blocked and taken the same way: `serve` re-reads its token file on it (a command that
+// has nothing to reload treats it as a request to stop, as its default action would).
+
+// Waits until SIGTERM, SIGINT or SIGHUP arrives; returns its number.
 // REQUIRES: BlockTerminationSignals() was called.
 int WaitForTerminationSignal();
 

@@ -14,13 +14,17 @@
 // - a parameter value accepted as a time is not negative and survives a format/parse round trip;
 // - what the latest, range and scan parsers accept is inside the contract's bounds (1 <= n <=
 //   10000, from < to, 1 <= limit <= 100000 for a range, any positive limit for a scan), and every
-//   refusal says why.
+//   refusal says why;
+// - the same bytes as an Authorization header value (service/http_auth.h): a token ParseBearer
+//   gives back is a non-empty token68 inside the header, and "Bearer " + that token parses back
+//   to it; ConstantTimeEquals agrees with ==.
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/time_format.h"
+#include "service/http_auth.h"
 #include "service/query_params.h"
 #include "service/url_codec.h"
 #include "tests/fuzz/fuzz_check.h"
@@ -120,6 +124,23 @@ void CheckRouteRules(std::string_view query) {
 
 }  // namespace
 
+void CheckAuthorization(std::string_view header) {
+  std::string_view token;
+  if (hotrow::service::ParseBearer(header, &token)) {
+    FUZZ_CHECK(hotrow::service::IsToken68(token));
+    FUZZ_CHECK(token.data() >= header.data() &&
+               token.data() + token.size() <= header.data() + header.size());
+    const std::string again = "Bearer " + std::string(token);
+    std::string_view reparsed;
+    FUZZ_CHECK(hotrow::service::ParseBearer(again, &reparsed) && reparsed == token);
+    FUZZ_CHECK(hotrow::service::ConstantTimeEquals(token, reparsed));
+  }
+  const size_t half = header.size() / 2;
+  const std::string_view a = header.substr(0, half);
+  const std::string_view b = header.substr(half);
+  FUZZ_CHECK(hotrow::service::ConstantTimeEquals(a, b) == (a == b));
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view target(reinterpret_cast<const char*>(data), size);
   CheckPercentRoundTrip(target);
@@ -129,5 +150,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       question == std::string_view::npos ? target : target.substr(question + 1);
   CheckQuery(query);
   CheckRouteRules(query);
+  CheckAuthorization(target);
   return 0;
 }

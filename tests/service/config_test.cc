@@ -125,7 +125,8 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
                 "kafka.properties", "store.path", "store.ttl", "store.bucket", "store.clock",
                 "keying.salts", "keying.salt_by", "ingest.batch_max_events", "ingest.batch_max_ms",
                 "ingest.id_field", "ingest.ts_field", "ingest.max_future",
-                "ingest.dead_letter_topic", "ingest.stall_after", "http.listen", "query.threads"));
+                "ingest.dead_letter_topic", "ingest.stall_after", "http.listen", "http.token_file", "http.allow_open",
+                "query.threads"));
 }
 
 // ---- files ----

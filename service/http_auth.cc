@@ -1,0 +1,195 @@
+#include "service/http_auth.h"
+
+#include <arpa/inet.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "service/metrics.h"
+
+namespace hotrow::service {
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\t'; }
+
+bool IsToken68Char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_' || c == '~' || c == '+' || c == '/';
+}
+
+// The JSON string escaping of an error message is not needed: every message here is ours.
+void SetUnauthorized(httplib::Response& res, std::string_view why) {
+  res.status = 401;
+  res.set_header("WWW-Authenticate", "Bearer");
+  res.set_content("{\"error\":\"" + std::string(why) + "\"}\n", "application/json");
+}
+
+std::string_view RefusalMessage(AuthOutcome outcome) {
+  switch (outcome) {
+    case AuthOutcome::kMissing:
+      return "authorization required: send Authorization: Bearer <token>";
+    case AuthOutcome::kMalformed:
+      return "malformed Authorization header: expected Bearer <token>";
+    default:
+      return "wrong bearer token";
+  }
+}
+
+}  // namespace
+
+std::string_view AuthOutcomeName(AuthOutcome outcome) {
+  switch (outcome) {
+    case AuthOutcome::kOk:
+      return "ok";
+    case AuthOutcome::kMissing:
+      return "missing";
+    case AuthOutcome::kMalformed:
+      return "malformed";
+    case AuthOutcome::kWrong:
+      return "wrong";
+  }
+  return "unknown";
+}
+
+bool IsToken68(std::string_view token) {
+  size_t i = 0;
+  while (i < token.size() && IsToken68Char(token[i])) ++i;
+  if (i == 0) return false;
+  while (i < token.size() && token[i] == '=') ++i;
+  return i == token.size();
+}
+
+bool ParseBearer(std::string_view header, std::string_view* token) {
+  while (!header.empty() && IsSpace(header.front())) header.remove_prefix(1);
+  while (!header.empty() && IsSpace(header.back())) header.remove_suffix(1);
+  static constexpr std::string_view kScheme = "bearer";
+  if (header.size() <= kScheme.size()) return false;
+  for (size_t i = 0; i < kScheme.size(); ++i) {
+    char c = header[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != kScheme[i]) return false;
+  }
+  std::string_view rest = header.substr(kScheme.size());
+  if (rest.front() != ' ') return false;  // RFC 6750: 1*SP
+  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+  if (!IsToken68(rest)) return false;
+  *token = rest;
+  return true;
+}
+
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  // Walk the longer of the two in full; a shorter side is read cyclically (or as zero when
+  // empty), so neither a length mismatch nor the first differing byte ends the loop early.
+  const size_t n = a.size() > b.size() ? a.size() : b.size();
+  volatile unsigned char diff = static_cast<unsigned char>(a.size() != b.size());
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char x = a.empty() ? 0 : static_cast<unsigned char>(a[i % a.size()]);
+    const unsigned char y = b.empty() ? 0 : static_cast<unsigned char>(b[i % b.size()]);
+    diff = static_cast<unsigned char>(diff | (x ^ y));
+  }
+  return diff == 0;
+}
+
+Result<std::string> ReadTokenFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status::InvalidArgument("http.token_file: cannot read " + path + ": " +
+                                   std::strerror(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::InvalidArgument("http.token_file: cannot read " + path);
+  std::string token = text.str();
+  while (!token.empty() &&
+         (IsSpace(token.back()) || token.back() == '\n' || token.back() == '\r')) {
+    token.pop_back();
+  }
+  if (token.empty()) return Status::InvalidArgument("http.token_file: " + path + " is empty");
+  if (!IsToken68(token)) {
+    return Status::InvalidArgument(
+        "http.token_file: " + path +
+        " must hold one token of A-Z a-z 0-9 - . _ ~ + / (then any '='), on one line");
+  }
+  return token;
+}
+
+Status CheckOpenListen(const std::string& listen, bool has_token, bool allow_open) {
+  if (has_token || allow_open) return Status::Ok();
+  const size_t colon = listen.rfind(':');
+  std::string host = listen.substr(0, colon == std::string::npos ? listen.size() : colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  // A host name other than localhost may resolve to anything ("127.example.com"): only addresses.
+  in_addr v4{};
+  const bool loopback_v4 =
+      inet_pton(AF_INET, host.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127;
+  if (host == "localhost" || host == "::1" || loopback_v4) return Status::Ok();
+  return Status::InvalidArgument(
+      "http.listen: " + listen +
+      " is not a loopback address and no http.token_file is set: anyone who can reach it would "
+      "read every event; set http.token_file, or http.allow_open: true to serve it open on "
+      "purpose");
+}
+
+Result<std::unique_ptr<Authenticator>> Authenticator::Open(const std::string& token_file,
+                                                           Metrics* metrics) {
+  Result<std::string> token = ReadTokenFile(token_file);
+  if (!token.ok()) return token.status();
+  return std::unique_ptr<Authenticator>(
+      new Authenticator(token_file, std::move(token).value(), metrics));
+}
+
+Authenticator::Authenticator(std::string path, std::string token, Metrics* metrics)
+    : path_(std::move(path)), metrics_(metrics), token_(std::move(token)) {}
+
+Status Authenticator::Reload() {
+  Result<std::string> token = ReadTokenFile(path_);
+  if (!token.ok()) return token.status();
+  std::lock_guard<std::mutex> lock(mu_);
+  token_ = std::move(token).value();
+  return Status::Ok();
+}
+
+bool Authenticator::IsOpenPath(std::string_view target) {
+  const size_t q = target.find('?');
+  const std::string_view path = target.substr(0, q);
+  return path == "/" || path == "/healthz" || path == "/readyz";
+}
+
+AuthOutcome Authenticator::Check(const std::string* authorization) const {
+  AuthOutcome outcome = AuthOutcome::kOk;
+  std::string_view presented;
+  if (authorization == nullptr) {
+    outcome = AuthOutcome::kMissing;
+  } else if (!ParseBearer(*authorization, &presented)) {
+    outcome = AuthOutcome::kMalformed;
+  } else {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!ConstantTimeEquals(presented, token_)) outcome = AuthOutcome::kWrong;
+  }
+  if (metrics_ != nullptr) metrics_->RecordAuth(AuthOutcomeName(outcome));
+  return outcome;
+}
+
+bool Authenticator::Admit(const httplib::Request& req, httplib::Response& res) const {
+  if (IsOpenPath(req.target)) return true;
+  const bool has = req.has_header("Authorization");
+  const std::string header = has ? req.get_header_value("Authorization") : std::string();
+  const AuthOutcome outcome = Check(has ? &header : nullptr);
+  if (outcome == AuthOutcome::kOk) return true;
+  uint64_t suppressed = 0;
+  if (log_limiter_.Allow(&suppressed)) {
+    spdlog::warn("http: refused {} from {}: {} credentials ({} similar refusals not logged)",
+                 req.method, req.remote_addr, AuthOutcomeName(outcome), suppressed);
+  }
+  SetUnauthorized(res, RefusalMessage(outcome));
+  return false;
+}
+
+}  // namespace hotrow::service

@@ -1,0 +1,90 @@
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "common/logging.h"
+#include "common/status.h"
+
+namespace httplib {
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace hotrow::service {
+
+class Metrics;
+
+// How a request's credentials were judged; the `outcome` label of hotrow_http_auth_total.
+enum class AuthOutcome {
+  kOk,
+  kMissing,    // no Authorization header
+  kMalformed,  // a header that is not "Bearer <token68>"
+  kWrong,      // a well-formed bearer token that is not ours
+};
+std::string_view AuthOutcomeName(AuthOutcome outcome);  // "ok", "missing", "malformed", "wrong"
+
+// Parses the value of an Authorization header as a bearer credential (RFC 6750 section 2.1):
+// the scheme "Bearer" in any case, one or more spaces, then a token68 (A-Z a-z 0-9 - . _ ~ + /,
+// then any '='). Spaces and tabs around the whole value are ignored. On success sets `*token` to
+// a view into `header` and returns true; anything else (another scheme, an empty token, a space
+// or other byte inside the token) returns false. Pure; never throws.
+bool ParseBearer(std::string_view header, std::string_view* token);
+
+// True when `token` is a non-empty token68 (what ParseBearer can give back).
+bool IsToken68(std::string_view token);
+
+// a == b, in time that depends only on the lengths of both, never on where they differ, and
+// without stopping early on a length mismatch.
+bool ConstantTimeEquals(std::string_view a, std::string_view b);
+
+// The token of a token file: its whole content with trailing spaces, tabs, CR and LF removed.
+// InvalidArgument naming `path` when the file cannot be read, is empty, or holds a token that is
+// not a token68 (a client could never send it).
+Result<std::string> ReadTokenFile(const std::string& path);
+
+// CONTRACT.md, "Access": Ok when `listen` ("host:port") is a loopback address (127.0.0.0/8,
+// localhost, ::1), when a token is asked, or when `allow_open` says an open API is wanted;
+// else InvalidArgument saying why, in one line.
+Status CheckOpenListen(const std::string& listen, bool has_token, bool allow_open);
+
+// The bearer-token gate of the HTTP API (CONTRACT.md, "Access"): every path except "/",
+// "/healthz" and "/readyz" needs "Authorization: Bearer <token>". A refusal is 401 with
+// {"error": ...} and "WWW-Authenticate: Bearer"; every decision is counted in Metrics by outcome;
+// refusals are logged at most 10 per 10 s (the remote address and the outcome, never a token).
+//
+// The token can be replaced while serving (Reload, on SIGHUP); a file that cannot be read then
+// keeps the old token.
+//
+// Thread-safety: every method may be called from any thread.
+class Authenticator {
+ public:
+  // Reads `token_file` (see ReadTokenFile). `metrics` may be null; it must outlive this object.
+  static Result<std::unique_ptr<Authenticator>> Open(const std::string& token_file,
+                                                     Metrics* metrics);
+
+  // Re-reads the token file. On failure the old token stays and the error is returned.
+  Status Reload();
+
+  // True for the paths that are always open: "/", "/healthz", "/readyz" (any query string).
+  static bool IsOpenPath(std::string_view target);
+
+  // Judges one Authorization header value (null: no header). Counts the outcome.
+  AuthOutcome Check(const std::string* authorization) const;
+
+  // The pre-routing hook: true when `req` may go on; else `res` is the 401 answer.
+  bool Admit(const httplib::Request& req, httplib::Response& res) const;
+
+ private:
+  Authenticator(std::string path, std::string token, Metrics* metrics);
+
+  const std::string path_;
+  Metrics* const metrics_;
+  mutable std::mutex mu_;
+  std::string token_;  // guarded by mu_
+  mutable RateLimiter log_limiter_{10, 10000};
+};
+
+}  // namespace hotrow::service
