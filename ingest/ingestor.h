@@ -20,8 +20,9 @@ inline constexpr const char* kRejectIdTooLong = "id_too_long";  // id over 256 b
 inline constexpr const char* kRejectBadTime = "bad_time";       // unparsable time
 inline constexpr const char* kRejectExpired = "expired";        // older than the hot window
 inline constexpr const char* kRejectFuture = "future";          // beyond max_future
+inline constexpr const char* kRejectIdNotUtf8 = "id_not_utf8";   // id bytes not valid UTF-8
 inline constexpr const char* kRejectReasons[] = {kRejectNotJson, kRejectNoId,    kRejectIdTooLong,
-                                                 kRejectBadTime, kRejectExpired, kRejectFuture};
+                                                 kRejectBadTime, kRejectExpired, kRejectFuture, kRejectIdNotUtf8};
 
 struct IngestOptions {
   // Bootstrap servers, "host:port,host:port". Required.

@@ -209,6 +209,12 @@ void Decide(const Field& id, const Field& ts, const RecordView& record, const st
                std::to_string(keying::kMaxIdSize) + " allowed");
     return;
   }
+  // JSON strings are UTF-8 already (simdjson validated the document); a record key may be any
+  // bytes, and an id that is not UTF-8 could never be asked for or returned unaltered.
+  if (!simdjson::validate_utf8(out->id.data(), out->id.size())) {
+    Reject(out, kRejectIdNotUtf8, "id is not valid UTF-8");
+    return;
+  }
 
   switch (ts.lookup) {
     case Lookup::kBlocked:

@@ -42,6 +42,7 @@ struct ParsedRecord {
 // - id: the string at id_field, or an integer there taken as its decimal text; when id_field is
 //   absent or null, the record key. Anything else there (a float, a bool, an object) or an empty
 //   id is kRejectNoId; an id over 256 bytes is kRejectIdTooLong;
+//   an id that is not valid UTF-8 (a record key may be any bytes) is kRejectIdNotUtf8;
 // - time: an integer >= 0 (ms since the epoch) or a string (RFC 3339 or integer ms) at ts_field;
 //   when ts_field is absent or null, the Kafka timestamp. Anything else, a negative or
 //   unparsable value, or no Kafka timestamp to fall back on is kRejectBadTime;

@@ -334,9 +334,7 @@ struct HttpServer::Impl {
     const auto start = Clock::now();
     Result<LatestParams> params = ParseLatestParams(raw_query);
     if (!params.ok()) return Fail(res, QueryKind::kLatest, params.status());
-    if (id.empty()) {
-      return Fail(res, QueryKind::kLatest, Status::InvalidArgument("the event id is empty"));
-    }
+    if (Status st = CheckQueryId(id); !st.ok()) return Fail(res, QueryKind::kLatest, st);
     QuerySlot slot(this);
     if (!slot.acquired())
       return Busy(res, QueryKind::kLatest, "too many queries at once; retry later");
@@ -358,9 +356,7 @@ struct HttpServer::Impl {
     const auto start = Clock::now();
     Result<RangeParams> params = ParseRangeParams(raw_query);
     if (!params.ok()) return Fail(res, QueryKind::kRange, params.status());
-    if (id.empty()) {
-      return Fail(res, QueryKind::kRange, Status::InvalidArgument("the event id is empty"));
-    }
+    if (Status st = CheckQueryId(id); !st.ok()) return Fail(res, QueryKind::kRange, st);
     QuerySlot slot(this);
     if (!slot.acquired())
       return Busy(res, QueryKind::kRange, "too many queries at once; retry later");
