@@ -51,8 +51,7 @@ Result<std::unique_ptr<Server>> Server::Start(const Config& config) {
   }
   server->ingestor_ = std::move(ingestor).value();
 
-  HttpServerOptions http_options;
-  http_options.listen = config.http.listen;
+  HttpServerOptions http_options = config.ToHttpOptions();
   HttpBackend backend;
   backend.store = server->store_.get();
   backend.engine = server->engine_.get();
