@@ -182,7 +182,25 @@ class RocksRowIterator final : public RowIterator {
     ro.prefix_same_as_start = within_id_prefix;
     // A full scan must not push the hot per-id blocks out of the cache.
     ro.fill_cache = within_id_prefix;
+    seq_ = db->GetLatestSequenceNumber();  // at most what the iterator sees: never misses a write
     iter_.reset(db->NewIterator(ro, cf));
+    db_ = db;
+  }
+
+  void SetRange(const keying::KeyRange& range) override {
+    // ReadOptions holds pointers to lower_ and upper_: rewrite the slices, never the pointers.
+    // An iterator created without an upper bound keeps none (its ReadOptions has no pointer).
+    start_.assign(range.start);
+    limit_.assign(range.limit);
+    lower_ = rocksdb::Slice(start_);
+    upper_ = rocksdb::Slice(limit_);
+  }
+
+  Status RefreshIfStale() override {
+    const rocksdb::SequenceNumber seq = db_->GetLatestSequenceNumber();
+    if (seq == seq_) return Status::Ok();
+    seq_ = seq;
+    return FromRocks(iter_->Refresh(), "refreshing a bucket cursor");
   }
 
   void SeekToFirst() override { iter_->Seek(lower_); }
@@ -213,11 +231,13 @@ class RocksRowIterator final : public RowIterator {
 
  private:
   // Declared before iter_: the iterator points at these bounds and must go first.
-  const std::string start_;
-  const std::string limit_;
+  std::string start_;
+  std::string limit_;
   rocksdb::Slice lower_;
   rocksdb::Slice upper_;
   const bool within_prefix_;
+  rocksdb::DB* db_ = nullptr;
+  rocksdb::SequenceNumber seq_ = 0;
   std::unique_ptr<rocksdb::Iterator> iter_;
   mutable std::string key_copy_, value_copy_;  // used by RowBytes in TSan builds only
 };

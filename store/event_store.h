@@ -113,6 +113,12 @@ class RowIterator {
   virtual std::string_view value() const = 0;  // REQUIRES: Valid()
   // After !Valid(): ok when the bounds were simply exhausted.
   virtual Status status() const = 0;
+  // Re-aims the cursor at another range of the same bucket, with the same within_id_prefix, so that
+  // one cursor serves many (salt, id) prefixes; follow with a Seek*. The bounds are copied.
+  virtual void SetRange(const keying::KeyRange& range) = 0;
+  // Makes rows written since the cursor was created (or last refreshed) visible, when there are
+  // any; cheaper than a new cursor. Invalidates the position: follow with a Seek*.
+  virtual Status RefreshIfStale() = 0;
 };
 
 // One time bucket: every event with start_ms <= ts < end_ms. A Bucket stays readable for as long as

@@ -402,6 +402,25 @@ TEST_F(HttpApiTest, IdsNoRecordCanCarryAre400NamingTheRule) {
                   .empty());
 }
 
+TEST_F(HttpApiTest, QueryWorkCountersAreInMetricsAndLatestReadsLittle) {
+  OpenStore();
+  Fill({"dev"}, 2000, 24);  // one id, every salt of every bucket
+  StartServer();
+  auto counter = [&](const std::string& name) {
+    const std::string text = Metric(name + " ");
+    return text.empty() ? -1.0 : std::stod(text);
+  };
+  const double rows_before = counter("hotrow_query_rows_read_total");
+  const double seeks_before = counter("hotrow_query_seeks_total");
+  ASSERT_GE(rows_before, 0) << "no hotrow_query_rows_read_total in /metrics";
+  ASSERT_GE(counter("hotrow_query_iterators_created_total"), 0);
+  EXPECT_EQ(GetEvents("/v1/events/dev/latest?n=10", "dev").size(), 10u);
+  // The newest bucket holds far more than 10 events of "dev": one bucket, 4 salts, one seek each,
+  // and at most the 10 rows of the answer plus a few per salt.
+  EXPECT_EQ(counter("hotrow_query_seeks_total") - seeks_before, 4);
+  EXPECT_LE(counter("hotrow_query_rows_read_total") - rows_before, 10 + 4 * 4);
+}
+
 TEST_F(HttpApiTest, UnknownIdsAndEmptyWindowsAreEmptySuccesses) {
   OpenStore();
   Fill({"dev-1", "dev-2"}, 50, 16);
