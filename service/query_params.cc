@@ -8,6 +8,7 @@
 
 #include "common/time_format.h"
 #include "keying/row_value.h"
+#include "service/event_json.h"
 #include "service/url_codec.h"
 
 namespace hotrow::service {
@@ -136,43 +137,6 @@ Result<ScanParams> ParseScanParams(std::string_view raw_query) {
   if (!limit.ok()) return limit.status();
   out.limit = *limit;
   return out;
-}
-
-bool IsValidUtf8(std::string_view text) {
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const auto* end = p + text.size();
-  while (p < end) {
-    const unsigned char c = *p;
-    if (c < 0x80) {
-      ++p;
-      continue;
-    }
-    size_t len;
-    uint32_t cp;
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-      cp = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      cp = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      cp = c & 0x07;
-    } else {
-      return false;  // a continuation byte first, 0xC0/0xC1 (overlong) or above 0xF4
-    }
-    if (static_cast<size_t>(end - p) < len) return false;
-    for (size_t i = 1; i < len; ++i) {
-      if ((p[i] & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-        (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return false;
-    }
-    p += len;
-  }
-  return true;
 }
 
 Status CheckQueryId(std::string_view id) {

@@ -44,10 +44,6 @@ Result<ScanParams> ParseScanParams(std::string_view raw_query);
 // altered on its way back (JSON cannot carry bytes that are not UTF-8).
 Status CheckQueryId(std::string_view id);
 
-// True when `text` is well-formed UTF-8 (no overlong forms, surrogates or code points above
-// U+10FFFF).
-bool IsValidUtf8(std::string_view text);
-
 // Paths that take no parameters (/healthz, /metrics, ...): any parameter is InvalidArgument.
 Status CheckNoParams(std::string_view raw_query);
 
