@@ -342,6 +342,30 @@ TEST_F(HttpApiTest, RangeHonoursWindowLimitAndOrderInMsAndRfc3339) {
   }
 }
 
+TEST_F(HttpApiTest, LargeRangesAreStreamedInChunksAndSmallOnesAreNot) {
+  OpenStore();
+  Fill({"dev"}, 3000, 100);
+  StartServer();
+  const int64_t window_start = store_->WindowStartMs();
+  const std::string base = "/v1/events/dev?from=0&to=" + std::to_string(kNow + 1);
+  httplib::Client client = Client();
+  httplib::Result big = client.Get(base + "&limit=5000");
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->get_header_value("Transfer-Encoding"), "chunked");
+  EXPECT_GT(big->body.size(), size_t{64} << 10);  // more than one flush
+  httplib::Result small = client.Get(base + "&limit=10");
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->get_header_value("Transfer-Encoding"), "");
+  for (int64_t limit : {10, 5000}) {
+    std::vector<Event> got = GetEvents(base + "&limit=" + std::to_string(limit), "dev");
+    EXPECT_TRUE(testing::DiffEvents(Normalized(oracle_.Range("dev", 0, kNow + 1, limit,
+                                                             Order::kDesc, window_start)),
+                                    got)
+                    .empty())
+        << limit;
+  }
+}
+
 TEST_F(HttpApiTest, ScanStreamsEveryEventOfTheWindowAsNdjson) {
   OpenStore();
   Fill({"a", "b", "c", "d/e", "\xff\xfe"}, 500, 40);
