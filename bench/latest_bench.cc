@@ -76,12 +76,21 @@ void MeasureLatency(benchmark::State& state, const std::string& name, Fn&& one_q
 
 void BM_Latest10(benchmark::State& state, keying::SaltBy by) {
   Fixture* f = Get(by);
+  const query::QueryWorkStats before = f->engine->Work();
   size_t found = 0;
   MeasureLatency(state, std::string("latest10_") + std::string(keying::SaltByName(by)), [&](int i) {
     auto events = f->engine->Latest(f->ids[static_cast<size_t>(i)], 10);
     found += events.ok() ? events->size() : 0;
   });
   state.counters["events_per_query"] = static_cast<double>(found) / (kQueries * state.iterations());
+  // Where the time goes: store work per query (the floor is 16 seeks and no cursor creation).
+  const query::QueryWorkStats after = f->engine->Work();
+  const double queries = static_cast<double>(kQueries) * static_cast<double>(state.iterations());
+  const std::string by_name(keying::SaltByName(by));
+  Record("latest10_" + by_name + "_seeks", static_cast<double>(after.seeks - before.seeks) / queries);
+  Record("latest10_" + by_name + "_rows", static_cast<double>(after.rows_read - before.rows_read) / queries);
+  Record("latest10_" + by_name + "_cursors",
+         static_cast<double>(after.iterators_created - before.iterators_created) / queries);
 }
 
 // The floor: one seek per salt in the newest bucket, reading the first key, on this thread.
@@ -122,6 +131,10 @@ int main(int argc, char** argv) {
                 Recorded(std::string("latest10_") + by + "_p99_us"),
                 Recorded(std::string("bare16_") + by + "_p50_us"),
                 Recorded(std::string("bare16_") + by + "_p99_us"));
+    std::printf("salt_by=%-6s latest-10 store work per query: %.1f seeks, %.1f rows read, %.4f cursors created\n",
+                by, Recorded(std::string("latest10_") + by + "_seeks"),
+                Recorded(std::string("latest10_") + by + "_rows"),
+                Recorded(std::string("latest10_") + by + "_cursors"));
     PrintRatio(std::string("latest-10 p50 / 16 bare seeks p50, salt_by=") + by,
                std::string("latest10_") + by + "_p50_us", std::string("bare16_") + by + "_p50_us");
   }

@@ -6,3 +6,5 @@ hotrow_bench(http_load_bench
 # The child process it runs: $HOTROW_BIN, by default build/hotrow.
 add_dependencies(http_load_bench hotrow)
 hotrow_bench(scaling_bench LIBS hotrow_bench_support hotrow_query)
+# Per-id ranges over HTTP against the same ranges in-process, and HTTP scans on 1 and 2 threads.
+hotrow_bench(range_http_bench LIBS hotrow_service hotrow_bench_support PkgConfig::HTTPLIB)

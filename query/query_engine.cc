@@ -6,6 +6,7 @@
 #include "common/time_format.h"
 #include "keying/row_key.h"
 #include "query/salt_merge.h"
+#include "query/small_query.h"
 #include "query/thread_pool.h"
 
 namespace hotrow::query {
@@ -56,6 +57,15 @@ QueryEngine::QueryEngine(store::EventStore* store, const QueryOptions& options)
   int threads = options.threads > 0 ? options.threads
                                     : static_cast<int>(std::thread::hardware_concurrency());
   pool_ = std::make_unique<ThreadPool>(std::max(1, threads), "hotrow-query");
+  cursors_ = std::make_unique<CursorCache>();
+}
+
+QueryWorkStats QueryEngine::Work() const {
+  QueryWorkStats out;
+  out.iterators_created = work_.iterators_created.load(std::memory_order_relaxed);
+  out.seeks = work_.seeks.load(std::memory_order_relaxed);
+  out.rows_read = work_.rows_read.load(std::memory_order_relaxed);
+  return out;
 }
 
 QueryEngine::~QueryEngine() = default;
@@ -115,6 +125,11 @@ Status QueryEngine::RangeTo(std::string_view id, int64_t from_ms, int64_t to_ms,
 
   auto buckets = store_->Buckets();  // oldest first
   if (order == Order::kDesc) std::reverse(buckets.begin(), buckets.end());
+  if (limit <= kSmallQueryLimit) {
+    // Tens of microseconds of work: waking a pool thread would cost more than the reads.
+    return SmallRange(cursors_.get(), store_, buckets, salts, id, from, to_ms, limit, order,
+                      &work_, sink);
+  }
   int64_t remaining = limit;
   for (const auto& bucket : buckets) {
     if (bucket->end_ms() <= from || bucket->start_ms() >= to_ms) continue;
@@ -132,6 +147,7 @@ Status QueryEngine::RangeTo(std::string_view id, int64_t from_ms, int64_t to_ms,
       spec.match_id = true;
       spec.id = std::string(id);
       spec.budget = remaining;
+      spec.work = &work_;
       // Each salt first reads about twice its share of what is still missing.
       const size_t share = static_cast<size_t>(2 * remaining / static_cast<int64_t>(salts.size()));
       const size_t first = std::min<size_t>(std::max<size_t>(share, kMinFirstChunk),
@@ -191,6 +207,7 @@ Status QueryEngine::Scan(int64_t from_ms, int64_t to_ms, int64_t limit, const Ev
       spec.min_ts = from;
       spec.max_ts = to_ms;
       spec.budget = remaining;
+      spec.work = &work_;
       open.push_back(std::make_unique<SaltStream>(pending[next].bucket, store_, std::move(spec),
                                                   options_.chunk_events, options_.chunk_events));
       open.back()->Prefetch(pool_.get(), &run);

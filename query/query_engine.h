@@ -14,6 +14,7 @@
 namespace hotrow::query {
 
 class ThreadPool;
+class CursorCache;
 
 // One event as queries return it.
 struct Event {
@@ -42,6 +43,22 @@ struct QueryOptions {
   // this; scans use it from the start. Default: 1024.
   size_t chunk_events = 1024;
 };
+
+// What queries cost in store work, counted since the engine started (exported in /metrics).
+struct QueryWork {
+  std::atomic<uint64_t> iterators_created{0};  // store cursors made
+  std::atomic<uint64_t> seeks{0};              // cursor positionings
+  std::atomic<uint64_t> rows_read{0};          // rows a cursor stepped onto, kept or not
+};
+struct QueryWorkStats {
+  uint64_t iterators_created = 0;
+  uint64_t seeks = 0;
+  uint64_t rows_read = 0;
+};
+
+// Per-id ranges with a limit up to this run on the calling thread with cached cursors
+// (query/small_query.h); larger ones go to the per-salt pool.
+inline constexpr int64_t kSmallQueryLimit = 256;
 
 // Receives events one at a time; returns false to stop the query early (the client went away).
 using EventSink = std::function<bool(const Event&)>;
@@ -80,11 +97,15 @@ class QueryEngine {
 
   int threads() const;
 
+  QueryWorkStats Work() const;
+
  private:
   store::EventStore* const store_;
   const QueryOptions options_;
   std::unique_ptr<ThreadPool> pool_;
   std::atomic<int> running_{0};
+  std::unique_ptr<CursorCache> cursors_;
+  mutable QueryWork work_;
 };
 
 }  // namespace hotrow::query

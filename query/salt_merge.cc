@@ -156,11 +156,16 @@ void SaltStream::Fill(QueryRun* run) {
   if (run->cancelled()) {
     end = true;
   } else {
-    if (iter_ == nullptr) iter_ = bucket_->NewIterator(spec_.range, spec_.within_id_prefix);
+    if (iter_ == nullptr) {
+      iter_ = bucket_->NewIterator(spec_.range, spec_.within_id_prefix);
+      if (spec_.work) spec_.work->iterators_created.fetch_add(1, std::memory_order_relaxed);
+    }
     if (!positioned_) {
       spec_.backward ? iter_->SeekToLast() : iter_->SeekToFirst();
       positioned_ = true;
+      if (spec_.work) spec_.work->seeks.fetch_add(1, std::memory_order_relaxed);
     }
+    uint64_t stepped = 0;
     while (n < chunk_events_ && read_ < spec_.budget) {
       if (!iter_->Valid()) {
         failure = iter_->status();
@@ -172,6 +177,7 @@ void SaltStream::Fill(QueryRun* run) {
         break;
       }
       if (n == chunk.size()) chunk.emplace_back();
+      ++stepped;
       const Decoded d = Decode(iter_->key(), iter_->value(), &chunk[n]);
       if (d == Decoded::kCorrupt) {
         failure = Status::Corruption("bucket " + std::to_string(bucket_->start_ms()) +
@@ -186,6 +192,7 @@ void SaltStream::Fill(QueryRun* run) {
       spec_.backward ? iter_->Prev() : iter_->Next();
     }
     if (read_ >= spec_.budget) end = true;
+    if (spec_.work) spec_.work->rows_read.fetch_add(stepped, std::memory_order_relaxed);
   }
   chunk.resize(n);
   chunk_events_ = std::min(2 * chunk_events_, max_chunk_events_);

@@ -67,6 +67,8 @@ struct StreamSpec {
   std::string id;
   // At most this many rows are ever read out (no salt needs more than the query's limit).
   int64_t budget = INT64_MAX;
+  // Where the stream counts its cursors, seeks and rows; null for none.
+  QueryWork* work = nullptr;
 };
 
 // The rows of one salt of one bucket, read in chunks by tasks on the pool while the query merges.

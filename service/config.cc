@@ -12,6 +12,7 @@
 #include <set>
 #include <string_view>
 
+#include "common/byte_size.h"
 #include "common/time_format.h"
 #include "keying/row_key.h"
 
@@ -98,6 +99,19 @@ Status ReadDuration(const YAML::Node& node, const std::string& key, int64_t min_
                                    Describe(node));
   }
   *out = *ms;
+  return Status::Ok();
+}
+
+// Reads a size ("256MiB", "1GiB"; common/byte_size.h) within [min_bytes, max_bytes].
+Status ReadSize(const YAML::Node& node, const std::string& key, int64_t min_bytes,
+                int64_t max_bytes, int64_t* out) {
+  const std::string what = "a size such as 64MiB or 1GiB, from " + FormatByteSize(min_bytes) +
+                           " to " + FormatByteSize(max_bytes);
+  if (!node.IsScalar()) return Expected(key, what, node);
+  Result<int64_t> bytes = ParseByteSize(node.Scalar());
+  if (!bytes.ok()) return Status::InvalidArgument(key + ": " + bytes.status().message());
+  if (*bytes < min_bytes || *bytes > max_bytes) return Expected(key, what, node);
+  *out = *bytes;
   return Status::Ok();
 }
 
@@ -261,6 +275,14 @@ const std::vector<KeySpec>& Keys() {
          }
          return Status::Ok();
        }},
+      {"store.block_cache",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadSize(v, k, int64_t{1} << 20, int64_t{1} << 40, &c->store.block_cache_bytes);
+       }},
+      {"store.write_buffer",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadSize(v, k, int64_t{4} << 20, int64_t{1} << 40, &c->store.write_buffer_bytes);
+       }},
       {"keying.salts",
        [](const YAML::Node& v, const std::string& k, Config* c) {
          int64_t salts = 0;
@@ -317,6 +339,13 @@ const std::vector<KeySpec>& Keys() {
        }},
       {"http.listen", [](const YAML::Node& v, const std::string& k,
                          Config* c) { return ReadListen(v, k, &c->http.listen); }},
+      {"http.threads",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         int64_t threads = 0;
+         HOTROW_RETURN_IF_ERROR(ReadInteger(v, k, 2, 1024, "an integer from 2 to 1024", &threads));
+         c->http.threads = static_cast<int>(threads);
+         return Status::Ok();
+       }},
       {"http.token_file", [](const YAML::Node& v, const std::string& k,
                              Config* c) { return ReadString(v, k, true, &c->http.token_file); }},
       {"http.allow_open", [](const YAML::Node& v, const std::string& k,
@@ -327,6 +356,13 @@ const std::vector<KeySpec>& Keys() {
          HOTROW_RETURN_IF_ERROR(ReadInteger(
              v, k, 0, 256, "an integer from 0 to 256 (0: the number of cores)", &threads));
          c->query.threads = static_cast<int>(threads);
+         return Status::Ok();
+       }},
+      {"query.max_concurrent",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         int64_t max = 0;
+         HOTROW_RETURN_IF_ERROR(ReadInteger(v, k, 1, 1023, "an integer from 1 to 1023", &max));
+         c->query.max_concurrent = static_cast<int>(max);
          return Status::Ok();
        }},
   };
@@ -472,6 +508,14 @@ Status CheckWhole(const Config& config) {
         "; set both, e.g. --set store.ttl=" + FormatDurationMs(config.store.ttl_ms) +
         " --set store.bucket=" + FormatDurationMs(std::max<int64_t>(1, config.store.ttl_ms / 10)));
   }
+  if (config.query.max_concurrent >= config.http.threads) {
+    // A connection thread must stay free for /healthz, /readyz and /metrics however many queries
+    // arrive.
+    return Status::InvalidArgument(
+        "query.max_concurrent: expected less than http.threads (" +
+        std::to_string(config.http.threads) + ") so that health checks are always answered, got " +
+        std::to_string(config.query.max_concurrent));
+  }
   return Status::Ok();
 }
 
@@ -539,6 +583,8 @@ store::StoreOptions Config::ToStoreOptions() const {
   options.max_future_ms = ingest.max_future_ms;
   options.salts = keying.salts;
   options.salt_by = keying.salt_by;
+  options.block_cache_bytes = static_cast<size_t>(store.block_cache_bytes);
+  options.write_buffer_bytes = static_cast<size_t>(store.write_buffer_bytes);
   return options;
 }
 
@@ -562,6 +608,16 @@ ingest::IngestOptions Config::ToIngestOptions() const {
 query::QueryOptions Config::ToQueryOptions() const {
   query::QueryOptions options;
   options.threads = query.threads;
+  // The HTTP slots refuse first (HttpServerOptions::max_queries); this bounds in-process callers.
+  options.max_concurrent_queries = query.max_concurrent;
+  return options;
+}
+
+HttpServerOptions Config::ToHttpOptions() const {
+  HttpServerOptions options;
+  options.listen = http.listen;
+  options.threads = http.threads;
+  options.max_queries = query.max_concurrent;
   return options;
 }
 
@@ -584,7 +640,11 @@ std::string Config::Summary() const {
          " ts_field=" + ingest.ts_field + " max_future=" + FormatDurationMs(ingest.max_future_ms) +
          " dead_letter=" + (ingest.dead_letter_topic.empty() ? "none" : ingest.dead_letter_topic) +
          " stall_after=" + FormatDurationMs(ingest.stall_after_ms) + " listen=" + http.listen +
-         " query.threads=" + (query.threads == 0 ? "auto" : std::to_string(query.threads));
+         " query.threads=" + (query.threads == 0 ? "auto" : std::to_string(query.threads)) +
+         " block_cache=" + FormatByteSize(store.block_cache_bytes) +
+         " write_buffer=" + FormatByteSize(store.write_buffer_bytes) +
+         " http.threads=" + std::to_string(http.threads) +
+         " query.max_concurrent=" + std::to_string(query.max_concurrent);
 }
 
 }  // namespace hotrow::service

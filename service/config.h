@@ -8,6 +8,7 @@
 #include "common/status.h"
 #include "ingest/ingestor.h"
 #include "query/query_engine.h"
+#include "service/http_server.h"
 #include "store/event_store.h"
 
 namespace hotrow::service {
@@ -27,6 +28,8 @@ struct Config {
     int64_t ttl_ms = 10 * 60 * 1000;       // store.ttl, a duration
     int64_t bucket_ms = 60 * 1000;         // store.bucket, a duration
     store::ClockKind clock = store::ClockKind::kWall;  // "wall" or "stream"
+    int64_t block_cache_bytes = int64_t{256} << 20;   // store.block_cache, a size
+    int64_t write_buffer_bytes = int64_t{64} << 20;   // store.write_buffer, a size
   } store;
   struct Keying {
     int salts = 16;                                     // 1..256
@@ -43,16 +46,20 @@ struct Config {
   } ingest;
   struct Http {
     std::string listen = "127.0.0.1:8080";  // host:port
+    int threads = 16;                       // connection threads, 2..1024
     std::string token_file;                 // empty: no token asked (loopback only, see allow_open)
     bool allow_open = false;                // true: listen beyond loopback without a token
   } http;
   struct Query {
-    int threads = 0;  // 0: the number of cores; else 1..256
+    int threads = 0;          // 0: the number of cores; else 1..256
+    int max_concurrent = 12;  // queries at once before 503; 1..http.threads-1
   } query;
 
   store::StoreOptions ToStoreOptions() const;
   ingest::IngestOptions ToIngestOptions() const;
   query::QueryOptions ToQueryOptions() const;
+  // listen, threads and max_queries (= query.max_concurrent); the rest keeps its defaults.
+  HttpServerOptions ToHttpOptions() const;
   // A one-line summary for the start-up log.
   std::string Summary() const;
 };

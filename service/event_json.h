@@ -16,12 +16,18 @@ namespace hotrow::service {
 // valid JSON can only hold as whitespace between tokens, are turned into spaces so that every
 // event is exactly one line of NDJSON.
 //
-// Strings hotrow did not build (ids, topic names) are escaped by nlohmann::json. Ids may be any
+// Strings hotrow did not build (ids, topic names) are escaped as nlohmann::json would. Ids may be any
 // bytes; JSON text cannot carry bytes that are not UTF-8, so each invalid UTF-8 sequence is
 // replaced by U+FFFD. Valid UTF-8 ids, and all the ids taken from JSON events, come back exactly.
 
-// Appends `text` as a JSON string literal, quotes included.
+// Appends `text` as a JSON string literal, quotes included: escaped by hand for valid UTF-8 (the
+// same bytes nlohmann::json would write, without a JSON document per string), by nlohmann's
+// replacing dump otherwise.
 void AppendJsonString(std::string_view text, std::string* out);
+
+// True when `text` is well-formed UTF-8 (no overlong forms, surrogates or code points above
+// U+10FFFF).
+bool IsValidUtf8(std::string_view text);
 
 // Appends one event object, without a trailing newline.
 void AppendEventJson(const query::Event& event, std::string* out);

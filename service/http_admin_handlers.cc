@@ -37,8 +37,9 @@ void HttpServer::Impl::MetricsText(httplib::Response& res) {
   std::optional<ingest::IngestStats> ingest;
   if (backend.ingestor != nullptr) ingest = backend.ingestor->Stats();
   res.status = 200;
+  const query::QueryWorkStats work = backend.engine->Work();
   res.set_content(backend.metrics->Render(ingest ? &*ingest : nullptr, backend.store->Stats(),
-                                          backend.store->options()),
+                                          backend.store->options(), &work),
                   "text/plain; version=0.0.4; charset=utf-8");
 }
 

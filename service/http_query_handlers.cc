@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "query/event_id.h"
+#include "query/small_query.h"
 #include "service/event_json.h"
 #include "service/http_server_impl.h"
 #include "service/query_params.h"
@@ -38,9 +38,7 @@ void HttpServer::Impl::Latest(const std::string& id, std::string_view raw_query,
   const auto start = HttpClock::now();
   Result<LatestParams> params = ParseLatestParams(raw_query);
   if (!params.ok()) return Fail(res, QueryKind::kLatest, params.status());
-  if (Status id_ok = query::CheckEventId(id); !id_ok.ok()) {
-    return Fail(res, QueryKind::kLatest, id_ok);
-  }
+  if (Status st = CheckQueryId(id); !st.ok()) return Fail(res, QueryKind::kLatest, st);
   QuerySlot slot(this);
   if (!slot.acquired())
     return Busy(res, QueryKind::kLatest, "too many queries at once; retry later");
@@ -63,9 +61,8 @@ void HttpServer::Impl::Range(const std::string& id, std::string_view raw_query,
   const auto start = HttpClock::now();
   Result<RangeParams> params = ParseRangeParams(raw_query);
   if (!params.ok()) return Fail(res, QueryKind::kRange, params.status());
-  if (Status id_ok = query::CheckEventId(id); !id_ok.ok()) {
-    return Fail(res, QueryKind::kRange, id_ok);
-  }
+  if (Status st = CheckQueryId(id); !st.ok()) return Fail(res, QueryKind::kRange, st);
+  if (params->limit > query::kSmallQueryLimit) return StreamRange(id, *params, res);
   QuerySlot slot(this);
   if (!slot.acquired())
     return Busy(res, QueryKind::kRange, "too many queries at once; retry later");
@@ -85,6 +82,55 @@ void HttpServer::Impl::Range(const std::string& id, std::string_view raw_query,
   body.append("]}");
   SetJson(res, 200, std::move(body));
   backend.metrics->RecordQuery(QueryKind::kRange, QueryOutcome::kOk, SecondsSince(start));
+}
+
+// A range that may be large is streamed in chunks (about kScanFlushBytes each) as the engine
+// produces it, rather than built whole: the answer starts at once and memory stays bounded. An
+// error after the first byte ends the answer without its final chunk, as for scans.
+void HttpServer::Impl::StreamRange(const std::string& id, const RangeParams& params,
+                                   httplib::Response& res) {
+  auto slot = std::make_shared<QuerySlot>(this);
+  if (!slot->acquired()) {
+    return Busy(res, QueryKind::kRange, "too many queries at once; retry later");
+  }
+  auto start = HttpClock::now();
+  auto recorded = std::make_shared<bool>(false);
+  res.status = 200;
+  res.set_chunked_content_provider(
+      "application/json",
+      [this, slot, id, params, start, recorded](size_t /*offset*/, httplib::DataSink& sink) {
+        if (*recorded) return false;
+        *recorded = true;
+        std::string buffer = OpenEventsBody(id);
+        buffer.reserve(kScanFlushBytes + 4096);
+        bool first = true, write_failed = false;
+        Status st = backend.engine->RangeTo(
+            id, params.from_ms, params.to_ms, params.limit, params.order,
+            [&](const query::Event& e) {
+              if (stopping.load(std::memory_order_relaxed)) return false;
+              if (!first) buffer.push_back(',');
+              first = false;
+              AppendEventJson(e, &buffer);
+              if (buffer.size() < kScanFlushBytes) return true;
+              write_failed = !sink.write(buffer.data(), buffer.size());
+              buffer.clear();
+              return !write_failed;
+            });
+        if (write_failed || stopping.load()) {
+          backend.metrics->RecordQuery(QueryKind::kRange, QueryOutcome::kCancelled, 0);
+          return false;
+        }
+        if (!st.ok()) {
+          backend.metrics->RecordQuery(QueryKind::kRange, OutcomeOf(st), 0);
+          Warn("range failed after its first byte: " + st.ToString());
+          return false;
+        }
+        buffer.append("]}\n");
+        if (!sink.write(buffer.data(), buffer.size())) return false;
+        sink.done();
+        backend.metrics->RecordQuery(QueryKind::kRange, QueryOutcome::kOk, SecondsSince(start));
+        return true;
+      });
 }
 
 std::string HttpServer::Impl::OpenEventsBody(const std::string& id) {

@@ -63,7 +63,8 @@ struct HttpBackend {
 // routing (URI over 8 KiB, body too large, malformed request line or headers), 503 when the query
 // slots are taken or the engine is busy. Exceptions stop at this boundary: no bad input yields 500.
 //
-// Scans stream from the connection's thread while the engine produces them, through a buffer of
+// A range with a limit over query::kSmallQueryLimit is streamed the same way (chunked, flushed
+// every ~32 KiB); smaller ones, and latest-N, are answered whole. Scans stream from the connection's thread while the engine produces them, through a buffer of
 // at most about 32 KiB that is flushed as it fills or every 50 ms; a client that goes away or
 // stops reading stops the scan. A scan that fails after its first byte ends with an
 // {"error": ...} line and no final chunk, so a client can tell a cut answer from a whole one.

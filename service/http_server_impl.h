@@ -16,6 +16,7 @@
 #include "common/logging.h"
 #include "service/http_response.h"
 #include "service/http_server.h"
+#include "service/query_params.h"
 
 namespace hotrow::service {
 
@@ -77,6 +78,8 @@ struct HttpServer::Impl {
   void Fail(httplib::Response& res, QueryKind kind, const Status& st);
   void Latest(const std::string& id, std::string_view raw_query, httplib::Response& res);
   void Range(const std::string& id, std::string_view raw_query, httplib::Response& res);
+  // A range over query::kSmallQueryLimit events, streamed in chunks as it is produced.
+  void StreamRange(const std::string& id, const RangeParams& params, httplib::Response& res);
   static std::string OpenEventsBody(const std::string& id);
   // What one streamed scan needs after the handler has returned. Records a cancelled query if the
   // provider never finished (the client went away before the first byte).

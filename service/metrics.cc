@@ -157,10 +157,22 @@ void Metrics::RecordHttpResponse(int status) {
 }
 
 std::string Metrics::Render(const ingest::IngestStats* ingest, const store::StoreStats& store,
-                            const store::StoreOptions& store_options) const {
+                            const store::StoreOptions& store_options,
+                            const query::QueryWorkStats* work) const {
   std::vector<MetricFamily> out = families_->registry.Collect();
   constexpr auto kCounter = MetricType::Counter;
   constexpr auto kGauge = MetricType::Gauge;
+
+  if (work != nullptr) {
+    out.push_back(Single("hotrow_query_iterators_created_total",
+                         "Store cursors created by queries (latest-N reuses one per bucket)",
+                         kCounter, static_cast<double>(work->iterators_created)));
+    out.push_back(Single("hotrow_query_seeks_total", "Cursor seeks made by queries", kCounter,
+                         static_cast<double>(work->seeks)));
+    out.push_back(Single("hotrow_query_rows_read_total",
+                         "Rows queries stepped onto in the store, kept or not", kCounter,
+                         static_cast<double>(work->rows_read)));
+  }
 
   if (ingest != nullptr) {
     out.push_back(Single("hotrow_records_consumed_total", "Kafka records polled, good or bad",

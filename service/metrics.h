@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "ingest/ingestor.h"
+#include "query/query_engine.h"
 #include "store/event_store.h"
 
 namespace hotrow::service {
@@ -49,8 +50,10 @@ class Metrics {
 
   // The whole exposition. `ingest` is null when this process does not ingest (then no ingest
   // metric is written).
+  // `work` (null: not written) is the query engine's store work: cursors, seeks, rows read.
   std::string Render(const ingest::IngestStats* ingest, const store::StoreStats& store,
-                     const store::StoreOptions& store_options) const;
+                     const store::StoreOptions& store_options,
+                     const query::QueryWorkStats* work = nullptr) const;
 
  private:
   struct Families;

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "common/time_format.h"
+#include "keying/row_value.h"
+#include "service/event_json.h"
 #include "service/url_codec.h"
 
 namespace hotrow::service {
@@ -135,6 +137,19 @@ Result<ScanParams> ParseScanParams(std::string_view raw_query) {
   if (!limit.ok()) return limit.status();
   out.limit = *limit;
   return out;
+}
+
+Status CheckQueryId(std::string_view id) {
+  if (id.empty()) return Status::InvalidArgument("the event id is empty");
+  if (id.size() > keying::kMaxIdSize) {
+    return Status::InvalidArgument("the event id is " + std::to_string(id.size()) +
+                                   " bytes; ids are at most " +
+                                   std::to_string(keying::kMaxIdSize) + " bytes");
+  }
+  if (!IsValidUtf8(id)) {
+    return Status::InvalidArgument("the event id is not valid UTF-8; ids are UTF-8 text");
+  }
+  return Status::Ok();
 }
 
 Status CheckNoParams(std::string_view raw_query) {

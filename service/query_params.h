@@ -38,6 +38,12 @@ struct ScanParams {
 };
 Result<ScanParams> ParseScanParams(std::string_view raw_query);
 
+// The id of a per-id route, already percent-decoded: InvalidArgument naming the rule when it is
+// empty, over keying::kMaxIdSize (256) bytes or not valid UTF-8. No record can carry such an id
+// (CONTRACT.md "Events on the wire"), so the query is refused rather than answered for an id
+// altered on its way back (JSON cannot carry bytes that are not UTF-8).
+Status CheckQueryId(std::string_view id);
+
 // Paths that take no parameters (/healthz, /metrics, ...): any parameter is InvalidArgument.
 Status CheckNoParams(std::string_view raw_query);
 

@@ -59,8 +59,7 @@ Result<std::unique_ptr<Server>> Server::Start(const Config& config) {
     if (!auth.ok()) return auth.status();  // ~Server stops the ingestor and closes the store
     server->auth_ = std::move(auth).value();
   }
-  HttpServerOptions http_options;
-  http_options.listen = config.http.listen;
+  HttpServerOptions http_options = config.ToHttpOptions();
   HttpBackend backend;
   backend.store = server->store_.get();
   backend.engine = server->engine_.get();

@@ -41,11 +41,13 @@ struct StoreOptions {
   keying::SaltBy salt_by = keying::SaltBy::kRecord;
   // The wall clock. Not owned; must outlive the store. Default: the system clock.
   const Clock* wall_clock = WallClock::Default();
-  // One block cache for every bucket. Default: 64 MiB.
-  size_t block_cache_bytes = 64 << 20;
-  // One memtable budget shared by every bucket, so memory stays bounded whatever the bucket count.
-  // Default: 64 MiB.
-  size_t write_buffer_bytes = 64 << 20;
+  // One block cache for every bucket: data blocks read by queries, and the index and filter blocks
+  // of every table (pinned for L0). Memtables are not charged to it. Default: 256 MiB
+  // (store.block_cache).
+  size_t block_cache_bytes = size_t{256} << 20;
+  // One memtable budget shared by every bucket, so memory stays bounded whatever the bucket count;
+  // separate from the block cache. Default: 64 MiB (store.write_buffer).
+  size_t write_buffer_bytes = size_t{64} << 20;
   // Create the database when `path` holds none. Default: true.
   bool create_if_missing = true;
   // Open without taking the write lock and refuse writes (hotrow keys analyze). Default: false.
@@ -111,6 +113,12 @@ class RowIterator {
   virtual std::string_view value() const = 0;  // REQUIRES: Valid()
   // After !Valid(): ok when the bounds were simply exhausted.
   virtual Status status() const = 0;
+  // Re-aims the cursor at another range of the same bucket, with the same within_id_prefix, so that
+  // one cursor serves many (salt, id) prefixes; follow with a Seek*. The bounds are copied.
+  virtual void SetRange(const keying::KeyRange& range) = 0;
+  // Makes rows written since the cursor was created (or last refreshed) visible, when there are
+  // any; cheaper than a new cursor. Invalidates the position: follow with a Seek*.
+  virtual Status RefreshIfStale() = 0;
 };
 
 // One time bucket: every event with start_ms <= ts < end_ms. A Bucket stays readable for as long as

@@ -169,13 +169,25 @@ TEST(RecordParserTest, IdLengthLimitIs256Bytes) {
   EXPECT_EQ(Reason(Parse(R"({"ts":1700000000000})", long_id)), kRejectIdTooLong);
 }
 
-TEST(RecordParserTest, IdThatIsNotUtf8IsRejected) {
-  // Only a record key can carry one; the value's strings are validated with the JSON.
-  EXPECT_EQ(Reason(Parse(R"({"ts":1700000000000})", "dev-\xff")), kRejectIdNotUtf8);
-  EXPECT_EQ(Reason(Parse(R"({"ts":1700000000000})", "\xc3")), kRejectIdNotUtf8);  // cut short
-  ParsedRecord r = Parse(R"({"ts":1700000000000})", "d\xc3\xa9v");  // "dév"
+TEST(RecordParserTest, RejectsIdsThatAreNotUtf8) {
+  using namespace std::string_literals;
+  // A record key may be any bytes; an id that is not UTF-8 could never be queried or returned
+  // unaltered, so it is refused.
+  for (const std::string& key : {"\xff"s, "dev\xfe"s, "\xc0\xaf"s, "\xed\xa0\x80"s, "\xe2\x82"s}) {
+    EXPECT_EQ(Reason(Parse(R"({"ts":1700000000000})", key)), kRejectIdNotUtf8)
+        << testing::PrintToString(key);
+  }
+  // UTF-8 keys and ids, and ids from JSON escapes, are kept exactly.
+  ParsedRecord r = Parse(R"({"ts":1700000000000})", "d\xc3\xa9v-\xf0\x9f\x98\x80");
+  ASSERT_TRUE(r.ok()) << r.detail;
+  EXPECT_EQ(r.id, "d\xc3\xa9v-\xf0\x9f\x98\x80");
+  r = Parse(R"({"event_id":"d\u00e9v","ts":1700000000000})");
   ASSERT_TRUE(r.ok()) << r.detail;
   EXPECT_EQ(r.id, "d\xc3\xa9v");
+  // The reason is one of the counted ones.
+  bool listed = false;
+  for (const char* reason : kRejectReasons) listed = listed || std::string(reason) == "id_not_utf8";
+  EXPECT_TRUE(listed);
 }
 
 TEST(RecordParserTest, RejectsUnparsableTime) {

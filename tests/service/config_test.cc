@@ -69,6 +69,10 @@ void ExpectDefaults(const Config& c) {
   EXPECT_EQ(c.ingest.stall_after_ms, d.ingest.stall_after_ms);
   EXPECT_EQ(c.http.listen, d.http.listen);
   EXPECT_EQ(c.query.threads, d.query.threads);
+  EXPECT_EQ(c.store.block_cache_bytes, d.store.block_cache_bytes);
+  EXPECT_EQ(c.store.write_buffer_bytes, d.store.write_buffer_bytes);
+  EXPECT_EQ(c.http.threads, d.http.threads);
+  EXPECT_EQ(c.query.max_concurrent, d.query.max_concurrent);
 }
 
 // ---- defaults and the shipped file ----
@@ -123,10 +127,11 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
       keys, ::testing::ElementsAre(
                 "kafka.brokers", "kafka.topics", "kafka.group_id", "kafka.instance_id",
                 "kafka.properties", "store.path", "store.ttl", "store.bucket", "store.clock",
-                "keying.salts", "keying.salt_by", "ingest.batch_max_events", "ingest.batch_max_ms",
-                "ingest.id_field", "ingest.ts_field", "ingest.max_future",
-                "ingest.dead_letter_topic", "ingest.stall_after", "http.listen", "http.token_file", "http.allow_open",
-                "query.threads"));
+                "store.block_cache", "store.write_buffer", "keying.salts", "keying.salt_by",
+                "ingest.batch_max_events", "ingest.batch_max_ms", "ingest.id_field",
+                "ingest.ts_field", "ingest.max_future", "ingest.dead_letter_topic",
+                "ingest.stall_after", "http.listen", "http.threads", "http.token_file",
+                "http.allow_open", "query.threads", "query.max_concurrent"));
 }
 
 // ---- files ----
@@ -413,6 +418,35 @@ TEST(ConfigKeyTest, StoreClock) {
   EXPECT_EQ(SetOk({"store.clock=stream", "store.clock=wall"}).store.clock, store::ClockKind::kWall);
   EXPECT_EQ(SetError("store.clock=event"), "store.clock: expected wall or stream, got \"event\"");
   EXPECT_EQ(SetError("store.clock=[wall]"), "store.clock: expected wall or stream, got a list");
+}
+
+TEST(ConfigKeyTest, StoreSizes) {
+  EXPECT_EQ(SetOk({"store.block_cache=1GiB"}).store.block_cache_bytes, int64_t{1} << 30);
+  EXPECT_EQ(SetOk({"store.write_buffer=128MiB"}).store.write_buffer_bytes, int64_t{128} << 20);
+  const Config c = SetOk({"store.block_cache=512MiB", "store.write_buffer=32MiB"});
+  EXPECT_EQ(c.ToStoreOptions().block_cache_bytes, size_t{512} << 20);
+  EXPECT_EQ(c.ToStoreOptions().write_buffer_bytes, size_t{32} << 20);
+  EXPECT_THAT(SetError("store.block_cache=256MB"),
+              StartsWith("store.block_cache: expected a size such as 64MiB or 1GiB"));
+  EXPECT_THAT(SetError("store.block_cache=lots"), StartsWith("store.block_cache: expected a size"));
+  EXPECT_EQ(SetError("store.block_cache=1KiB"),
+            "store.block_cache: expected a size such as 64MiB or 1GiB, from 1MiB to 1TiB, got "
+            "\"1KiB\"");
+  EXPECT_THAT(SetError("store.write_buffer=[1]"), StartsWith("store.write_buffer: expected a size"));
+  EXPECT_THAT(SetError("store.write_buffer=1MiB"), HasSubstr("from 4MiB to 1TiB"));
+}
+
+TEST(ConfigKeyTest, HttpThreadsAndQueryMaxConcurrent) {
+  const Config c = SetOk({"http.threads=32", "query.max_concurrent=20"});
+  EXPECT_EQ(c.ToHttpOptions().threads, 32);
+  EXPECT_EQ(c.ToHttpOptions().max_queries, 20);
+  EXPECT_EQ(c.ToQueryOptions().max_concurrent_queries, 20);
+  EXPECT_THAT(SetError("http.threads=1"), StartsWith("http.threads: expected an integer from 2"));
+  EXPECT_THAT(SetError("query.max_concurrent=0"),
+              StartsWith("query.max_concurrent: expected an integer from 1"));
+  EXPECT_EQ(LoadError("", {"http.threads=8", "query.max_concurrent=8"}),
+            "query.max_concurrent: expected less than http.threads (8) so that health checks are "
+            "always answered, got 8");
 }
 
 TEST(ConfigKeyTest, KeyingSalts) {

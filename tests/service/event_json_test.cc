@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <random>
 
 namespace hotrow::service {
 namespace {
@@ -65,6 +66,40 @@ TEST(EventJsonTest, AppendJsonStringQuotes) {
   std::string out = "x";
   AppendJsonString("a\"b", &out);
   EXPECT_EQ(out, "x\"a\\\"b\"");
+}
+
+}  // namespace
+}  // namespace hotrow::service
+
+namespace hotrow::service {
+namespace {
+
+// The hand-written escaper writes exactly what nlohmann's dump writes, for every kind of byte.
+TEST(EventJsonTest, AppendJsonStringMatchesNlohmannForAnyBytes) {
+  std::mt19937_64 rng(5);
+  const std::string alphabet[] = {"a", "\"", "\\", "\n", "\t", "\b", "\f", "\r", std::string(1, '\0'),
+                                  "\x01", "\x1f", "\x7f", "/", "\xc3\xa9", "\xe2\x82\xac",
+                                  "\xf0\x9f\x98\x80", "\xff", "\xc0\xaf", "\xed\xa0\x80"};
+  for (int i = 0; i < 20000; ++i) {
+    std::string text;
+    const size_t len = rng() % 12;
+    for (size_t k = 0; k < len; ++k) text += alphabet[rng() % std::size(alphabet)];
+    std::string got;
+    AppendJsonString(text, &got);
+    const std::string want = nlohmann::json(text).dump(
+        -1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
+    ASSERT_EQ(got, want) << ::testing::PrintToString(text);
+  }
+}
+
+TEST(EventJsonTest, IsValidUtf8FollowsTheStandard) {
+  EXPECT_TRUE(IsValidUtf8(""));
+  EXPECT_TRUE(IsValidUtf8("d\xc3\xa9v \xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf"));
+  for (const char* bad : {"\xff", "\x80", "\xc0\xaf", "\xc1\xbf", "\xe0\x80\xaf", "\xed\xa0\x80",
+                          "\xf0\x80\x80\xaf", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xe2\x82",
+                          "a\xc3"}) {
+    EXPECT_FALSE(IsValidUtf8(bad)) << ::testing::PrintToString(std::string(bad));
+  }
 }
 
 }  // namespace

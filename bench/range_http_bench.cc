@@ -1,0 +1,163 @@
+// How much of the engine's speed survives to the socket? A per-id range (8 ids of ~10k events each,
+// limit 100000) over HTTP against the same range in-process, and a full scan over HTTP with 2 query
+// threads against 1. The HTTP client discards the body as it arrives (it counts lines or bytes, it
+// does not parse), on the same machine, one connection.
+
+#include <httplib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "bench/bench_support.h"
+#include "common/clock.h"
+#include "query/query_engine.h"
+#include "service/http_server.h"
+#include "service/metrics.h"
+
+namespace hotrow::bench {
+namespace {
+
+using Steady = std::chrono::steady_clock;
+constexpr int kIds = 8;
+constexpr int kRounds = 3;
+
+double Seconds(Steady::time_point start) {
+  return std::chrono::duration<double>(Steady::now() - start).count();
+}
+
+struct Server {
+  std::unique_ptr<query::QueryEngine> engine;
+  service::Metrics metrics;
+  std::unique_ptr<service::HttpServer> http;
+};
+
+std::unique_ptr<Server> StartServer(store::EventStore* store, int threads) {
+  auto s = std::make_unique<Server>();
+  query::QueryOptions q;
+  q.threads = threads;
+  s->engine = std::make_unique<query::QueryEngine>(store, q);
+  service::HttpServerOptions options;
+  options.listen = "127.0.0.1:0";
+  auto http = service::HttpServer::Start(options, {store, s->engine.get(), nullptr, &s->metrics});
+  if (!http.ok()) {
+    std::fprintf(stderr, "%s\n", http.status().ToString().c_str());
+    std::abort();
+  }
+  s->http = std::move(http).value();
+  return s;
+}
+
+// GETs `target`, discarding the body; returns how often the byte `needle` occurs in it (counted in
+// chunks as they arrive) and adds the body's size to `*bytes`.
+uint64_t GetCounting(int port, const std::string& target, char needle, uint64_t* bytes) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(std::chrono::seconds(120));
+  uint64_t count = 0;
+  auto res = client.Get(target, [&](const char* data, size_t n) {
+    *bytes += n;
+    for (size_t i = 0; i < n; ++i) count += data[i] == needle;
+    return true;
+  });
+  if (!res || res->status != 200) {
+    std::fprintf(stderr, "GET %s failed\n", target.c_str());
+    std::abort();
+  }
+  return count;
+}
+
+}  // namespace
+}  // namespace hotrow::bench
+
+int main() {
+  using hotrow::bench::Steady;
+  using namespace hotrow;
+  using namespace hotrow::bench;
+  const auto run_start = Steady::now();
+  DataSpec spec;
+  spec.events = 400'000;
+  spec.ids = 40;  // ~10k events per id
+  spec.hot_events = 0;
+  ScratchDir dir;
+  ManualClock clock(spec.now_ms);
+  store::StoreOptions options;
+  options.path = dir.path() + "/store";
+  options.wall_clock = &clock;
+  options.salts = 16;
+  auto store = std::move(store::EventStore::Open(options).value());
+  for (const auto& batch : MakeBatches(store.get(), GenerateEvents(spec), 5000)) {
+    store::WriteOutcome outcome;
+    if (!store->Write(batch, &outcome).ok()) std::abort();
+  }
+  store.reset();
+  store = std::move(store::EventStore::Open(options).value());
+  const std::string to = std::to_string(spec.now_ms + 1);
+
+  // Per-id ranges, in-process (the sink only counts) and over HTTP (2 query threads each).
+  auto server2 = StartServer(store.get(), 2);
+  uint64_t in_events = 0, bytes = 0;
+  double in_s = 0, http_s = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    for (int i = 1; i <= kIds; ++i) {
+      char id[32];
+      std::snprintf(id, sizeof(id), "dev-%06d", i);
+      auto start = Steady::now();
+      Status st = server2->engine->RangeTo(id, 0, spec.now_ms + 1, query::kMaxRangeLimit,
+                                           query::Order::kDesc, [&](const query::Event&) {
+                                             ++in_events;
+                                             return true;
+                                           });
+      in_s += Seconds(start);
+      if (!st.ok()) std::abort();
+      start = Steady::now();
+      GetCounting(server2->http->port(),
+                  std::string("/v1/events/") + id + "?from=0&to=" + to + "&limit=100000", '{',
+                  &bytes);
+      http_s += Seconds(start);
+    }
+  }
+  // Both read the same events: the rate over HTTP counts the in-process run's events.
+  const double in_rate = static_cast<double>(in_events) / in_s;
+  const double http_rate = static_cast<double>(in_events) / http_s;
+  Record("range_inprocess_events_per_s", in_rate);
+  Record("range_http_events_per_s", http_rate);
+  std::printf("per-id range, %d ids x %d rounds, %.0f events each: in-process %.0f events/s, HTTP "
+              "%.0f events/s (%.1f MB of JSON)\n",
+              kIds, kRounds, static_cast<double>(in_events) / (kIds * kRounds), in_rate, http_rate,
+              static_cast<double>(bytes) / 1e6);
+
+  // Full scans over HTTP with 1 and 2 query threads.
+  for (int threads : {1, 2}) {
+    auto server = threads == 2 ? std::move(server2) : StartServer(store.get(), 1);
+    double best = 0;
+    uint64_t lines = 0;
+    for (int round = 0; round < kRounds; ++round) {
+      uint64_t b = 0;
+      const auto start = Steady::now();
+      lines = GetCounting(server->http->port(), "/v1/scan?from=0&to=" + to, '\n', &b);
+      best = std::max(best, static_cast<double>(lines) / Seconds(start));
+    }
+    Record("scan_http_t" + std::to_string(threads), best);
+    std::printf("full scan over HTTP, query.threads=%d: %llu events, best of %d %.0f events/s\n",
+                threads, static_cast<unsigned long long>(lines), kRounds, best);
+    server->http->Stop();
+  }
+  PrintRatio("per-id range events/s, HTTP / in-process", "range_http_events_per_s",
+             "range_inprocess_events_per_s");
+  PrintRatio("full scan over HTTP, 2 threads / 1", "scan_http_t2", "scan_http_t1");
+  Report report("range_http_bench", "Ranges and scans over HTTP",
+                "8 ids of about 10k events each (400k events, 16 salts), each read whole with "
+                "`limit=100000` in-process (the sink counts) and over HTTP (a client that discards "
+                "the body), 3 rounds; and full scans over HTTP with `query.threads` 1 and 2.");
+  report.Columns({"figure", "value"});
+  report.Row({"range in-process", Rate(in_rate)});
+  report.Row({"range over HTTP", Rate(http_rate)});
+  report.Row({"range HTTP / in-process", Fixed(http_rate / in_rate, 2)});
+  report.Row({"scan over HTTP, 1 thread", Rate(Recorded("scan_http_t1"))});
+  report.Row({"scan over HTTP, 2 threads", Rate(Recorded("scan_http_t2"))});
+  report.Row({"scan 2 / 1", Fixed(Recorded("scan_http_t2") / Recorded("scan_http_t1"), 2)});
+  report.Write();
+  std::printf("range_http_bench: run time %.0f s\n", Seconds(run_start));
+  return 0;
+}

@@ -1,0 +1,155 @@
+#include "query/small_query.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "keying/row_key.h"
+#include "keying/row_value.h"
+
+namespace hotrow::query {
+
+CursorCache::Local* CursorCache::ForThisThread(
+    const std::vector<std::shared_ptr<const store::Bucket>>& live) {
+  std::lock_guard lock(mu_);
+  bool changed = live.size() != last_live_.size();
+  for (size_t i = 0; !changed && i < live.size(); ++i) changed = live[i].get() != last_live_[i];
+  if (changed) {
+    last_live_.clear();
+    for (const auto& b : live) last_live_.push_back(b.get());
+    for (auto& [thread, local] : locals_) {
+      std::lock_guard local_lock(local->mu);
+      local->entries.clear();
+    }
+  }
+  std::unique_ptr<Local>& local = locals_[std::this_thread::get_id()];
+  if (local == nullptr) local = std::make_unique<Local>();
+  return local.get();
+}
+
+namespace {
+
+struct Candidate {
+  keying::RowKey key;
+  std::string payload;
+};
+
+auto OrderKey(const keying::RowKey& k) {
+  return std::make_tuple(k.ts_ms, k.topic, k.partition, k.offset);
+}
+
+}  // namespace
+
+Status SmallRange(CursorCache* cache, store::EventStore* store,
+                  const std::vector<std::shared_ptr<const store::Bucket>>& buckets,
+                  const std::vector<uint8_t>& salts, std::string_view id, int64_t from_ms,
+                  int64_t to_ms, int64_t limit, Order order, QueryWork* work,
+                  const EventSink& sink) {
+  const uint64_t id_hash = keying::IdHash(id);
+  const bool desc = order == Order::kDesc;
+  // `a` comes before `b` in the answer.
+  auto before = [desc](const keying::RowKey& a, const keying::RowKey& b) {
+    return desc ? OrderKey(b) < OrderKey(a) : OrderKey(a) < OrderKey(b);
+  };
+  // A max-heap on "comes later": its top is the worst candidate kept.
+  auto heap_less = [&](const Candidate& a, const Candidate& b) { return before(a.key, b.key); };
+
+  CursorCache::Local* local = cache->ForThisThread(store->Buckets());
+  std::lock_guard local_lock(local->mu);
+  std::vector<Candidate> top;
+  std::vector<Candidate> spare;  // evicted candidates, their strings reused
+  std::vector<std::pair<uint16_t, std::string>> topics;
+  int64_t remaining = limit;
+  uint64_t seeks = 0, rows = 0, created = 0;
+  Status failure;
+  for (const auto& bucket : buckets) {
+    if (bucket->end_ms() <= from_ms || bucket->start_ms() >= to_ms) continue;
+    store::RowIterator* cursor = nullptr;
+    for (auto& e : local->entries) {
+      if (e.bucket == bucket) cursor = e.cursor.get();
+    }
+    if (cursor == nullptr) {
+      auto fresh = bucket->NewIterator(keying::IdTimeKeyRange(salts[0], id_hash, from_ms, to_ms),
+                                       /*within_id_prefix=*/true);
+      cursor = fresh.get();
+      local->entries.push_back({bucket, std::move(fresh)});
+      ++created;
+    } else if (Status st = cursor->RefreshIfStale(); !st.ok()) {
+      failure = st;
+      break;
+    }
+    top.clear();
+    for (uint8_t salt : salts) {
+      cursor->SetRange(keying::IdTimeKeyRange(salt, id_hash, from_ms, to_ms));
+      desc ? cursor->SeekToFirst() : cursor->SeekToLast();
+      ++seeks;
+      for (; cursor->Valid(); desc ? cursor->Next() : cursor->Prev()) {
+        ++rows;
+        keying::RowKey key;
+        if (!keying::DecodeRowKey(cursor->key(), &key)) {
+          failure = Status::Corruption("bucket " + std::to_string(bucket->start_ms()) +
+                                       " holds a row that is not a hotrow row");
+          break;
+        }
+        if (key.ts_ms < from_ms || key.ts_ms >= to_ms) continue;
+        // This salt yields in the answer's order: once a row cannot make the answer, none after
+        // it can.
+        if (static_cast<int64_t>(top.size()) == remaining && !before(key, top.front().key)) break;
+        std::string_view row_id, payload;
+        if (!keying::DecodeRowValue(cursor->value(), &row_id, &payload)) {
+          failure = Status::Corruption("bucket " + std::to_string(bucket->start_ms()) +
+                                       " holds a row that is not a hotrow row");
+          break;
+        }
+        if (row_id != id) continue;  // another id with the same 64-bit hash
+        if (static_cast<int64_t>(top.size()) == remaining) {
+          std::pop_heap(top.begin(), top.end(), heap_less);
+          spare.push_back(std::move(top.back()));
+          top.pop_back();
+        }
+        if (!spare.empty()) {
+          top.push_back(std::move(spare.back()));
+          spare.pop_back();
+        } else {
+          top.emplace_back();
+        }
+        top.back().key = key;
+        top.back().payload.assign(payload);
+        std::push_heap(top.begin(), top.end(), heap_less);
+      }
+      if (failure.ok() && !cursor->Valid()) failure = cursor->status();
+      if (!failure.ok()) break;
+    }
+    if (!failure.ok()) break;
+    std::sort_heap(top.begin(), top.end(), heap_less);  // the answer's order
+    Event e;
+    e.id.assign(id);
+    for (Candidate& c : top) {
+      auto cached = std::find_if(topics.begin(), topics.end(),
+                                 [&](const auto& t) { return t.first == c.key.topic; });
+      if (cached == topics.end()) {
+        topics.emplace_back(c.key.topic,
+                            store->TopicName(c.key.topic).value_or(std::to_string(c.key.topic)));
+        cached = std::prev(topics.end());
+      }
+      e.topic = cached->second;
+      e.ts_ms = c.key.ts_ms;
+      e.partition = c.key.partition;
+      e.offset = c.key.offset;
+      e.payload.swap(c.payload);  // moved, not copied
+      --remaining;
+      if (!sink(e)) {
+        remaining = 0;
+        break;
+      }
+    }
+    if (remaining == 0) break;
+  }
+  if (work != nullptr) {
+    work->iterators_created.fetch_add(created, std::memory_order_relaxed);
+    work->seeks.fetch_add(seeks, std::memory_order_relaxed);
+    work->rows_read.fetch_add(rows, std::memory_order_relaxed);
+  }
+  return failure;
+}
+
+}  // namespace hotrow::query
