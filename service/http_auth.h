@@ -7,6 +7,7 @@
 
 #include "common/logging.h"
 #include "common/status.h"
+#include "service/bearer_token.h"
 
 namespace httplib {
 struct Request;
@@ -25,20 +26,6 @@ enum class AuthOutcome {
   kWrong,      // a well-formed bearer token that is not ours
 };
 std::string_view AuthOutcomeName(AuthOutcome outcome);  // "ok", "missing", "malformed", "wrong"
-
-// Parses the value of an Authorization header as a bearer credential (RFC 6750 section 2.1):
-// the scheme "Bearer" in any case, one or more spaces, then a token68 (A-Z a-z 0-9 - . _ ~ + /,
-// then any '='). Spaces and tabs around the whole value are ignored. On success sets `*token` to
-// a view into `header` and returns true; anything else (another scheme, an empty token, a space
-// or other byte inside the token) returns false. Pure; never throws.
-bool ParseBearer(std::string_view header, std::string_view* token);
-
-// True when `token` is a non-empty token68 (what ParseBearer can give back).
-bool IsToken68(std::string_view token);
-
-// a == b, in time that depends only on the lengths of both, never on where they differ, and
-// without stopping early on a length mismatch.
-bool ConstantTimeEquals(std::string_view a, std::string_view b);
 
 // The token of a token file: its whole content with trailing spaces, tabs, CR and LF removed.
 // InvalidArgument naming `path` when the file cannot be read, is empty, or holds a token that is

@@ -15,7 +15,7 @@
 // - what the latest, range and scan parsers accept is inside the contract's bounds (1 <= n <=
 //   10000, from < to, 1 <= limit <= 100000 for a range, any positive limit for a scan), and every
 //   refusal says why;
-// - the same bytes as an Authorization header value (service/http_auth.h): a token ParseBearer
+// - the same bytes as an Authorization header value (service/bearer_token.h): a token ParseBearer
 //   gives back is a non-empty token68 inside the header, and "Bearer " + that token parses back
 //   to it; ConstantTimeEquals agrees with ==.
 #include <cstdint>
@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "common/time_format.h"
-#include "service/http_auth.h"
+#include "service/bearer_token.h"
 #include "service/query_params.h"
 #include "service/url_codec.h"
 #include "tests/fuzz/fuzz_check.h"
