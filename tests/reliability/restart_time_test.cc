@@ -27,32 +27,14 @@ namespace hotrow {
 namespace {
 
 using testing::ChildProcess;
+using testing::FreePort;
+using testing::ReadFile;
 using testing::TempDir;
 using testing::WaitFor;
 using namespace std::chrono_literals;
 
 // The session timeout a restart used to wait out (librdkafka's default, which hotrow used).
 constexpr double kOldSessionTimeoutSeconds = 45;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 class RestartTimeTest : public ::testing::Test {
  protected:

@@ -47,32 +47,12 @@ namespace {
 using nlohmann::ordered_json;
 using query::Event;
 using testing::ChildProcess;
+using testing::FreePort;
+using testing::ReadFile;
 using testing::WaitFor;
 
 constexpr int kPartitions = 4;
 constexpr int kDevices = 300;
-
-// A loopback port that was free a moment ago.
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  const int port = ntohs(addr.sin_port);
-  close(fd);
-  return port;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // What identifies one produced reading whatever its time: the device and the payload minus "ts".
 using Signature = std::pair<std::string, std::string>;

@@ -1,5 +1,10 @@
 #include "tests/support/process.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -98,6 +103,19 @@ bool ChildProcess::Running() {
 int ChildProcess::Wait(std::chrono::milliseconds timeout) {
   if (!WaitFor([&] { return !Running(); }, timeout, std::chrono::milliseconds(5))) return -1;
   return exit_code_;
+}
+
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const int port = ntohs(addr.sin_port);
+  close(fd);
+  return port;
 }
 
 }  // namespace hotrow::testing

@@ -18,6 +18,9 @@ bool WaitFor(const std::function<bool()>& condition,
 // The hotrow binary under test: $HOTROW_BIN, set by ctest.
 std::string HotrowBinary();
 
+// A loopback TCP port that was free a moment ago (for a child process to listen on).
+int FreePort();
+
 // A child process running a command, with its stdout readable line by line.
 // Killed (SIGKILL) and reaped on destruction if still running.
 class ChildProcess {

@@ -1,5 +1,9 @@
 #include "tests/support/temp_dir.h"
 
+#include <sstream>
+
+#include <fstream>
+
 #include <stdlib.h>
 
 #include <filesystem>
@@ -18,6 +22,13 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace hotrow::testing

@@ -19,4 +19,7 @@ class TempDir {
   std::string path_;
 };
 
+// The whole content of a file; empty when it cannot be read (tests print it as diagnostics).
+std::string ReadFile(const std::string& path);
+
 }  // namespace hotrow::testing
