@@ -15,6 +15,7 @@
 // producer and spread over enough partitions that none is dropped (checked).
 
 #include <librdkafka/rdkafka.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -63,6 +64,19 @@ void ResetPeakRss() {
   clear << "5";
 }
 
+// CPU seconds (user + system) of the whole process so far.
+double CpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+// The Ingestor's writer count by default (IngestOptions::writers = 0: the cores, at most 16).
+int DefaultWriters() {
+  return static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 16));
+}
+
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
@@ -79,7 +93,8 @@ struct Run {
   uint64_t peak_rss = 0;
   double batch_events = 0;        // hotrow only: mean events per written batch
   double write_ms_per_batch = 0;  // hotrow only
-  double writer_busy = 0;         // hotrow only: time in store writes / run time
+  double writer_busy = 0;         // hotrow only: time in store writes / run time, per writer
+  double cpu_us_per_event = 0;    // process CPU (every thread, the in-process broker's too)
 };
 
 // A bare high-level consumer in its own group: polls and counts, nothing else.
@@ -112,12 +127,16 @@ Run BareConsumer(const std::string& bootstrap, const std::string& group, int64_t
   int64_t count = 0;
   uint64_t bytes = 0;
   Clock::time_point first;
+  double cpu0 = 0;
   const Clock::time_point deadline = Clock::now() + std::chrono::minutes(5);
   while (count < records && Clock::now() < deadline) {
     rd_kafka_message_t* msg = rd_kafka_consumer_poll(rk, 100);
     if (msg == nullptr) continue;
     if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      if (count == 0) first = Clock::now();
+      if (count == 0) {
+        first = Clock::now();
+        cpu0 = CpuSeconds();
+      }
       ++count;
       bytes += msg->len;
     }
@@ -128,6 +147,7 @@ Run BareConsumer(const std::string& bootstrap, const std::string& group, int64_t
   Run run;
   run.seconds = std::chrono::duration<double>(last - first).count();
   run.events_per_s = static_cast<double>(records) / run.seconds;
+  run.cpu_us_per_event = 1e6 * (CpuSeconds() - cpu0) / static_cast<double>(records);
   run.peak_rss = PeakRssBytes();
   rd_kafka_consumer_close(rk);
   rd_kafka_destroy(rk);
@@ -152,6 +172,7 @@ Run Hotrow(const std::string& bootstrap, const std::string& group, int64_t recor
   options.brokers = bootstrap;
   options.topics = {"events"};
   options.group_id = group;
+  options.writers = DefaultWriters();
   if (getenv("BENCH_DEBUG")) options.properties["debug"] = getenv("BENCH_DEBUG");
   auto ingestor = ingest::Ingestor::Start(options, store->get());
   if (!ingestor.ok()) Die(ingestor.status().ToString());
@@ -161,6 +182,7 @@ Run Hotrow(const std::string& bootstrap, const std::string& group, int64_t recor
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   const Clock::time_point first = Clock::now();
+  const double cpu0 = CpuSeconds();
   while (StoredSum(**store) < records && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
@@ -169,6 +191,7 @@ Run Hotrow(const std::string& bootstrap, const std::string& group, int64_t recor
   Run run;
   run.seconds = std::chrono::duration<double>(last - first).count();
   run.events_per_s = static_cast<double>(records) / run.seconds;
+  run.cpu_us_per_event = 1e6 * (CpuSeconds() - cpu0) / static_cast<double>(records);
   run.peak_rss = PeakRssBytes();
   ingest::IngestStats stats = (*ingestor)->Stats();
   if (stats.events_stored != static_cast<uint64_t>(records)) {
@@ -179,14 +202,18 @@ Run Hotrow(const std::string& bootstrap, const std::string& group, int64_t recor
                      static_cast<double>(std::max<uint64_t>(1, stats.batches_written));
   run.write_ms_per_batch = 1000 * stats.batch_write_seconds_sum /
                            static_cast<double>(std::max<uint64_t>(1, stats.batches_written));
-  run.writer_busy = stats.batch_write_seconds_sum / run.seconds;
+  run.writer_busy = stats.batch_write_seconds_sum / run.seconds / DefaultWriters();
   if (!(*ingestor)->Stop().ok()) Die("stop failed");
   return run;
 }
 
 // The ceiling the store sets: the same records, already consumed, parsed and keyed (untimed),
 // written by store->Write alone in batches of the Ingestor's default size. Returns events/s.
-double StoreWriteCeiling(const std::string& bootstrap, int partitions, int64_t records) {
+// Written by as many writers as the Ingestor has, each the batches of its own partitions
+// (partition mod writers). Also returns, in *parse_key_ns, the poller's own work per record: parse
+// and key (ns), and in *cpu_us the process CPU per event of the writes.
+double StoreWriteCeiling(const std::string& bootstrap, int partitions, int64_t records,
+                         double* parse_key_ns, double* cpu_us) {
   // Read every record once with a plain assigned consumer.
   char errstr[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
@@ -211,16 +238,20 @@ double StoreWriteCeiling(const std::string& bootstrap, int partitions, int64_t r
   if (!topic.ok()) Die(topic.status().ToString());
   ingest::RecordParser parser(ingest::ParserOptions{});
   ingest::ParsedRecord parsed;
-  std::vector<store::WriteBatchInput> batches(1);
+  const int writers = DefaultWriters();
+  std::vector<std::vector<store::WriteBatchInput>> batches(static_cast<size_t>(writers));
+  for (auto& own : batches) own.emplace_back();
   const size_t batch_events = ingest::IngestOptions().batch_max_events;
   int64_t count = 0;
   const int64_t window_start = (*store)->WindowStartMs();
   const int64_t max_time = WallClock::Default()->NowMs() + 60'000;
+  Clock::duration parse_key{};
   while (count < records) {
     rd_kafka_message_t* msg = rd_kafka_consumer_poll(rk, 1000);
     if (msg == nullptr) Die("the ceiling reader ran dry");
     if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       ++count;
+      const Clock::time_point t0 = Clock::now();
       std::string_view value(static_cast<const char*>(msg->payload), msg->len);
       parser.Parse(ingest::RecordView{value, {}, -1}, window_start, max_time, &parsed);
       if (!parsed.ok()) Die("a synthetic record was rejected: " + parsed.detail);
@@ -231,22 +262,34 @@ double StoreWriteCeiling(const std::string& bootstrap, int partitions, int64_t r
       key.topic = *topic;
       key.partition = msg->partition;
       key.offset = msg->offset;
-      store::WriteBatchInput& batch = batches.back();
+      auto& own = batches[static_cast<size_t>(msg->partition % writers)];
+      store::WriteBatchInput& batch = own.back();
       batch.rows.push_back({keying::EncodeRowKey(key), keying::EncodeRowValue(parsed.id, value)});
+      parse_key += Clock::now() - t0;
       batch.next_offsets[store::TopicPartition{"events", msg->partition}] = msg->offset + 1;
-      if (batch.rows.size() == batch_events) batches.emplace_back();
+      if (batch.rows.size() == batch_events) own.emplace_back();
     }
     rd_kafka_message_destroy(msg);
   }
   rd_kafka_consumer_close(rk);
   rd_kafka_destroy(rk);
 
+  *parse_key_ns = std::chrono::duration<double, std::nano>(parse_key).count() /
+                  static_cast<double>(records);
   const Clock::time_point start = Clock::now();
-  for (const store::WriteBatchInput& batch : batches) {
-    store::WriteOutcome outcome;
-    Status s = (*store)->Write(batch, &outcome);
-    if (!s.ok()) Die(s.ToString());
+  const double cpu0 = CpuSeconds();
+  std::vector<std::thread> threads;
+  for (const auto& own : batches) {
+    threads.emplace_back([&store, own = &own] {
+      for (const store::WriteBatchInput& batch : *own) {
+        store::WriteOutcome outcome;
+        Status s = (*store)->Write(batch, &outcome);
+        if (!s.ok()) Die(s.ToString());
+      }
+    });
   }
+  for (auto& t : threads) t.join();
+  *cpu_us = 1e6 * (CpuSeconds() - cpu0) / static_cast<double>(records);
   return static_cast<double>(records) / std::chrono::duration<double>(Clock::now() - start).count();
 }
 
@@ -275,7 +318,7 @@ int Main(int argc, char** argv) {
       "partitions produced in %.2f s\n",
       static_cast<long long>(flags.records), flags.partitions, produce_s);
 
-  std::vector<double> bare_rates, hotrow_rates, batch_sizes, write_ms, busy;
+  std::vector<double> bare_rates, hotrow_rates, batch_sizes, write_ms, busy, bare_cpu, hotrow_cpu;
   uint64_t bare_rss = 0, hotrow_rss = 0;
   for (int round = 0; round < flags.rounds; ++round) {
     ResetPeakRss();
@@ -291,6 +334,8 @@ int Main(int argc, char** argv) {
         100 * hot.writer_busy);
     std::fflush(stdout);
     bare_rates.push_back(bare.events_per_s);
+    bare_cpu.push_back(bare.cpu_us_per_event);
+    hotrow_cpu.push_back(hot.cpu_us_per_event);
     hotrow_rates.push_back(hot.events_per_s);
     batch_sizes.push_back(hot.batch_events);
     write_ms.push_back(hot.write_ms_per_batch);
@@ -299,9 +344,12 @@ int Main(int argc, char** argv) {
     hotrow_rss = std::max(hotrow_rss, hot.peak_rss);
   }
 
-  std::vector<double> ceilings;
+  std::vector<double> ceilings, parse_key_ns, ceiling_cpu;
   for (int round = 0; round < flags.rounds; ++round) {
-    ceilings.push_back(StoreWriteCeiling(bootstrap, flags.partitions, flags.records));
+    double ns = 0, cpu = 0;
+    ceilings.push_back(StoreWriteCeiling(bootstrap, flags.partitions, flags.records, &ns, &cpu));
+    parse_key_ns.push_back(ns);
+    ceiling_cpu.push_back(cpu);
   }
 
   // Every record must still be on the broker, or the runs read different data.
@@ -330,6 +378,10 @@ int Main(int argc, char** argv) {
       "  the store's own write rate for these records (store->Write of pre-keyed batches "
       "of %zu): %.0f events/s\n",
       ingest::IngestOptions().batch_max_events, ceiling);
+  std::printf("  CPU µs per event: bare %.2f, hotrow %.2f, store alone %.2f; %d writer(s)\n",
+              Median(bare_cpu), Median(hotrow_cpu), Median(ceiling_cpu), DefaultWriters());
+  std::printf("  the poller's parse + key per record: %.0f ns (%.0f records/s on one thread)\n",
+              Median(parse_key_ns), 1e9 / Median(parse_key_ns));
   Record("ingest_hotrow_events_per_s", hotrow);
   Record("ingest_store_write_ceiling_events_per_s", ceiling);
   Record("ingest_bare_consumer_records_per_s", bare);
@@ -346,14 +398,18 @@ int Main(int argc, char** argv) {
                     " rounds. hotrow polls, parses, keys, batches and writes events plus offsets in "
                     "one durable store write per batch; the baseline is a bare librdkafka consumer "
                     "that polls and counts the same records.");
-  report.Columns({"consumer", "events/s", "ratio"});
-  report.Row({"hotrow ingest (parse, key, batch, write + offsets)", Rate(hotrow), ""});
-  report.Row({"bare librdkafka consumer (baseline)", Rate(bare), Fixed(hotrow / bare, 2)});
-  report.Row({"store alone, same records pre-keyed (`EventStore::Write`)", Rate(ceiling),
-              Fixed(hotrow / ceiling, 2)});
+  const std::string writers = std::to_string(DefaultWriters()) + " writer(s)";
+  report.Columns({"consumer", "events/s", "CPU µs/event", "ratio"});
+  report.Row({"hotrow ingest (parse, key, batch, write + offsets), " + writers, Rate(hotrow),
+              Fixed(Median(hotrow_cpu), 2), ""});
+  report.Row({"bare librdkafka consumer (baseline)", Rate(bare), Fixed(Median(bare_cpu), 2),
+              Fixed(hotrow / bare, 2)});
+  report.Row({"store alone, same records pre-keyed (`EventStore::Write`), " + writers, Rate(ceiling),
+              Fixed(Median(ceiling_cpu), 2), Fixed(hotrow / ceiling, 2)});
   report.Note("Per batch: " + Fixed(Median(batch_sizes), 0) + " events, " + Fixed(Median(write_ms), 1) +
-              " ms per store write; the writer thread was busy " + Fixed(100 * Median(busy), 0) +
-              " % of the run.");
+              " ms per store write; each writer thread was busy " + Fixed(100 * Median(busy), 0) +
+              " % of the run; the poller's parse + key took " + Fixed(Median(parse_key_ns), 0) +
+              " ns per record.");
   report.Write();
   return 0;
 }

@@ -5,14 +5,20 @@
 
 #include <httplib.h>
 
+#include <time.h>
+
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 
 #include "bench/bench_support.h"
 #include "common/clock.h"
 #include "query/query_engine.h"
+#include "service/event_json.h"
 #include "service/http_server.h"
 #include "service/metrics.h"
 
@@ -22,6 +28,7 @@ namespace {
 using Steady = std::chrono::steady_clock;
 constexpr int kIds = 8;
 constexpr int kRounds = 3;
+constexpr int kScanRounds = 5;
 
 double Seconds(Steady::time_point start) {
   return std::chrono::duration<double>(Steady::now() - start).count();
@@ -65,6 +72,24 @@ uint64_t GetCounting(int port, const std::string& target, char needle, uint64_t*
     std::abort();
   }
   return count;
+}
+
+// CPU time (ns, from /proc/self/task/*/schedstat) of this process's threads, summed by role:
+// "pool" (hotrow-query-*), "http" (the connection threads), "other" (the client and the rest).
+// Unlike wall-clock rates, it does not depend on what else the machine runs.
+std::map<std::string, double> CpuByRole() {
+  std::map<std::string, double> out;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::string comm;
+    std::getline(std::ifstream(task.path() / "comm"), comm);
+    double ns = 0;
+    std::ifstream(task.path() / "schedstat") >> ns;
+    const std::string role = comm.rfind("hotrow-query", 0) == 0 ? "pool"
+                             : comm.rfind("http-", 0) == 0 && comm != "http-listen" ? "http"
+                                                                                    : "other";
+    out[role] += ns / 1e9;
+  }
+  return out;
 }
 
 }  // namespace
@@ -127,20 +152,60 @@ int main() {
               kIds, kRounds, static_cast<double>(in_events) / (kIds * kRounds), in_rate, http_rate,
               static_cast<double>(bytes) / 1e6);
 
+  // The same full scan in-process with 1 query thread (everything on this thread), its events
+  // encoded as the HTTP scan encodes them, the text discarded: the CPU of reading and encoding,
+  // which the HTTP figures below can be set against (the rest is HTTP and the socket).
+  {
+    query::QueryOptions q;
+    q.threads = 1;
+    query::QueryEngine engine(store.get(), q);
+    const query::EventEncoder encode = [](const query::Event& e, std::string* out) {
+      service::AppendEventJson(e, out);
+      out->push_back('\n');
+    };
+    uint64_t text_bytes = 0;
+    timespec t0{}, t1{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    for (int round = 0; round < kScanRounds; ++round) {
+      Status st = engine.ScanEncoded(0, spec.now_ms + 1, query::kNoLimit, encode,
+                                     [&](std::string_view text, int64_t) {
+                                       text_bytes += text.size();
+                                       return true;
+                                     });
+      if (!st.ok()) std::abort();
+    }
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    const double ms = 1e3 * ((t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec));
+    Record("scan_encode_cpu_ms", ms / kScanRounds);
+    std::printf("full scan in-process, read and encoded on one thread: %.0f ms CPU per scan "
+                "(%.1f MB of JSON)\n",
+                ms / kScanRounds, static_cast<double>(text_bytes) / kScanRounds / 1e6);
+  }
+
   // Full scans over HTTP with 1 and 2 query threads.
   for (int threads : {1, 2}) {
     auto server = threads == 2 ? std::move(server2) : StartServer(store.get(), 1);
     double best = 0;
     uint64_t lines = 0;
-    for (int round = 0; round < kRounds; ++round) {
+    const auto cpu_before = CpuByRole();
+    for (int round = 0; round < kScanRounds; ++round) {
       uint64_t b = 0;
       const auto start = Steady::now();
       lines = GetCounting(server->http->port(), "/v1/scan?from=0&to=" + to, '\n', &b);
       best = std::max(best, static_cast<double>(lines) / Seconds(start));
     }
-    Record("scan_http_t" + std::to_string(threads), best);
-    std::printf("full scan over HTTP, query.threads=%d: %llu events, best of %d %.0f events/s\n",
-                threads, static_cast<unsigned long long>(lines), kRounds, best);
+    auto cpu = CpuByRole();
+    for (auto& [role, seconds] : cpu) seconds -= cpu_before.count(role) ? cpu_before.at(role) : 0;
+    const std::string t = std::to_string(threads);
+    Record("scan_http_t" + t, best);
+    // Per scan: CPU on the connection thread (the serial part) and on the pool threads.
+    Record("scan_http_cpu_ms_t" + t, 1e3 * cpu["http"] / kScanRounds);
+    Record("scan_pool_cpu_ms_t" + t, 1e3 * cpu["pool"] / kScanRounds);
+    std::printf("full scan over HTTP, query.threads=%d: %llu events, best of %d %.0f events/s; CPU "
+                "per scan: connection thread %.0f ms, pool %.0f ms, client %.0f ms\n",
+                threads, static_cast<unsigned long long>(lines), kScanRounds, best,
+                1e3 * cpu["http"] / kScanRounds, 1e3 * cpu["pool"] / kScanRounds,
+                1e3 * cpu["other"] / kScanRounds);
     server->http->Stop();
   }
   PrintRatio("per-id range events/s, HTTP / in-process", "range_http_events_per_s",
@@ -149,7 +214,9 @@ int main() {
   Report report("range_http_bench", "Ranges and scans over HTTP",
                 "8 ids of about 10k events each (400k events, 16 salts), each read whole with "
                 "`limit=100000` in-process (the sink counts) and over HTTP (a client that discards "
-                "the body), 3 rounds; and full scans over HTTP with `query.threads` 1 and 2.");
+                "the body), 3 rounds; and full scans over HTTP with `query.threads` 1 and 2 (best "
+                "of 5), with the CPU time per scan of the connection thread (the serial part) "
+                "and of the pool.");
   report.Columns({"figure", "value"});
   report.Row({"range in-process", Rate(in_rate)});
   report.Row({"range over HTTP", Rate(http_rate)});
@@ -157,6 +224,14 @@ int main() {
   report.Row({"scan over HTTP, 1 thread", Rate(Recorded("scan_http_t1"))});
   report.Row({"scan over HTTP, 2 threads", Rate(Recorded("scan_http_t2"))});
   report.Row({"scan 2 / 1", Fixed(Recorded("scan_http_t2") / Recorded("scan_http_t1"), 2)});
+  report.Row({"scan in-process, read + encode CPU per scan (1 thread)",
+              Fixed(Recorded("scan_encode_cpu_ms"), 0) + " ms"});
+  report.Row({"scan, connection thread CPU per scan (1 thread)",
+              Fixed(Recorded("scan_http_cpu_ms_t1"), 0) + " ms"});
+  report.Row({"scan, connection thread CPU per scan (2 threads)",
+              Fixed(Recorded("scan_http_cpu_ms_t2"), 0) + " ms"});
+  report.Row({"scan, pool CPU per scan (2 threads)",
+              Fixed(Recorded("scan_pool_cpu_ms_t2"), 0) + " ms"});
   report.Write();
   std::printf("range_http_bench: run time %.0f s\n", Seconds(run_start));
   return 0;

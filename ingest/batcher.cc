@@ -14,9 +14,9 @@ void Batcher::Touch(const store::TopicPartition& tp, int64_t offset, int64_t now
 }
 
 void Batcher::AddRow(const store::TopicPartition& tp, int64_t offset, std::string key,
-                     std::string value, int64_t now_ms) {
+                     std::string value, int64_t now_ms, std::vector<keying::IndexEntry> index) {
   Touch(tp, offset, now_ms);
-  open_->input.rows.push_back(store::Row{std::move(key), std::move(value)});
+  open_->input.rows.push_back(store::Row{std::move(key), std::move(value), std::move(index)});
 }
 
 void Batcher::AddSkipped(const store::TopicPartition& tp, int64_t offset, int64_t now_ms) {

@@ -33,7 +33,7 @@ class Batcher {
   // Adds one event row for the record at `offset` of `tp`. `now_ms` opens the batch's age clock
   // when it is the first record.
   void AddRow(const store::TopicPartition& tp, int64_t offset, std::string key, std::string value,
-              int64_t now_ms);
+              int64_t now_ms, std::vector<keying::IndexEntry> index = {});
   // Counts a record that is not stored (rejected) but whose offset is handled.
   void AddSkipped(const store::TopicPartition& tp, int64_t offset, int64_t now_ms);
   // Counts a dead letter produced for a record of this batch.

@@ -153,12 +153,15 @@ Status IngestorImpl::Init() {
   spdlog::info("ingest: consuming {} topic(s) from {} in group {}", options_.topics.size(),
                options_.brokers, options_.group_id);
 
-  writer_ = std::thread([this] {
-    Guarded("writer", [this] { WriteLoop(); });
-    writer_done_.store(true);
-    std::lock_guard<std::mutex> lock(seq_mu_);
-    seq_cv_.notify_all();
-  });
+  for (auto& lane : lanes_) {
+    lane->thread = std::thread([this, lane = lane.get()] {
+      Guarded("writer", [this, lane] { WriteLoop(lane); });
+      lane->done.store(true);
+      std::lock_guard<std::mutex> lock(seq_mu_);
+      seq_cv_.notify_all();
+    });
+  }
+  spdlog::info("ingest: {} store writer(s)", lanes_.size());
   poller_ = std::thread([this] { Guarded("poller", [this] { PollLoop(); }); });
   monitor_ = std::thread([this] { Guarded("monitor", [this] { MonitorLoop(); }); });
   return Status::Ok();
@@ -182,7 +185,9 @@ Status IngestorImpl::Stop() {
   // The poller writes the open batch, waits for the writer, and closes the consumer.
   if (poller_.joinable()) poller_.join();
   stop_writing_.store(true);
-  if (writer_.joinable()) writer_.join();
+  for (auto& lane : lanes_) {
+    if (lane->thread.joinable()) lane->thread.join();
+  }
   if (consumer_ != nullptr) {
     if (close_timed_out_) {
       // Destroying a handle whose group leave is stuck blocks until librdkafka's own timeouts
@@ -262,6 +267,9 @@ Result<std::unique_ptr<Ingestor>> Ingestor::Start(const IngestOptions& options,
     return Status::InvalidArgument("ingest: queue_max_batches must be at least 1");
   }
   if (options.clock == nullptr) return Status::InvalidArgument("ingest: no clock");
+  if (options.writers < 0 || options.writers > static_cast<int>(internal::kMaxWriters)) {
+    return Status::InvalidArgument("ingest.writers must be 0..16 (0: the machine's cores)");
+  }
   auto ingestor = std::make_unique<internal::IngestorImpl>(options, store);
   HOTROW_RETURN_IF_ERROR(ingestor->Init());
   return std::unique_ptr<Ingestor>(std::move(ingestor));

@@ -9,6 +9,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "ingest/partition_ownership.h"
 #include "store/event_store.h"
 
 namespace hotrow::ingest {
@@ -48,17 +49,27 @@ struct IngestOptions {
   std::string id_field = "event_id";
   // Dotted path of the event time (ms integer or RFC 3339); absent means the Kafka timestamp.
   std::string ts_field = "ts";
+  // Dotted paths of the indexed fields (index.fields); the store decides per bucket which it
+  // keeps. Default: none.
+  std::vector<std::string> index_fields;
   // Records further ahead of the clock are rejected as `future`. Default: 1 minute.
   int64_t max_future_ms = 60 * 1000;
   // When not empty, rejected records are produced here with the reason in header "hotrow-reason".
   std::string dead_letter_topic;
   // Lag above zero with nothing written for this long is a stall (/readyz 503). Default: 30 s.
   int64_t stall_after_ms = 30 * 1000;
-  // Closed batches waiting for the writer. When full, the consumer pauses its partitions.
-  // Default: 8.
+  // Closed batches waiting for each writer. When one writer's queue is full, the consumer pauses
+  // its partitions. Default: 8.
   size_t queue_max_batches = 8;
+  // Store writers (0..16; 0 means the machine's cores, at most 16). The assigned partitions are
+  // split between them by a stable function of (topic, partition); each has its own batcher and
+  // queue, and its batches carry only its partitions' offsets. Default: 0.
+  int writers = 0;
   // Clock for batch ages and stall detection. Not owned. Default: the system clock.
   const Clock* clock = WallClock::Default();
+  // Told of every assignment and revocation (issue 15: which partitions this instance answers
+  // for). Not owned; must outlive the Ingestor. Default: none.
+  PartitionOwnership* ownership = nullptr;
   // For tests: called by the poller thread before each poll (a test may block in it to freeze
   // the poller). Default: none.
   std::function<void()> before_poll_for_test;
@@ -85,6 +96,11 @@ struct IngestStats {
   // after a long outage, where the broker could not say where the window starts). Not bad
   // input: not in `rejected`.
   uint64_t skipped_cold = 0;
+  // Indexed fields of stored events that gave no index row (ParsedRecord): absent or null, an
+  // object or array, or a value over 256 bytes. Not rejects: the event is stored.
+  uint64_t index_absent = 0;
+  uint64_t index_not_scalar = 0;
+  uint64_t index_too_long = 0;
   // Batches (and their records) not written because their partitions were lost meanwhile
   // (session timeout, fencing): the partitions' new owner reads them.
   uint64_t batches_discarded = 0;
@@ -109,10 +125,11 @@ struct IngestStats {
 //   group.instance.id=instance_id when set; IngestOptions::properties may override any of them.
 // - Start offsets, set in the partition list given to assign (librdkafka 2.0's seek is unsafe),
 //   by ChooseStartOffset (start_offset.h): the store's offset, never a group commit ahead of it
-//   (commits follow sync=false writes, so after a power cut the group may be ahead of the store),
-//   unless another hotrow store made that commit (commit metadata names the store); else the
-//   group's committed offset; moved up to offsets-for-times(now - ttl) when that is later; else
-//   auto.offset.reset (earliest unless overridden). Records whose Kafka timestamp is before the
+//   (commits follow sync=false writes, so after a power cut the group may be ahead of the store;
+//   and another instance's commit does not hold this store's window); moved up to
+//   offsets-for-times(now - ttl) when that is later; with nothing stored, offsets-for-times
+//   (now - ttl), else auto.offset.reset (earliest unless overridden): a new owner rebuilds the
+//   window from Kafka. Records whose Kafka timestamp is before the
 //   window are skipped unparsed and counted in skipped_cold (not as rejected), logged once per
 //   partition.
 // - Records are parsed (ingest/record_parser.h), keyed and batched; a batch closes at
@@ -131,7 +148,10 @@ struct IngestStats {
 // - A fetched offset beyond the expected one that the broker no longer has (retention overtook
 //   the consumer) is counted in lost_to_retention and logged as an error.
 // - Backpressure: when the queue to the writer stays full (or the disk is full) the assigned
-//   partitions are paused, and resumed once the queue has drained to half.
+//   partitions are paused, and resumed once every queue has drained to half.
+// - Several writers: a partition always goes to the same writer (WriterFor in ingestor_impl.h),
+//   so no two concurrent store writes carry the same partition; the rules above hold per writer
+//   (a revocation waits for every writer, a loss discards every writer's batches).
 // - Write errors: kNoSpace sets out_of_disk and pauses; every failed write is retried with
 //   backoff, never dropped. After Stop() a failing write is given up after a few seconds, with
 //   its offsets unwritten, so Kafka delivers those records again on restart.
@@ -139,8 +159,9 @@ struct IngestStats {
 // Code: ingestor.cc (start, stop), ingestor_poller.cc, ingestor_rebalance.cc, ingestor_writer.cc,
 // ingestor_stats.cc, with the class in ingestor_impl.h and the start rule in start_offset.h.
 //
-// Threads: a poller (polls librdkafka, parses, keys, batches; serves rebalances), a writer
-// (writes batches to the store, commits offsets) joined to it by a bounded moodycamel queue, and
+// Threads: a poller (polls librdkafka, parses, keys, batches; serves rebalances), `writers`
+// writers (each writes the batches of its own partitions to the store and commits their offsets)
+// joined to it by one bounded moodycamel queue each, and
 // a monitor (reads the high watermarks librdkafka's fetcher sees each second, for lag and stall
 // detection even when the poller is stuck). All named hotrow-*, owned and joined by Stop(),
 // which gives the consumer at most 5 s to commit and leave the group.

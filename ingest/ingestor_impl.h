@@ -4,7 +4,7 @@
 //   ingestor.cc            start, stop, the consumer's lifecycle
 //   ingestor_rebalance.cc  assignments and revocations (start offsets: start_offset.h)
 //   ingestor_poller.cc     the poller thread: poll, parse, key, batch, hand over
-//   ingestor_writer.cc     the writer thread: store writes and offset commits
+//   ingestor_writer.cc     the writer threads: store writes and offset commits
 //   ingestor_stats.cc      the monitor thread, errors, Stats() and Ready()
 // It includes librdkafka; nothing outside ingest/ may include it.
 
@@ -19,6 +19,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/logging.h"
 #include "ingest/batcher.h"
@@ -69,6 +70,8 @@ inline constexpr int64_t kCloseTimeoutMs = 5000;
 inline constexpr int64_t kBackpressureWaitMs = 250;
 // Timeout of the blocking broker calls made while (re)assigning partitions.
 inline constexpr int kAssignQueryTimeoutMs = 10000;
+// The most writers IngestOptions::writers may ask for.
+inline constexpr size_t kMaxWriters = 16;
 // After Stop(), a failing write is tried for about this long before the batch is given up
 // (its offsets are then not stored: Kafka replays it on restart).
 inline constexpr int64_t kStopWriteGraceMs = 3000;
@@ -85,9 +88,46 @@ inline constexpr const char kCommitMetadataPrefix[] = "hotrow store ";
 // Sets the name of the calling thread (at most 15 characters show).
 void NameThread(const char* name);
 
+// One writer and what feeds it: the partitions of a stable share (WriterFor) are batched apart,
+// queued apart and written by this lane's own thread, so that a batch carries only the offsets
+// of its writer's partitions and writers never write the same partition.
+struct WriterLane {
+  WriterLane(int index, size_t batch_max_events, int64_t batch_max_ms)
+      : index(index), batcher(batch_max_events, batch_max_ms) {}
+
+  const int index;
+
+  // Owned by the poller thread.
+  Batcher batcher;
+  std::deque<std::unique_ptr<Batch>> pending;  // closed, not yet in the queue
+  uint64_t last_closed_seq = 0;
+  uint64_t last_enqueued_seq = 0;
+
+  // The hand-over from poller to this writer. `queued` counts batches in the queue or being
+  // written.
+  moodycamel::BlockingConcurrentQueue<std::unique_ptr<Batch>> queue;
+  std::atomic<size_t> queued{0};
+  uint64_t written_seq = 0;       // GUARDED_BY(IngestorImpl::seq_mu_)
+  std::atomic<bool> done{false};  // the writer thread has ended
+
+  // Owned by the writer thread. Set when, stopping, it gives a batch up: no later batch of this
+  // writer may be written then, or its offsets would skip the records of the one given up.
+  bool abandoned = false;
+  std::thread thread;
+};
+
+// Which of `writers` writers owns `tp`: stable for the life of the process, whatever the
+// assignment, so that a partition revoked and assigned again returns to the same writer.
+// Partitions of one topic go round the writers in turn.
+size_t WriterFor(const TopicPartition& tp, size_t writers);
+
+// The writer count IngestOptions::writers asks for (0: the machine's cores), in 1..kMaxWriters.
+size_t WriterCount(int requested);
+
 // What the poller keeps per assigned partition.
 struct PartitionCursor {
   TopicPartition tp;
+  WriterLane* lane = nullptr;  // the writer that owns the partition
   int64_t expected = -1;     // the offset the next record should have; -1 when unknown
   int topic_number = -1;     // the store's number for tp.topic; -1 until resolved
   bool cold_logged = false;  // a cold record of this partition was logged
@@ -109,10 +149,15 @@ class IngestorImpl final : public Ingestor {
   IngestorImpl(const IngestOptions& options, store::EventStore* store)
       : options_(options),
         store_(store),
-        parser_(ParserOptions{options.id_field, options.ts_field}),
-        batcher_(options.batch_max_events, options.batch_max_ms),
+        parser_(ParserOptions{options.id_field, options.ts_field, options.index_fields}),
         reject_log_(10, 10000),
-        error_log_(10, 10000) {}
+        error_log_(10, 10000) {
+    const size_t writers = WriterCount(options.writers);
+    for (size_t i = 0; i < writers; ++i) {
+      lanes_.push_back(std::make_unique<WriterLane>(static_cast<int>(i), options.batch_max_events,
+                                                    options.batch_max_ms));
+    }
+  }
 
   ~IngestorImpl() override {
     Status s = Stop();
@@ -140,7 +185,7 @@ class IngestorImpl final : public Ingestor {
   static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
 
   void PollLoop();
-  void WriteLoop();
+  void WriteLoop(WriterLane* lane);
   void MonitorLoop();
 
   // Poller thread.
@@ -154,7 +199,9 @@ class IngestorImpl final : public Ingestor {
   PartitionCursor* Cursor(const char* topic, int32_t partition);
   bool ResolveTopicNumber(PartitionCursor* cursor);
   void CountGap(PartitionCursor* cursor, int64_t offset);
-  void CloseBatch();
+  void CloseBatch(WriterLane* lane);
+  void CloseBatches();  // every lane's
+  bool AnyPending() const;
   void PushPending();
   void UpdatePause();
   void DrainAndWait();
@@ -163,8 +210,8 @@ class IngestorImpl final : public Ingestor {
   void SetPaused(bool paused);
   void CloseConsumer();
 
-  // Writer thread.
-  void WriteBatch(Batch* batch);
+  // Writer threads.
+  void WriteBatch(WriterLane* lane, Batch* batch);
   void CommitAsync(const Batch& batch);
   // Adds `tp` at `offset` to `list`, with this store's commit metadata.
   void AddCommit(rd_kafka_topic_partition_list_t* list, const TopicPartition& tp,
@@ -196,19 +243,16 @@ class IngestorImpl final : public Ingestor {
 
   // Owned by the poller thread.
   RecordParser parser_;
-  Batcher batcher_;
   ParsedRecord parsed_;
   std::map<TopicPartition, PartitionCursor> cursors_;
   PartitionCursor* last_cursor_ = nullptr;
-  std::deque<std::unique_ptr<Batch>> pending_;  // closed, not yet in the queue
+  WriterLane* touched_lane_ = nullptr;  // the lane of the record handled last, if it batched one
   uint64_t next_seq_ = 1;
-  uint64_t last_closed_seq_ = 0;
-  uint64_t last_enqueued_seq_ = 0;
   bool paused_ = false;
 
-  // The hand-over from poller to writer. queued_ counts batches in the queue or being written.
-  moodycamel::BlockingConcurrentQueue<std::unique_ptr<Batch>> queue_;
-  std::atomic<size_t> queued_{0};
+  // The writers (IngestOptions::writers), each with its batcher and queue. Fixed after
+  // construction; the threads are started by Init and joined by Stop.
+  std::vector<std::unique_ptr<WriterLane>> lanes_;
   // The ownership epoch: bumped by the poller when the assignment is lost (session timeout,
   // fencing). Every batch carries the epoch it was read in; the writer checks it before each
   // write attempt and discards a batch of an earlier epoch: nothing is written for a partition
@@ -216,19 +260,16 @@ class IngestorImpl final : public Ingestor {
   // as one finished just before would have.)
   std::atomic<uint64_t> ownership_epoch_{1};
 
-  // Signalled by the writer after each batch; guards written_seq_.
+  // Signalled by a writer after each batch; guards every lane's written_seq.
   std::mutex seq_mu_;
   std::condition_variable seq_cv_;
-  uint64_t written_seq_ = 0;
-  std::atomic<bool> writer_done_{false};  // the writer thread has ended
+  // Serialises DeadLetterProducer::Flush between writers.
+  std::mutex dead_letter_flush_mu_;
 
   // Stop requests.
   std::atomic<bool> stop_polling_{false};
   std::atomic<bool> stop_writing_{false};
   std::atomic<int64_t> stop_requested_ms_{0};  // steady ms of the Stop() call; 0 before
-  // Set by the writer when, stopping, it gives a batch up: no later batch may be written then,
-  // or its offsets would skip the records of the one given up.
-  bool abandoned_ = false;  // writer thread only
   std::mutex monitor_mu_;
   std::condition_variable monitor_cv_;
 
@@ -239,6 +280,9 @@ class IngestorImpl final : public Ingestor {
   std::atomic<uint64_t> rejected_[kReasonCount] = {};
   std::atomic<uint64_t> lost_to_retention_{0};
   std::atomic<uint64_t> skipped_cold_{0};
+  std::atomic<uint64_t> index_absent_{0};
+  std::atomic<uint64_t> index_not_scalar_{0};
+  std::atomic<uint64_t> index_too_long_{0};
   std::atomic<uint64_t> batches_discarded_{0};
   std::atomic<uint64_t> batches_written_{0};
   std::atomic<uint64_t> batch_events_sum_{0};
@@ -260,7 +304,6 @@ class IngestorImpl final : public Ingestor {
   // Declared after everything its callbacks touch, destroyed (in Stop) before them.
   rd_kafka_t* consumer_ = nullptr;
   std::thread poller_;
-  std::thread writer_;
   std::thread monitor_;
   bool stopped_ = false;
   bool close_timed_out_ = false;  // set by the poller before it ends; read by Stop after the join

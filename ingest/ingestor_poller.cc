@@ -18,23 +18,34 @@ void IngestorImpl::PollLoop() {
     PushPending();
     UpdatePause();
     const int64_t now = NowMs();
-    const int timeout =
-        static_cast<int>(std::clamp<int64_t>(batcher_.MsUntilDue(now), 0, kPollMaxMs));
+    int64_t until_due = kPollMaxMs;
+    for (const auto& lane : lanes_) until_due = std::min(until_due, lane->batcher.MsUntilDue(now));
+    const int timeout = static_cast<int>(std::max<int64_t>(until_due, 0));
     rd_kafka_message_t* msg = rd_kafka_consumer_poll(consumer_, timeout);
     // Then take what is already fetched without blocking.
     for (int n = 1; msg != nullptr; ++n) {
+      touched_lane_ = nullptr;
       if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         HandleConsumerError(msg);
       } else {
         HandleMessage(msg);
       }
       rd_kafka_message_destroy(msg);
-      if (batcher_.Full()) CloseBatch();
-      if (stop_polling_.load(std::memory_order_relaxed) || !pending_.empty()) break;
-      if (n % 64 == 0 && batcher_.Due(NowMs())) break;
+      if (touched_lane_ != nullptr && touched_lane_->batcher.Full()) CloseBatch(touched_lane_);
+      if (stop_polling_.load(std::memory_order_relaxed) || AnyPending()) break;
+      if (n % 64 == 0) {
+        const int64_t t = NowMs();
+        if (std::any_of(lanes_.begin(), lanes_.end(),
+                        [t](const auto& lane) { return lane->batcher.Due(t); })) {
+          break;
+        }
+      }
       msg = rd_kafka_consumer_poll(consumer_, 0);
     }
-    if (batcher_.Full() || batcher_.Due(NowMs())) CloseBatch();
+    const int64_t t = NowMs();
+    for (auto& lane : lanes_) {
+      if (lane->batcher.Full() || lane->batcher.Due(t)) CloseBatch(lane.get());
+    }
   }
   // Stop: write the open batch and everything pending, then leave the group. Closing the consumer
   // revokes the assignment through OnRebalance, which commits the written offsets.
@@ -141,7 +152,14 @@ void IngestorImpl::HandleMessage(const rd_kafka_message_t* msg) {
   keying::EncodeRowKeyTo(key, encoded_key.data());
   std::string value;
   keying::EncodeRowValueTo(parsed_.id, view.value, &value);
-  batcher_.AddRow(cursor->tp, offset, std::move(encoded_key), std::move(value), now);
+  if (parsed_.index_absent + parsed_.index_not_scalar + parsed_.index_too_long != 0) {
+    index_absent_.fetch_add(parsed_.index_absent, std::memory_order_relaxed);
+    index_not_scalar_.fetch_add(parsed_.index_not_scalar, std::memory_order_relaxed);
+    index_too_long_.fetch_add(parsed_.index_too_long, std::memory_order_relaxed);
+  }
+  cursor->lane->batcher.AddRow(cursor->tp, offset, std::move(encoded_key), std::move(value), now,
+                               std::move(parsed_.index));
+  touched_lane_ = cursor->lane;
 }
 
 void IngestorImpl::SkipCold(PartitionCursor* cursor, const rd_kafka_message_t* msg,
@@ -161,7 +179,8 @@ void IngestorImpl::SkipCold(PartitionCursor* cursor, const rd_kafka_message_t* m
         Describe(cursor->tp), msg->offset, FormatRfc3339Ms(kafka_ts),
         FormatRfc3339Ms(window_start));
   }
-  batcher_.AddSkipped(cursor->tp, msg->offset, now_ms);
+  cursor->lane->batcher.AddSkipped(cursor->tp, msg->offset, now_ms);
+  touched_lane_ = cursor->lane;
 }
 
 void IngestorImpl::Reject(PartitionCursor* cursor, const rd_kafka_message_t* msg,
@@ -181,13 +200,14 @@ void IngestorImpl::Reject(PartitionCursor* cursor, const rd_kafka_message_t* msg
     Status s = dead_letters_->Produce(key, value, reason, detail, cursor->tp.topic,
                                       cursor->tp.partition, msg->offset);
     if (s.ok()) {
-      batcher_.AddDeadLetter();
+      cursor->lane->batcher.AddDeadLetter();
       dead_lettered_.fetch_add(1, std::memory_order_relaxed);
     } else {
       NoteError(s.ToString());
     }
   }
-  batcher_.AddSkipped(cursor->tp, msg->offset, now_ms);
+  cursor->lane->batcher.AddSkipped(cursor->tp, msg->offset, now_ms);
+  touched_lane_ = cursor->lane;
 }
 
 void IngestorImpl::CountGap(PartitionCursor* cursor, int64_t offset) {
@@ -228,41 +248,55 @@ void IngestorImpl::HandleConsumerError(const rd_kafka_message_t* msg) {
   NoteError("kafka consumer: " + where + (text != nullptr ? text : rd_kafka_err2str(msg->err)));
 }
 
-void IngestorImpl::CloseBatch() {
-  if (batcher_.empty()) return;
-  std::unique_ptr<Batch> batch = batcher_.Take(next_seq_++);
+void IngestorImpl::CloseBatch(WriterLane* lane) {
+  if (lane->batcher.empty()) return;
+  std::unique_ptr<Batch> batch = lane->batcher.Take(next_seq_++);
   batch->epoch = ownership_epoch_.load();
-  last_closed_seq_ = batch->seq;
-  pending_.push_back(std::move(batch));
+  lane->last_closed_seq = batch->seq;
+  lane->pending.push_back(std::move(batch));
   PushPending();
 }
 
+void IngestorImpl::CloseBatches() {
+  for (auto& lane : lanes_) CloseBatch(lane.get());
+}
+
+bool IngestorImpl::AnyPending() const {
+  return std::any_of(lanes_.begin(), lanes_.end(),
+                     [](const auto& lane) { return !lane->pending.empty(); });
+}
+
 void IngestorImpl::PushPending() {
-  while (!pending_.empty()) {
-    if (queued_.load() >= options_.queue_max_batches) {
-      // The writer is behind. Wait a little for it first: a pause costs a refetch when resumed,
-      // which only pays off when the writer is really stuck (a slow or full disk).
-      std::unique_lock<std::mutex> lock(seq_mu_);
-      seq_cv_.wait_for(lock, std::chrono::milliseconds(kBackpressureWaitMs), [this] {
-        return queued_.load() < options_.queue_max_batches || stop_polling_.load();
-      });
-      if (queued_.load() >= options_.queue_max_batches) return;  // UpdatePause pauses
+  for (auto& lane_ptr : lanes_) {
+    WriterLane* lane = lane_ptr.get();
+    while (!lane->pending.empty()) {
+      if (lane->queued.load() >= options_.queue_max_batches) {
+        // This writer is behind. Wait a little for it first: a pause costs a refetch when
+        // resumed, which only pays off when the writer is really stuck (a slow or full disk).
+        std::unique_lock<std::mutex> lock(seq_mu_);
+        seq_cv_.wait_for(lock, std::chrono::milliseconds(kBackpressureWaitMs), [this, lane] {
+          return lane->queued.load() < options_.queue_max_batches || stop_polling_.load();
+        });
+        if (lane->queued.load() >= options_.queue_max_batches) break;  // UpdatePause pauses
+      }
+      lane->queued.fetch_add(1);
+      lane->last_enqueued_seq = lane->pending.front()->seq;
+      lane->queue.enqueue(std::move(lane->pending.front()));
+      lane->pending.pop_front();
     }
-    queued_.fetch_add(1);
-    last_enqueued_seq_ = pending_.front()->seq;
-    queue_.enqueue(std::move(pending_.front()));
-    pending_.pop_front();
   }
 }
 
 void IngestorImpl::UpdatePause() {
-  // Pause as soon as a closed batch finds the queue full (or the disk is full); resume only once
-  // the writer has drained the queue to half, so that a writer just a little behind does not
-  // make the consumer pause and resume (and refetch) for every batch.
+  // Pause as soon as a closed batch finds its writer's queue full (or the disk is full); resume
+  // only once every writer has drained its queue to half, so that a writer just a little behind
+  // does not make the consumer pause and resume (and refetch) for every batch.
   if (!paused_) {
-    if (!pending_.empty() || out_of_disk_.load()) SetPaused(true);
-  } else if (pending_.empty() && !out_of_disk_.load() &&
-             queued_.load() <= options_.queue_max_batches / 2) {
+    if (AnyPending() || out_of_disk_.load()) SetPaused(true);
+  } else if (!AnyPending() && !out_of_disk_.load() &&
+             std::all_of(lanes_.begin(), lanes_.end(), [this](const auto& lane) {
+               return lane->queued.load() <= options_.queue_max_batches / 2;
+             })) {
     SetPaused(false);
   }
 }
@@ -289,16 +323,19 @@ void IngestorImpl::SetPaused(bool paused) {
 }
 
 void IngestorImpl::DiscardUnwritten(int lost_partitions) {
-  // From here on the writer discards every batch read before: those queued, or being retried.
+  // From here on every writer discards every batch read before: those queued, or being retried.
   ownership_epoch_.fetch_add(1);
-  size_t records = batcher_.records();
-  size_t batches = batcher_.empty() ? 0 : 1;
-  std::unique_ptr<Batch> open = batcher_.Take(0);
-  for (const auto& batch : pending_) records += batch->records;
-  batches += pending_.size();
-  pending_.clear();
-  // DrainAndWait waits for the last batch enqueued, not for those dropped here.
-  last_closed_seq_ = last_enqueued_seq_;
+  size_t records = 0, batches = 0;
+  for (auto& lane : lanes_) {
+    records += lane->batcher.records();
+    batches += lane->batcher.empty() ? 0 : 1;
+    std::unique_ptr<Batch> open = lane->batcher.Take(0);
+    for (const auto& batch : lane->pending) records += batch->records;
+    batches += lane->pending.size();
+    lane->pending.clear();
+    // DrainAndWait waits for the last batch enqueued, not for those dropped here.
+    lane->last_closed_seq = lane->last_enqueued_seq;
+  }
   batches_discarded_.fetch_add(batches);
   spdlog::warn(
       "ingest: {} partition(s) lost (session timeout or fencing: the group moved on without "
@@ -308,19 +345,28 @@ void IngestorImpl::DiscardUnwritten(int lost_partitions) {
 }
 
 void IngestorImpl::DrainAndWait() {
-  CloseBatch();
-  const uint64_t target = last_closed_seq_;
+  // Every writer's batches, written: a revocation may take partitions of any writer.
+  CloseBatches();
+  std::vector<uint64_t> targets;
+  for (const auto& lane : lanes_) targets.push_back(lane->last_closed_seq);
   std::unique_lock<std::mutex> lock(seq_mu_);
   while (true) {
     lock.unlock();
     PushPending();
     lock.lock();
-    if (pending_.empty() && written_seq_ >= target) return;
-    if (writer_done_.load()) {
-      NoteError("ingest: the writer has ended; " + std::to_string(target - written_seq_) +
-                " batches stay unwritten (Kafka delivers them again on restart)");
-      return;
+    bool all_written = true;
+    for (size_t i = 0; i < lanes_.size(); ++i) {
+      const WriterLane& lane = *lanes_[i];
+      if (lane.pending.empty() && lane.written_seq >= targets[i]) continue;
+      all_written = false;
+      if (lane.done.load()) {
+        NoteError("ingest: writer " + std::to_string(i) + " has ended; its batches up to " +
+                  std::to_string(targets[i]) + " stay unwritten (Kafka delivers them again on "
+                  "restart)");
+        return;
+      }
     }
+    if (all_written) return;
     seq_cv_.wait_for(lock, std::chrono::milliseconds(100));
   }
 }

@@ -85,6 +85,14 @@ void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool co
                                    &in.high_watermark);
     const StartOffset start = ChooseStartOffset(in);
     p.offset = start.offset;
+    if (options_.ownership != nullptr) {
+      int64_t low = -1, high = -1;  // asked of the broker: the cached watermarks may be stale
+      if (rd_kafka_query_watermark_offsets(consumer_, p.topic, p.partition, &low, &high,
+                                           kAssignQueryTimeoutMs) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        high = -1;  // learnt from the monitor instead (PartitionOwnership::UpdatePosition)
+      }
+      options_.ownership->Assigned(p.topic, p.partition, p.offset, start.window_complete, high);
+    }
     why[static_cast<size_t>(i)] = std::string(StartReasonName(start.reason)) + ": " + start.why;
   }
   {
@@ -102,6 +110,7 @@ void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool co
     TopicPartition tp{p.topic, p.partition};
     PartitionCursor& cursor = cursors_[tp];
     cursor.tp = tp;
+    cursor.lane = lanes_[WriterFor(tp, lanes_.size())].get();
     cursor.expected = p.offset >= 0 ? p.offset : -1;
     spdlog::info("ingest: assigned {} from {} ({})", Describe(tp), DescribeOffset(p.offset),
                  why[static_cast<size_t>(i)]);
@@ -174,6 +183,7 @@ void IngestorImpl::OnRevoke(rd_kafka_topic_partition_list_t* partitions, bool co
   for (int i = 0; i < partitions->cnt; ++i) {
     const rd_kafka_topic_partition_t& p = partitions->elems[i];
     cursors_.erase(TopicPartition{p.topic, p.partition});
+    if (options_.ownership != nullptr) options_.ownership->Revoked(p.topic, p.partition);
     spdlog::info("ingest: revoked {}/{}", p.topic, p.partition);
   }
   last_cursor_ = nullptr;

@@ -1,35 +1,51 @@
-// The writer thread of IngestorImpl: store writes, then offset commits.
+// The writer threads of IngestorImpl: store writes, then offset commits, each writer for the
+// partitions of its own lane.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <thread>
 
 #include "ingest/ingestor_impl.h"
 
 namespace hotrow::ingest::internal {
 
-void IngestorImpl::WriteLoop() {
-  NameThread("hotrow-write");
+size_t WriterFor(const TopicPartition& tp, size_t writers) {
+  // FNV-1a of the topic, then the partition: consecutive partitions of a topic take turns.
+  uint64_t h = 14695981039346656037ULL;
+  for (unsigned char c : tp.topic) h = (h ^ c) * 1099511628211ULL;
+  return static_cast<size_t>((h + static_cast<uint32_t>(tp.partition)) % writers);
+}
+
+size_t WriterCount(int requested) {
+  size_t n = requested > 0 ? static_cast<size_t>(requested) : std::thread::hardware_concurrency();
+  return std::clamp<size_t>(n, 1, kMaxWriters);
+}
+
+void IngestorImpl::WriteLoop(WriterLane* lane) {
+  const std::string name = "hotrow-write" + std::to_string(lane->index);
+  NameThread(name.c_str());
   while (true) {
     std::unique_ptr<Batch> batch;
-    if (!queue_.wait_dequeue_timed(batch, std::chrono::milliseconds(100))) {
+    if (!lane->queue.wait_dequeue_timed(batch, std::chrono::milliseconds(100))) {
       if (stop_writing_.load()) return;
       continue;
     }
-    WriteBatch(batch.get());
-    queued_.fetch_sub(1);
+    WriteBatch(lane, batch.get());
+    lane->queued.fetch_sub(1);
     {
       std::lock_guard<std::mutex> lock(seq_mu_);
-      written_seq_ = batch->seq;
+      lane->written_seq = batch->seq;
     }
     seq_cv_.notify_all();
   }
 }
 
-void IngestorImpl::WriteBatch(Batch* batch) {
-  if (abandoned_) {
+void IngestorImpl::WriteBatch(WriterLane* lane, Batch* batch) {
+  if (lane->abandoned) {
     spdlog::error(
         "ingest: stopping; a batch of {} records after an unwritten one is not written "
         "either (Kafka will deliver both again on restart)",
@@ -38,6 +54,7 @@ void IngestorImpl::WriteBatch(Batch* batch) {
   }
   if (batch->dead_letters > 0 && dead_letters_ != nullptr) {
     // Letters first: once the offsets are stored, the records are never read again.
+    std::lock_guard<std::mutex> flush_lock(dead_letter_flush_mu_);
     Status s = dead_letters_->Flush(10000);
     if (!s.ok()) NoteError(s.ToString());
   }
@@ -96,7 +113,7 @@ void IngestorImpl::WriteBatch(Batch* batch) {
             "ingest: stopping with a batch of {} records unwritten; its offsets are "
             "not stored, so Kafka will deliver it again on restart",
             batch->records);
-        abandoned_ = true;
+        lane->abandoned = true;
         std::lock_guard<std::mutex> lock(stats_mu_);
         if (stop_status_.ok()) stop_status_ = s;
         return;

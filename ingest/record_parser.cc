@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <charconv>
+#include <type_traits>
 #include <nlohmann/json.hpp>
 
 #include "common/time_format.h"
@@ -91,6 +92,8 @@ std::string DescribeSlow(const nlohmann::json& e) {
 }  // namespace
 
 struct RecordParser::Impl {
+  std::vector<std::vector<std::string>> index_paths;  // one per ParserOptions::index_fields
+  std::vector<std::string> index_fields;
   std::vector<std::string> id_path;
   std::vector<std::string> ts_path;
   std::string id_field;
@@ -103,6 +106,10 @@ RecordParser::RecordParser(const ParserOptions& options) : impl_(std::make_uniqu
   impl_->ts_path = SplitDottedPath(options.ts_field);
   impl_->id_field = options.id_field;
   impl_->ts_field = options.ts_field;
+  impl_->index_fields = options.index_fields;
+  for (const std::string& f : options.index_fields) {
+    impl_->index_paths.push_back(SplitDottedPath(f));
+  }
 }
 
 RecordParser::~RecordParser() = default;
@@ -273,6 +280,86 @@ void Decide(const Field& id, const Field& ts, const RecordView& record, const st
   }
 }
 
+bool ScalarText(simdjson::dom::element e, std::string* text) {
+  char digits[24];
+  switch (e.type()) {
+    case simdjson::dom::element_type::STRING:
+      text->assign(e.get_string().value_unsafe());
+      return true;
+    case simdjson::dom::element_type::INT64: {
+      const int64_t v = e.get_int64().value_unsafe();
+      text->assign(digits, std::to_chars(digits, digits + sizeof(digits), v).ptr);
+      return true;
+    }
+    case simdjson::dom::element_type::UINT64: {
+      const uint64_t v = e.get_uint64().value_unsafe();
+      text->assign(digits, std::to_chars(digits, digits + sizeof(digits), v).ptr);
+      return true;
+    }
+    case simdjson::dom::element_type::DOUBLE:
+      text->assign(simdjson::minify(e));
+      return true;
+    case simdjson::dom::element_type::BOOL:
+      text->assign(e.get_bool().value_unsafe() ? "true" : "false");
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool ScalarText(const nlohmann::json& e, std::string* text) {
+  if (e.is_string()) {
+    text->assign(e.get_ref<const std::string&>());
+    return true;
+  }
+  if (e.is_number() || e.is_boolean()) {
+    text->assign(e.dump());
+    return true;
+  }
+  return false;
+}
+
+// Counts a field that gives no index row, or keeps the text in `*entry` as one more entry.
+// Returns true when the entry is kept.
+bool KeepIndexText(Lookup lookup, bool scalar, const keying::IndexEntry& entry, ParsedRecord* out) {
+  if (lookup == Lookup::kAbsent) {
+    ++out->index_absent;
+  } else if (lookup == Lookup::kBlocked || !scalar) {
+    ++out->index_not_scalar;
+  } else if (entry.value.size() > keying::kMaxIndexValueSize) {
+    ++out->index_too_long;
+  } else {
+    return true;
+  }
+  return false;
+}
+
+// Fills out->index and its counters for every index path. Entries reuse their strings' capacity.
+template <typename Root>
+void ExtractIndex(const Root& root, const std::vector<std::string>& fields,
+                  const std::vector<std::vector<std::string>>& paths, ParsedRecord* out) {
+  size_t n = 0;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (out->index.size() == n) out->index.emplace_back();
+    keying::IndexEntry& entry = out->index[n];
+    bool scalar = false;
+    Lookup lookup;
+    if constexpr (std::is_same_v<Root, nlohmann::json>) {
+      const nlohmann::json* e = nullptr;
+      lookup = FindSlow(root, paths[i], &e);
+      if (lookup == Lookup::kFound) scalar = ScalarText(*e, &entry.value);
+    } else {
+      simdjson::dom::element e;
+      lookup = Find(root, paths[i], &e);
+      if (lookup == Lookup::kFound) scalar = ScalarText(e, &entry.value);
+    }
+    if (!KeepIndexText(lookup, scalar, entry, out)) continue;
+    entry.field.assign(fields[i]);
+    ++n;
+  }
+  out->index.resize(n);
+}
+
 }  // namespace
 
 void RecordParser::Parse(const RecordView& record, int64_t window_start_ms, int64_t max_time_ms,
@@ -281,6 +368,8 @@ void RecordParser::Parse(const RecordView& record, int64_t window_start_ms, int6
   out->detail.clear();
   out->id.clear();
   out->ts_ms = 0;
+  out->index_absent = out->index_not_scalar = out->index_too_long = 0;
+  out->index.clear();
   if (record.value.empty()) {
     Reject(out, kRejectNotJson, "empty value");
     return;
@@ -297,6 +386,7 @@ void RecordParser::Parse(const RecordView& record, int64_t window_start_ms, int6
     }
     Decide(FieldAt(doc, impl_->id_path), FieldAt(doc, impl_->ts_path), record, impl_->id_field,
            impl_->ts_field, window_start_ms, max_time_ms, out);
+    if (out->ok()) ExtractIndex(doc, impl_->index_fields, impl_->index_paths, out);
     return;
   }
   if (err != simdjson::NUMBER_ERROR && err != simdjson::NUMBER_OUT_OF_RANGE) {
@@ -322,6 +412,7 @@ void RecordParser::Parse(const RecordView& record, int64_t window_start_ms, int6
   }
   Decide(FieldAt(slow, impl_->id_path), FieldAt(slow, impl_->ts_path), record, impl_->id_field,
          impl_->ts_field, window_start_ms, max_time_ms, out);
+  if (out->ok()) ExtractIndex(slow, impl_->index_fields, impl_->index_paths, out);
 }
 
 }  // namespace hotrow::ingest

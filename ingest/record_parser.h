@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "keying/index_key.h"
+
 namespace hotrow::ingest {
 
 // What the parser needs of a Kafka record. The views point into the consumer's message and are
@@ -22,6 +24,9 @@ struct ParserOptions {
   std::string id_field = "event_id";
   // Dotted path of the event time; empty means always the Kafka timestamp. Default: "ts".
   std::string ts_field = "ts";
+  // Dotted paths of the indexed fields (index.fields), looked up in the same parse as the id and
+  // the time. Default: none.
+  std::vector<std::string> index_fields;
 };
 
 // The outcome of parsing one record: either an event (id and time) or the reason it is rejected,
@@ -31,6 +36,12 @@ struct ParsedRecord {
   std::string detail;            // why, when rejected: "ts: expected ms or RFC 3339, got true"
   std::string id;                // the event id, when not rejected
   int64_t ts_ms = 0;             // the event time, when not rejected
+  // The indexed fields found as scalars, as text (keying/index_key.h), when not rejected; in the
+  // order of ParserOptions::index_fields. The others are counted, not indexed, never a reject:
+  uint32_t index_absent = 0;      // absent or null
+  uint32_t index_not_scalar = 0;  // an object or an array (or a path through a non-object)
+  uint32_t index_too_long = 0;    // text over keying::kMaxIndexValueSize bytes
+  std::vector<keying::IndexEntry> index;
   bool ok() const { return reject == nullptr; }
 };
 
@@ -47,6 +58,11 @@ struct ParsedRecord {
 //   when ts_field is absent or null, the Kafka timestamp. Anything else, a negative or
 //   unparsable value, or no Kafka timestamp to fall back on is kRejectBadTime;
 // - a time below `window_start_ms` is kRejectExpired, above `max_time_ms` kRejectFuture.
+//
+// - each index field found as a string, a number or a boolean gives an IndexEntry: a string as is,
+//   a number or boolean as its JSON text. Absent, null, an object or array, or text over
+//   keying::kMaxIndexValueSize bytes give none and are counted in index_absent / index_not_scalar
+//   / index_too_long.
 //
 // A path segment cannot contain '.'; a field whose name holds a dot is not addressable.
 //

@@ -31,7 +31,14 @@ enum class Order { kDesc, kAsc };
 
 inline constexpr int kMaxLatest = 10000;
 inline constexpr int64_t kMaxRangeLimit = 100000;
+
+// The arguments of a range (per id or per index value): 0 <= from_ms < to_ms and
+// 1 <= limit <= kMaxRangeLimit; else InvalidArgument naming the parameter.
+Status CheckRangeArgs(int64_t from_ms, int64_t to_ms, int64_t limit);
 inline constexpr int64_t kNoLimit = INT64_MAX;
+
+// Whether a query may return the rows of (topic number, partition): see QueryOptions.
+using PartitionFilter = std::function<bool(uint16_t topic_number, int32_t partition)>;
 
 struct QueryOptions {
   // Threads of the per-salt pool. 0 means the number of cores. Default: 0.
@@ -42,6 +49,15 @@ struct QueryOptions {
   // 2 chunks per open stream. Merges start with a salt's share of the answer and double up to
   // this; scans use it from the start. Default: 1024.
   size_t chunk_events = 1024;
+  // For tests: runs on a pool thread before it reads a chunk of a scan or of a large range over
+  // [min_ts, max_ts) (the query's bounds clipped to the window); may block to hold that thread.
+  // Default: none.
+  std::function<void(int64_t min_ts, int64_t max_ts)> pool_fill_hook;
+  // When set, called once at the start of every query for the filter it applies to each row
+  // (cluster mode: only the partitions this instance owns with a complete window; rows of
+  // partitions it owned before stay in its store and are skipped). Per-id queries then take the
+  // per-salt path, not query/small_query.h's. Default: none (every row).
+  std::function<PartitionFilter()> partition_filter;
 };
 
 // What queries cost in store work, counted since the engine started (exported in /metrics).
@@ -63,8 +79,17 @@ inline constexpr int64_t kSmallQueryLimit = 256;
 // Receives events one at a time; returns false to stop the query early (the client went away).
 using EventSink = std::function<bool(const Event&)>;
 
+// Appends the wire form of one event to `out`. Called on the pool threads, several at once.
+using EventEncoder = std::function<void(const Event&, std::string* out)>;
+// Receives the wire form of `events` events, one after the other; returns false to stop.
+using TextSink = std::function<bool(std::string_view text, int64_t events)>;
+
 // Answers latest / range / scan over an EventStore with a fixed pool of threads that run per-salt
 // work, merged on the caller's thread by a streaming k-way merge (query/salt_merge.h).
+//
+// Scans and large ranges use at most (threads - 1) pool threads each, plus the caller's own
+// thread, which reads too: one of them never holds every pool thread, so a second one always
+// finds a thread free. Latest-N and small ranges run on the caller's thread alone.
 //
 // Errors: bad arguments are InvalidArgument naming the argument; a failing salt fails the query at
 // once with its Status; too many queries at once is Busy.
@@ -94,6 +119,10 @@ class QueryEngine {
   // streamed to `sink` bucket by bucket, oldest bucket first, salts in parallel. In no particular
   // order within a bucket. Memory stays bounded whatever the store holds.
   Status Scan(int64_t from_ms, int64_t to_ms, int64_t limit, const EventSink& sink);
+  // The same scan, each event encoded by `encode` on the thread that read it (the pool's, mostly),
+  // handed to `sink` as ready text a chunk at a time: the caller's serial part is writing it out.
+  Status ScanEncoded(int64_t from_ms, int64_t to_ms, int64_t limit, const EventEncoder& encode,
+                     const TextSink& sink);
 
   int threads() const;
 
@@ -105,6 +134,9 @@ class QueryEngine {
   std::unique_ptr<ThreadPool> pool_;
   std::atomic<int> running_{0};
   std::unique_ptr<CursorCache> cursors_;
+  Status ScanImpl(int64_t from_ms, int64_t to_ms, int64_t limit, const EventSink* sink,
+                  const EventEncoder* encode, const TextSink* text_sink);
+  int MaxWorkersPerQuery() const;
   mutable QueryWork work_;
 };
 

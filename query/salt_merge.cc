@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "keying/index_key.h"
 #include "keying/row_value.h"
 
 namespace hotrow::query {
@@ -42,9 +43,94 @@ Status QueryRun::WaitUntil(const std::function<bool()>& ready) {
   return error_;
 }
 
+std::shared_ptr<QueryRun::WorkerToken> QueryRun::NewWorkerLocked() {
+  auto token = std::make_shared<WorkerToken>();
+  waiting_workers_.push_back(token);
+  return token;
+}
+
+void QueryRun::SubmitWorker(ThreadPool* pool, std::shared_ptr<WorkerToken> token) {
+  // A worker Drain gave up before it started touches nothing: the run may be gone by then.
+  pool->Submit([this, token] {
+    if (!token->claimed.exchange(true, std::memory_order_acq_rel)) Work(token);
+  });
+}
+
+void QueryRun::Submit(std::shared_ptr<FillTicket> ticket) {
+  std::shared_ptr<WorkerToken> token;
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back(std::move(ticket));
+    if (workers_ < max_workers_) {
+      ++workers_;
+      ++running_;  // a worker counts as a task: Drain waits for the ones that started
+      token = NewWorkerLocked();
+    }
+  }
+  if (token != nullptr) SubmitWorker(pool_, std::move(token));
+}
+
+void QueryRun::Work(const std::shared_ptr<WorkerToken>& token) {
+  {
+    std::lock_guard lock(mu_);
+    std::erase(waiting_workers_, token);
+  }
+  ThreadPool* const pool = pool_;
+  while (true) {
+    std::shared_ptr<FillTicket> ticket;
+    {
+      std::lock_guard lock(mu_);
+      while (ticket == nullptr && !queue_.empty() && !cancelled()) {
+        // A ticket the query thread claimed (or abandoned) is spent: skip it.
+        if (!queue_.front()->claimed.exchange(true, std::memory_order_acq_rel)) {
+          ticket = queue_.front();
+        }
+        queue_.pop_front();
+      }
+      if (ticket == nullptr) {
+        // The last touch of this run: once running_ reaches 0 the query may destroy it.
+        --workers_;
+        --running_;
+        cv_.notify_all();
+        return;
+      }
+    }
+    SaltStream* stream = ticket->stream;
+    if (hook_ != nullptr && *hook_) (*hook_)(stream->spec_.min_ts, stream->spec_.max_ts);
+    stream->Fill(this);
+    TaskFinished();  // this worker still counts in running_: the run lives on
+    // When other work waits for a pool thread, this one goes back to the pool and the query's
+    // next Fill queues behind it: no query keeps a thread for its whole run while others wait.
+    if (!pool->HasWaitingTasks()) continue;
+    std::shared_ptr<WorkerToken> next;
+    {
+      std::lock_guard lock(mu_);
+      if (queue_.empty() || cancelled()) {
+        --workers_;
+        --running_;
+        cv_.notify_all();
+        return;
+      }
+      next = NewWorkerLocked();  // takes over this worker's place in workers_ and running_
+    }
+    SubmitWorker(pool, std::move(next));
+    return;
+  }
+}
+
 void QueryRun::Drain() {
   Cancel();
   std::unique_lock lock(mu_);
+  queue_.clear();  // the query thread abandoned every Fill no one claimed
+  // Workers no pool thread has started yet are given up rather than waited for: on a busy pool
+  // that wait could last as long as other queries' work.
+  for (const auto& token : waiting_workers_) {
+    if (!token->claimed.exchange(true, std::memory_order_acq_rel)) {
+      --workers_;
+      --running_;
+    }
+  }
+  waiting_workers_.clear();
   cv_.wait(lock, [&] { return running_ == 0; });
 }
 
@@ -58,50 +144,28 @@ SaltStream::SaltStream(std::shared_ptr<const store::Bucket> bucket, store::Event
       chunk_events_(std::max<size_t>(1, std::min(first_chunk, max_chunk))),
       max_chunk_events_(std::max<size_t>(1, max_chunk)) {}
 
-std::shared_ptr<SaltStream::Ticket> SaltStream::Arm(QueryRun* run) {
+std::shared_ptr<FillTicket> SaltStream::Arm(QueryRun* run) {
   {
     std::lock_guard lock(run->mu());
     if (in_flight_ || fetched_ || exhausted_) return nullptr;
     in_flight_ = true;
   }
-  // Whoever claims the ticket first, a pool thread or the query thread, runs the Fill and counts
-  // it finished. Pool tasks hold tickets, not streams: when the query thread claimed one, the
-  // task touches nothing else, so the query never waits for a pool thread to be scheduled just to
-  // learn that there was nothing left to do.
-  auto ticket = std::make_shared<Ticket>();
+  auto ticket = std::make_shared<FillTicket>();
   ticket->stream = this;
-  ticket->run = run;
   ticket_ = ticket;
   run->TaskStarted();
   return ticket;
 }
 
-void SaltStream::RunUnclaimed(const std::vector<std::shared_ptr<Ticket>>& tickets) {
-  for (const auto& ticket : tickets) {
-    if (!ticket->claimed.exchange(true, std::memory_order_acq_rel)) {
-      ticket->stream->Fill(ticket->run);
-      ticket->run->TaskFinished();
-    }
-  }
+void SaltStream::Prefetch(QueryRun* run) {
+  if (std::shared_ptr<FillTicket> ticket = Arm(run)) run->Submit(std::move(ticket));
 }
 
-void SaltStream::Prefetch(ThreadPool* pool, QueryRun* run) {
-  std::shared_ptr<Ticket> ticket = Arm(run);
-  if (ticket == nullptr) return;
-  pool->Submit([ticket] { RunUnclaimed({ticket}); });
-}
-
-void SaltStream::PrefetchAll(const std::vector<SaltStream*>& streams, ThreadPool* pool,
-                             QueryRun* run) {
-  auto tickets = std::make_shared<std::vector<std::shared_ptr<Ticket>>>();
-  for (SaltStream* s : streams) {
-    if (auto ticket = s->Arm(run)) tickets->push_back(std::move(ticket));
-  }
-  // One pool task per thread, each taking whatever ticket is still unclaimed, rather than one
-  // task per salt: waking a pool thread costs more than a small read, and the query thread takes
-  // its share too (HelpIfUnclaimed).
-  const size_t helpers = std::min(static_cast<size_t>(pool->size()), tickets->size());
-  for (size_t i = 0; i < helpers; ++i) pool->Submit([tickets] { RunUnclaimed(*tickets); });
+void SaltStream::PrefetchAll(const std::vector<SaltStream*>& streams, QueryRun* run) {
+  // Every salt is queued at once; the run's workers (at most one per pool thread it may use) and
+  // the query thread take them in turn: waking a pool thread per salt would cost more than a
+  // small read.
+  for (SaltStream* s : streams) s->Prefetch(run);
 }
 
 bool SaltStream::HelpIfUnclaimed(QueryRun* run) {
@@ -119,8 +183,13 @@ void SaltStream::Abandon(QueryRun* run) {
 
 SaltStream::Decoded SaltStream::Decode(std::string_view key, std::string_view value,
                                        KeyedEvent* out) {
+  // A scan's salt range holds the salt's index rows too (keying/index_key.h): not events.
+  if (keying::IsIndexKey(key)) return Decoded::kSkip;
   if (!keying::DecodeRowKey(key, &out->key)) return Decoded::kCorrupt;
   if (out->key.ts_ms < spec_.min_ts || out->key.ts_ms >= spec_.max_ts) return Decoded::kSkip;
+  if (spec_.filter != nullptr && !(*spec_.filter)(out->key.topic, out->key.partition)) {
+    return Decoded::kSkip;
+  }
   std::string_view id, payload;
   if (!keying::DecodeRowValue(value, &id, &payload)) return Decoded::kCorrupt;
   if (spec_.match_id && id != spec_.id) return Decoded::kSkip;
@@ -146,9 +215,13 @@ SaltStream::Decoded SaltStream::Decode(std::string_view key, std::string_view va
 
 void SaltStream::Fill(QueryRun* run) {
   std::vector<KeyedEvent> chunk;
+  std::string text;
+  std::vector<size_t> ends;
   {
     std::lock_guard lock(run->mu());
     chunk.swap(spare_);  // the chunk the query finished with, to be overwritten in place
+    text.swap(spare_text_);
+    ends.swap(spare_ends_);
   }
   size_t n = 0;
   Status failure;
@@ -176,9 +249,13 @@ void SaltStream::Fill(QueryRun* run) {
         end = true;
         break;
       }
-      if (n == chunk.size()) chunk.emplace_back();
+      KeyedEvent* slot = &scratch_;
+      if (spec_.encode == nullptr) {
+        if (n == chunk.size()) chunk.emplace_back();
+        slot = &chunk[n];
+      }
       ++stepped;
-      const Decoded d = Decode(iter_->key(), iter_->value(), &chunk[n]);
+      const Decoded d = Decode(iter_->key(), iter_->value(), slot);
       if (d == Decoded::kCorrupt) {
         failure = Status::Corruption("bucket " + std::to_string(bucket_->start_ms()) +
                                      " holds a row that is not a hotrow row");
@@ -186,6 +263,10 @@ void SaltStream::Fill(QueryRun* run) {
         break;
       }
       if (d == Decoded::kKeep) {
+        if (spec_.encode != nullptr) {
+          (*spec_.encode)(slot->event, &text);
+          ends.push_back(text.size());
+        }
         ++n;
         ++read_;
       }
@@ -194,11 +275,13 @@ void SaltStream::Fill(QueryRun* run) {
     if (read_ >= spec_.budget) end = true;
     if (spec_.work) spec_.work->rows_read.fetch_add(stepped, std::memory_order_relaxed);
   }
-  chunk.resize(n);
+  if (spec_.encode == nullptr) chunk.resize(n);
   chunk_events_ = std::min(2 * chunk_events_, max_chunk_events_);
   {
     std::lock_guard lock(run->mu());
     next_ = std::move(chunk);
+    next_text_ = std::move(text);
+    next_ends_ = std::move(ends);
     fetched_ = true;
     exhausted_ = end;
     in_flight_ = false;
@@ -212,10 +295,10 @@ void SaltStream::Recycle(std::vector<KeyedEvent>* spent) {
   spent->clear();
 }
 
-Result<bool> SaltStream::Advance(ThreadPool* pool, QueryRun* run) {
+Result<bool> SaltStream::Advance(QueryRun* run) {
   if (HasBuffered()) return true;
   while (!done_) {
-    Prefetch(pool, run);  // no-op when a chunk is in flight or waiting
+    Prefetch(run);  // no-op when a chunk is in flight or waiting
     HelpIfUnclaimed(run);
     Status s = run->WaitUntil([&] { return fetched_ || (exhausted_ && !in_flight_); });
     if (!s.ok()) return s;
@@ -232,13 +315,13 @@ Result<bool> SaltStream::Advance(ThreadPool* pool, QueryRun* run) {
         pos_ = 0;
       }
     }
-    if (!done_) Prefetch(pool, run);  // read ahead while this chunk is merged
+    if (!done_) Prefetch(run);  // read ahead while this chunk is merged
     if (HasBuffered()) return true;
   }
   return false;
 }
 
-bool SaltStream::TakeChunk(ThreadPool* pool, QueryRun* run, std::vector<KeyedEvent>* out) {
+bool SaltStream::TakeChunk(QueryRun* run, std::vector<KeyedEvent>* out) {
   {
     std::lock_guard lock(run->mu());
     Recycle(out);  // the caller is done with the last chunk it took
@@ -249,7 +332,29 @@ bool SaltStream::TakeChunk(ThreadPool* pool, QueryRun* run, std::vector<KeyedEve
     out->swap(next_);
     fetched_ = false;
   }
-  Prefetch(pool, run);
+  Prefetch(run);
+  return true;
+}
+
+bool SaltStream::TakeEncoded(QueryRun* run, std::string* text, std::vector<size_t>* ends) {
+  {
+    std::lock_guard lock(run->mu());
+    // The caller is done with the last chunk it took: keep its buffers for the next Fill.
+    if (spare_text_.capacity() < text->capacity()) spare_text_.swap(*text);
+    if (spare_ends_.capacity() < ends->capacity()) spare_ends_.swap(*ends);
+    spare_text_.clear();
+    spare_ends_.clear();
+    text->clear();
+    ends->clear();
+    if (!fetched_) {
+      done_ = true;
+      return false;
+    }
+    text->swap(next_text_);
+    ends->swap(next_ends_);
+    fetched_ = false;
+  }
+  Prefetch(run);
   return true;
 }
 
@@ -261,11 +366,11 @@ auto OrderKey(const KeyedEvent& e) {
 }
 }  // namespace
 
-Status MergeStreams(const std::vector<SaltStream*>& streams, Order order, ThreadPool* pool,
-                    QueryRun* run, int64_t* remaining, const EventSink& sink, bool* stopped) {
+Status MergeStreams(const std::vector<SaltStream*>& streams, Order order, QueryRun* run,
+                    int64_t* remaining, const EventSink& sink, bool* stopped) {
   *stopped = false;
   if (*remaining <= 0) return Status::Ok();
-  SaltStream::PrefetchAll(streams, pool, run);  // every salt reads at once...
+  SaltStream::PrefetchAll(streams, run);  // every salt reads at once...
   // ...and this thread takes its share rather than wait: whatever no pool thread has picked up
   // yet, it reads itself.
   for (SaltStream* s : streams) s->HelpIfUnclaimed(run);
@@ -278,7 +383,7 @@ Status MergeStreams(const std::vector<SaltStream*>& streams, Order order, Thread
   std::vector<SaltStream*> heap;
   heap.reserve(streams.size());
   for (SaltStream* s : streams) {
-    Result<bool> has = s->Advance(pool, run);
+    Result<bool> has = s->Advance(run);
     if (!has.ok()) return has.status();
     if (*has) heap.push_back(s);
   }
@@ -292,7 +397,7 @@ Status MergeStreams(const std::vector<SaltStream*>& streams, Order order, Thread
       return Status::Ok();
     }
     top->Pop();
-    Result<bool> has = top->Advance(pool, run);
+    Result<bool> has = top->Advance(run);
     if (!has.ok()) return has.status();
     if (*has) {
       std::push_heap(heap.begin(), heap.end(), below);

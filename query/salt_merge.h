@@ -3,6 +3,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -22,13 +23,40 @@ struct KeyedEvent {
   Event event;
 };
 
+class SaltStream;
+
+// One Fill of a stream, shared by the query thread and the pool worker that may run it: whoever
+// claims it first runs it and counts it finished. The other touches nothing else, so the query
+// never waits for a pool thread to be scheduled just to learn that there was nothing left to do.
+struct FillTicket {
+  std::atomic<bool> claimed{false};
+  SaltStream* stream = nullptr;
+};
+
 // The state one query shares with the tasks it runs on the pool: the first error, a cancel flag,
-// and the count of tasks still running. The query waits for that count to reach zero before it
-// returns, so tasks never outlive the streams they fill.
+// the Fills queued for its pool workers, and the count of tasks still running. The query waits
+// for that count to reach zero before it returns, so tasks never outlive the streams they fill.
+//
+// A query occupies at most `max_workers` pool threads at once, however many Fills it queues:
+// queries that read much (scans, large ranges) get max(0, pool size - 1), so that one of them
+// never holds every pool thread and a second query always finds one free. The query thread reads
+// too (SaltStream::HelpIfUnclaimed), so a query's parallelism is its workers plus its own thread.
 //
 // Thread-safety: every member is safe to use from the query's thread and from its tasks.
 class QueryRun {
  public:
+  // For tests: runs on a pool worker after it claimed a Fill of a stream over [min_ts, max_ts),
+  // before reading; may block to hold the worker.
+  using FillHook = std::function<void(int64_t min_ts, int64_t max_ts)>;
+
+  // `pool` and `hook` are not owned. REQUIRES: max_workers >= 0.
+  QueryRun(ThreadPool* pool, int max_workers, const FillHook* hook = nullptr)
+      : pool_(pool), max_workers_(max_workers), hook_(hook) {}
+
+  // Queues a Fill for the run's pool workers, and starts one more worker when fewer than
+  // max_workers are running. With max_workers == 0 the Fill waits for the query thread.
+  void Submit(std::shared_ptr<FillTicket> ticket);
+
   // Records `status` as the query's failure (the first one wins) and wakes the query.
   void Fail(const Status& status);
   // Stops every task at its next row.
@@ -47,7 +75,23 @@ class QueryRun {
   std::mutex& mu() { return mu_; }
 
  private:
+  // A pool task that runs one queued Fill; whoever claims it first, the pool thread or Drain,
+  // decides whether it runs.
+  struct WorkerToken {
+    std::atomic<bool> claimed{false};
+  };
+  std::shared_ptr<WorkerToken> NewWorkerLocked();  // REQUIRES: mu_
+  void SubmitWorker(ThreadPool* pool, std::shared_ptr<WorkerToken> token);
+  // On the pool: runs queued Fills; after each, requeues behind other waiting tasks, if any.
+  void Work(const std::shared_ptr<WorkerToken>& token);
+
+  ThreadPool* const pool_;
+  const int max_workers_;
+  const FillHook* const hook_;
   std::mutex mu_;
+  std::deque<std::shared_ptr<FillTicket>> queue_;  // guarded by mu_
+  int workers_ = 0;                                // guarded by mu_
+  std::vector<std::shared_ptr<WorkerToken>> waiting_workers_;  // submitted, not started; mu_
   std::condition_variable cv_;
   Status error_;  // guarded by mu_
   int running_ = 0;  // guarded by mu_
@@ -69,6 +113,11 @@ struct StreamSpec {
   int64_t budget = INT64_MAX;
   // Where the stream counts its cursors, seeks and rows; null for none.
   QueryWork* work = nullptr;
+  // When set, Fill encodes every kept event with it into the chunk's text (TakeEncoded) instead
+  // of keeping the events: the encoding runs wherever the Fill runs, on the pool. Not owned.
+  const EventEncoder* encode = nullptr;
+  // Only rows of partitions it accepts (QueryOptions::partition_filter); null for all. Not owned.
+  const PartitionFilter* filter = nullptr;
 };
 
 // The rows of one salt of one bucket, read in chunks by tasks on the pool while the query merges.
@@ -85,10 +134,9 @@ class SaltStream {
   SaltStream(std::shared_ptr<const store::Bucket> bucket, store::EventStore* store, StreamSpec spec,
              size_t first_chunk, size_t max_chunk);
 
-  // Submits the read of the next chunk to `pool` when none is in flight and rows may remain.
-  void Prefetch(ThreadPool* pool, QueryRun* run);
-  // Prefetch for many streams at once, with at most one pool task per pool thread.
-  static void PrefetchAll(const std::vector<SaltStream*>& streams, ThreadPool* pool, QueryRun* run);
+  // Queues the read of the next chunk on `run` when none is in flight and rows may remain.
+  void Prefetch(QueryRun* run);
+  static void PrefetchAll(const std::vector<SaltStream*>& streams, QueryRun* run);
 
   // When the chunk in flight has not been picked up by a pool thread yet, reads it on the calling
   // thread instead of waiting for one: a query with little to read per salt (latest N) then costs
@@ -102,7 +150,7 @@ class SaltStream {
   // Makes the next event available in front(). Waits for the chunk in flight when needed.
   // Returns false with ok status when the stream is exhausted; a non-ok status when the query
   // failed (this stream or any other).
-  Result<bool> Advance(ThreadPool* pool, QueryRun* run);
+  Result<bool> Advance(QueryRun* run);
 
   // REQUIRES: the last Advance returned true.
   KeyedEvent& front() { return current_[pos_]; }
@@ -112,11 +160,14 @@ class SaltStream {
   // For scans: true when a chunk has arrived and may be taken without waiting. REQUIRES: run->mu().
   bool ChunkReadyLocked() const { return fetched_ || (!in_flight_ && exhausted_); }
   // Takes the arrived chunk (Scan); returns false when exhausted. REQUIRES: ChunkReadyLocked().
-  bool TakeChunk(ThreadPool* pool, QueryRun* run, std::vector<KeyedEvent>* out);
+  bool TakeChunk(QueryRun* run, std::vector<KeyedEvent>* out);
+  // The same for a stream with spec.encode: the events' text, and where each event ends in it.
+  bool TakeEncoded(QueryRun* run, std::string* text, std::vector<size_t>* ends);
   bool done() const { return done_; }
   int64_t bucket_start_ms() const { return bucket_->start_ms(); }
 
  private:
+  friend class QueryRun;
   enum class Decoded { kKeep, kSkip, kCorrupt };
   void Fill(QueryRun* run);  // on the pool, or on the query thread through HelpIfUnclaimed
   Decoded Decode(std::string_view key, std::string_view value, KeyedEvent* out);
@@ -130,23 +181,18 @@ class SaltStream {
   const size_t max_chunk_events_;
   std::unique_ptr<store::RowIterator> iter_;  // used by one Fill at a time
   bool positioned_ = false;                   // only Fill touches iter_ and this
-  // The Fill in flight, shared with the pool task that may run it.
-  struct Ticket {
-    std::atomic<bool> claimed{false};
-    SaltStream* stream = nullptr;
-    QueryRun* run = nullptr;
-  };
-  std::shared_ptr<Ticket> ticket_;  // query thread only
+  std::shared_ptr<FillTicket> ticket_;  // the Fill in flight; query thread only
 
   // Marks a Fill in flight and returns its ticket; nullptr when none is needed.
-  std::shared_ptr<Ticket> Arm(QueryRun* run);
-  // Runs the Fill of every ticket nobody has claimed yet (on a pool thread).
-  static void RunUnclaimed(const std::vector<std::shared_ptr<Ticket>>& tickets);
+  std::shared_ptr<FillTicket> Arm(QueryRun* run);
   std::vector<std::pair<uint16_t, std::string>> topic_cache_;  // only Fill
+  KeyedEvent scratch_;                                         // only Fill, with spec_.encode
 
   // Shared with Fill, guarded by run->mu().
   std::vector<KeyedEvent> next_;   // the chunk read by the last Fill
   std::vector<KeyedEvent> spare_;  // a spent chunk, overwritten by the next Fill
+  std::string next_text_, spare_text_;         // the same, with spec_.encode
+  std::vector<size_t> next_ends_, spare_ends_;  // where each event of next_text_ ends
   bool in_flight_ = false;
   bool fetched_ = false;    // next_ holds a chunk not yet taken
   bool exhausted_ = false;  // the iterator or the budget is spent
@@ -161,7 +207,7 @@ class SaltStream {
 // Merges streams by (ts, topic, partition, offset): descending for kDesc, ascending for kAsc, as
 // each stream yields in that order. Emits to `sink` until `*remaining` reaches 0, the sink says
 // stop (`*stopped` = true), or every stream is spent.
-Status MergeStreams(const std::vector<SaltStream*>& streams, Order order, ThreadPool* pool,
-                    QueryRun* run, int64_t* remaining, const EventSink& sink, bool* stopped);
+Status MergeStreams(const std::vector<SaltStream*>& streams, Order order, QueryRun* run,
+                    int64_t* remaining, const EventSink& sink, bool* stopped);
 
 }  // namespace hotrow::query

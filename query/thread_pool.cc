@@ -29,6 +29,11 @@ void ThreadPool::Submit(std::function<void()> task) {
   cv_.notify_one();
 }
 
+bool ThreadPool::HasWaitingTasks() {
+  std::lock_guard lock(mu_);
+  return !tasks_.empty();
+}
+
 void ThreadPool::Run() {
   while (true) {
     std::function<void()> task;

@@ -24,6 +24,8 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   void Submit(std::function<void()> task);
+  // True when submitted tasks wait for a thread.
+  bool HasWaitingTasks();
   int size() const { return static_cast<int>(threads_.size()); }
 
  private:

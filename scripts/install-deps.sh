@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config git
-  curl                    # the README tour and its test
+  curl                    # the README tour and its test, the HTTPS test (curl --cacert)
   librdkafka-dev          # Kafka consumer/producer and the mock cluster (rdkafka_mock.h)
   librocksdb-dev          # the store
   libconcurrentqueue-dev  # bounded hand-over between ingest threads
@@ -13,6 +13,8 @@ packages=(
   libsimdjson-dev         # parsing event records
   nlohmann-json3-dev      # building JSON answers
   libcpp-httplib-dev      # the HTTP server and the query client
+  libssl-dev              # HTTPS (cpp-httplib's OpenSSL support; service/http_tls.cc)
+  openssl                 # the HTTPS tests make their certificates with the openssl CLI
   libyaml-cpp-dev         # the config file
   libcli11-dev            # command-line parsing
   prometheus-cpp-dev      # /metrics text format

@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include "service/http_auth.h"
+#include "service/http_tls.h"
 
 namespace hotrow::service {
 
@@ -15,8 +16,17 @@ Result<ClientAccess> ClientAccess::Load(const std::string& token_file) {
   return access;
 }
 
+Status ClientAccess::TrustCaFile(const std::string& ca_file) {
+  HOTROW_RETURN_IF_ERROR(CheckCaCertFile(ca_file));
+  ca_cert_file = ca_file;
+  return Status::Ok();
+}
+
 void ClientAccess::ApplyTo(httplib::Client* client) const {
   if (!token.empty()) client->set_bearer_token_auth(token);
+  // httplib verifies the certificate and the host name by default; this only says against what.
+  client->enable_server_certificate_verification(true);
+  if (!ca_cert_file.empty()) client->set_ca_cert_path(ca_cert_file);
 }
 
 }  // namespace hotrow::service

@@ -139,6 +139,7 @@ int RunDemo(const DemoFlags& flags) {
   config.kafka.group_id = "hotrow-demo";
   config.store.path = (*data)->path() + "/store";
   config.http.listen = flags.listen;
+  config.index.fields = {"battery"};  // README: an index query by battery level
   Result<std::unique_ptr<Server>> server = Server::Start(config);
   if (!server.ok()) {
     spdlog::error("demo: cannot start the service: {}", server.status().ToString());

@@ -15,6 +15,7 @@
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/time_format.h"
+#include "keying/index_key.h"
 #include "keying/row_key.h"
 #include "keying/salter.h"
 #include "service/commands.h"
@@ -60,8 +61,10 @@ int HexDigit(char c) {
 Result<std::string> DecodeHex(std::string_view text) {
   if (text.size() >= 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
     text.remove_prefix(2);
-  const std::string expected = "a row key is " + std::to_string(keying::kRowKeySize) + " bytes (" +
-                               std::to_string(2 * keying::kRowKeySize) + " hex digits)";
+  const std::string expected =
+      "a row key is " + std::to_string(keying::kRowKeySize) + " bytes (" +
+      std::to_string(2 * keying::kRowKeySize) + " hex digits), an index key " +
+      std::to_string(keying::kIndexKeySize) + " bytes";
   if (text.empty()) return Status::InvalidArgument("key is empty: " + expected);
   for (size_t i = 0; i < text.size(); ++i) {
     if (HexDigit(text[i]) < 0) {
@@ -76,7 +79,7 @@ Result<std::string> DecodeHex(std::string_view text) {
     return Status::InvalidArgument("key has an odd number of hex digits (" +
                                    std::to_string(text.size()) + "); " + expected);
   }
-  if (text.size() != 2 * keying::kRowKeySize) {
+  if (text.size() != 2 * keying::kRowKeySize && text.size() != 2 * keying::kIndexKeySize) {
     return Status::InvalidArgument("key is " + std::to_string(text.size() / 2) + " bytes (" +
                                    std::to_string(text.size()) + " hex digits); " + expected);
   }
@@ -161,7 +164,19 @@ int RunExplain(const KeysFlags& flags) {
   Result<std::string> bytes = DecodeHex(flags.hex);
   if (!bytes.ok()) return Fail(kExitUsage, bytes.status().message());
   keying::RowKey key;
-  if (!keying::DecodeRowKey(*bytes, &key)) return Fail(kExitUsage, WhyUndecodable(*bytes));
+  keying::IndexKey index_key;
+  const bool is_index = bytes->size() == keying::kIndexKeySize;
+  if (is_index) {
+    // An index key (keying/index_key.h): the same fields but the value hash for the id hash.
+    if (!keying::DecodeIndexKey(*bytes, &index_key)) {
+      return Fail(kExitUsage, keying::IsIndexKey(*bytes)
+                                  ? "index key field ts, partition or offset is out of range"
+                                  : "a 32-byte key is an index key, whose byte 10 is the tag 00");
+    }
+    key = keying::EventKeyOf(index_key, 0);
+  } else if (!keying::DecodeRowKey(*bytes, &key)) {
+    return Fail(kExitUsage, WhyUndecodable(*bytes));
+  }
   if (key.salt >= config->keying.salts) {
     return Fail(kExitUsage,
                 "key salt " + std::to_string(key.salt) + " is out of range: keying.salts is " +
@@ -180,8 +195,13 @@ int RunExplain(const KeysFlags& flags) {
         name ? *name : "(unknown: this store has no topic " + std::to_string(key.topic) + ")";
   }
 
+  if (is_index) std::printf("kind: index\n");
   std::printf("salt: %u\n", static_cast<unsigned>(key.salt));
-  std::printf("id_hash: 0x%016" PRIx64 "\n", key.id_hash);
+  if (is_index) {
+    std::printf("value_hash: 0x%016" PRIx64 "\n", index_key.value_hash);
+  } else {
+    std::printf("id_hash: 0x%016" PRIx64 "\n", key.id_hash);
+  }
   std::printf("ts_ms: %" PRId64 "\n", key.ts_ms);
   std::printf("ts: %s\n", FormatRfc3339Ms(key.ts_ms).c_str());
   std::printf("topic: %u\n", static_cast<unsigned>(key.topic));
@@ -202,6 +222,8 @@ int RunAnalyze(const KeysFlags& flags) {
 
   const int salts = (*store)->options().salts;
   std::vector<uint64_t> per_salt(static_cast<size_t>(salts), 0);
+  std::vector<uint64_t> index_per_salt(static_cast<size_t>(salts), 0);  // index rows, not keys
+  uint64_t index_total = 0;
   struct BucketCount {
     int64_t start_ms;
     uint64_t keys;
@@ -213,8 +235,12 @@ int RunAnalyze(const KeysFlags& flags) {
     for (int salt = 0; salt < salts; ++salt) {
       std::unique_ptr<store::RowIterator> it =
           bucket->NewIterator(keying::SaltKeyRange(static_cast<uint8_t>(salt)), false);
-      uint64_t n = 0;
-      for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
+      uint64_t n = 0, index_rows = 0;
+      for (it->SeekToFirst(); it->Valid(); it->Next()) {
+        ++(keying::IsIndexKey(it->key()) ? index_rows : n);
+      }
+      index_per_salt[static_cast<size_t>(salt)] += index_rows;
+      index_total += index_rows;
       Status status = it->status();
       if (!status.ok()) {
         return Fail(kExitFailure, "reading bucket " + FormatRfc3339Ms(bucket->start_ms()) +
@@ -245,6 +271,17 @@ int RunAnalyze(const KeysFlags& flags) {
   for (const BucketCount& b : per_bucket) {
     std::printf("%-26s %14" PRIu64 "\n", FormatRfc3339Ms(b.start_ms).c_str(), b.keys);
   }
+  if (index_total > 0) {
+    // Index rows (keying/index_key.h) live in their event's salt: they spread as the events do.
+    const double index_mean = static_cast<double>(index_total) / salts;
+    std::printf("\n%" PRIu64 " index rows\n%-6s %14s %12s\n", index_total, "salt", "index rows",
+                "deviation");
+    for (int salt = 0; salt < salts; ++salt) {
+      const uint64_t n = index_per_salt[static_cast<size_t>(salt)];
+      std::printf("%-6d %14" PRIu64 " %+11.2f%%\n", salt, n,
+                  (static_cast<double>(n) - index_mean) / index_mean * 100.0);
+    }
+  }
   std::printf("\nmax deviation from mean: %.2f%% over %d salts\n", max_deviation, salts);
   return kExitOk;
 }
@@ -258,7 +295,9 @@ void AddKeysCommand(CLI::App& app, int* exit_code) {
   auto explain_flags = std::make_shared<KeysFlags>();
   CLI::App* explain =
       keys->add_subcommand("explain", "decode one stored row key (hex) into its fields");
-  explain->add_option("HEX", explain_flags->hex, "the key, 62 hex digits (31 bytes)")->required();
+  explain->add_option("HEX", explain_flags->hex,
+                      "the key: 62 hex digits (a 31-byte event key) or 64 (a 32-byte index key)")
+      ->required();
   explain
       ->add_option("--data", explain_flags->data_dir,
                    "store directory, to print the topic name as well (opened read-only)")

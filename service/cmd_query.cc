@@ -1,5 +1,5 @@
-// `hotrow query latest|range|scan ...`: a small HTTP client of a running service's API, printing
-// one JSON event per line.
+// `hotrow query latest|range|scan|index ...`: a small HTTP client of a running service's API,
+// printing one JSON event per line.
 
 #include <httplib.h>
 
@@ -10,6 +10,7 @@
 
 #include "service/client_access.h"
 #include "service/commands.h"
+#include "service/http_tls.h"
 #include "service/url_codec.h"
 
 namespace hotrow::service {
@@ -20,7 +21,10 @@ constexpr const char* kDefaultServer = "http://127.0.0.1:8080";
 struct QueryFlags {
   std::string server = kDefaultServer;
   std::string token_file;  // --token-file: the server's bearer token
+  std::string cacert;      // --cacert: the CAs an https:// server's certificate is verified against
   std::string id;
+  std::string field;  // query index
+  std::string value;  // query index
   std::string n;
   std::string from;
   std::string to;
@@ -58,6 +62,20 @@ std::unique_ptr<httplib::Client> NewClient(const QueryFlags& flags, int* exit_co
     *exit_code = kExitUsage;
     return nullptr;
   }
+  if (!flags.cacert.empty()) {
+    if (server.rfind("https://", 0) != 0) {
+      std::fprintf(stderr, "hotrow: --cacert: only for an https:// --server, got \"%s\"\n",
+                   server.c_str());
+      *exit_code = kExitUsage;
+      return nullptr;
+    }
+    const Status trusted = access->TrustCaFile(flags.cacert);
+    if (!trusted.ok()) {
+      std::fprintf(stderr, "hotrow: --cacert: %s\n", trusted.message().c_str());
+      *exit_code = kExitUsage;
+      return nullptr;
+    }
+  }
   auto client = std::make_unique<httplib::Client>(server);
   if (!client->is_valid()) {
     std::fprintf(stderr, "hotrow: --server: not a URL such as %s: \"%s\"\n", kDefaultServer,
@@ -71,7 +89,9 @@ std::unique_ptr<httplib::Client> NewClient(const QueryFlags& flags, int* exit_co
   return client;
 }
 
-int ReportTransportError(const std::string& server, httplib::Error error) {
+int ReportTransportError(const QueryFlags& flags, const httplib::Client& client,
+                         httplib::Error error) {
+  const std::string& server = flags.server;
   std::string why;
   switch (error) {
     case httplib::Error::Connection:
@@ -79,10 +99,30 @@ int ReportTransportError(const std::string& server, httplib::Error error) {
       break;
     case httplib::Error::Read:
       why = "the connection broke while reading the answer";
+      // An HTTPS server closes a plain HTTP connection without a word.
+      if (server.rfind("http://", 0) == 0) why += " (if the server serves HTTPS, use https://)";
       break;
     case httplib::Error::ConnectionTimeout:
       why = "no connection within 5 s";
       break;
+    case httplib::Error::SSLConnection:
+      why = "the TLS handshake failed; does the server serve HTTPS (http.tls_cert)?";
+      break;
+    case httplib::Error::SSLLoadingCerts:
+      why = "cannot load the CA certificates " +
+            (flags.cacert.empty() ? std::string("of the system") : "of --cacert " + flags.cacert);
+      break;
+    case httplib::Error::SSLServerVerification: {
+      const long result = client.get_openssl_verify_result();
+      why = "the server's certificate is not trusted: " +
+            (result == 0 ? std::string("it does not name the host asked for")
+                         : CertificateVerifyError(result)) +
+            " (verified against " +
+            (flags.cacert.empty() ? std::string("the system's CAs; pass --cacert FILE")
+                                  : "--cacert " + flags.cacert) +
+            ")";
+      break;
+    }
     default:
       why = "HTTP error: " + httplib::to_string(error);
       break;
@@ -97,7 +137,7 @@ int PrintEvents(const QueryFlags& flags, const std::string& path) {
   std::unique_ptr<httplib::Client> client = NewClient(flags, &exit_code);
   if (!client) return exit_code;
   httplib::Result res = client->Get(path);
-  if (!res) return ReportTransportError(flags.server, res.error());
+  if (!res) return ReportTransportError(flags, *client, res.error());
   if (res->status != 200) return ReportHttpError(res->status, res->body);
   nlohmann::ordered_json answer =
       nlohmann::ordered_json::parse(res->body, nullptr, /*allow_exceptions=*/false);
@@ -112,6 +152,14 @@ int PrintEvents(const QueryFlags& flags, const std::string& path) {
     std::fwrite(line.data(), 1, line.size(), stdout);
   }
   std::fflush(stdout);
+  // An index answer names the buckets of its range that do not index the field.
+  if (answer.contains("unindexed") && answer["unindexed"].is_array() &&
+      !answer["unindexed"].empty()) {
+    std::fprintf(stderr,
+                 "hotrow: note: %zu bucket(s) of the range do not index this field (made before "
+                 "it was in index.fields); their events are not in the answer: %s\n",
+                 answer["unindexed"].size(), answer["unindexed"].dump().c_str());
+  }
   return kExitOk;
 }
 
@@ -155,7 +203,7 @@ int StreamScan(const QueryFlags& flags, const std::string& path) {
     std::fprintf(stderr, "hotrow: the scan was cut short: %s\n", cut_short.c_str());
     return kExitFailure;
   }
-  if (!res) return ReportTransportError(flags.server, res.error());
+  if (!res) return ReportTransportError(flags, *client, res.error());
   return kExitOk;
 }
 
@@ -171,6 +219,9 @@ void AddServerOption(CLI::App* cmd, QueryFlags* flags) {
       ->default_str(kDefaultServer);
   cmd->add_option("--token-file", flags->token_file,
                   "File holding the server's bearer token (its http.token_file)");
+  cmd->add_option("--cacert", flags->cacert,
+                  "PEM file of the CA (or the self-signed certificate) that an https:// server's "
+                  "certificate is verified against (default: the system's CAs)");
 }
 
 }  // namespace
@@ -212,6 +263,47 @@ void AddQueryCommand(CLI::App& app, int* exit_code) {
     path += Param("to", f.to, &first);
     path += Param("limit", f.limit, &first);
     path += Param("order", f.order, &first);
+    *exit_code = PrintEvents(f, path);
+  });
+
+  auto index_flags = std::make_shared<QueryFlags>();
+  CLI::App* index = query->add_subcommand(
+      "index", "Events whose indexed FIELD equals VALUE: the n newest, or those from <= ts < to");
+  index->add_option("FIELD", index_flags->field, "A field of index.fields (a dotted path)")
+      ->required();
+  index->add_option("VALUE", index_flags->value,
+                    "Its value as text (a number or boolean as its JSON text)")
+      ->required();
+  index->add_option("-n", index_flags->n, "How many of the newest, 1..10000 (default 10)");
+  index->add_option("--from", index_flags->from, "Start, ms since the epoch or RFC 3339");
+  index->add_option("--to", index_flags->to, "End (excluded), ms or RFC 3339");
+  index->add_option("--limit", index_flags->limit,
+                    "With --from/--to: at most this many (default 1000)");
+  index->add_option("--order", index_flags->order, "With --from/--to: desc (default) or asc");
+  AddServerOption(index, index_flags.get());
+  index->callback([index_flags, exit_code] {
+    const QueryFlags& f = *index_flags;
+    const bool range = !f.from.empty() || !f.to.empty();
+    if (range && !f.n.empty()) {
+      std::fprintf(stderr, "hotrow: -n: not with --from/--to (use --limit)\n");
+      *exit_code = kExitUsage;
+      return;
+    }
+    if (!range && (!f.limit.empty() || !f.order.empty())) {
+      std::fprintf(stderr, "hotrow: --limit and --order need --from and --to\n");
+      *exit_code = kExitUsage;
+      return;
+    }
+    bool first = true;
+    std::string path = "/v1/index/" + PercentEncode(f.field) + "/" + PercentEncode(f.value);
+    if (range) {
+      path += Param("from", f.from, &first);
+      path += Param("to", f.to, &first);
+      path += Param("limit", f.limit, &first);
+      path += Param("order", f.order, &first);
+    } else {
+      path += "/latest" + Param("n", f.n, &first);
+    }
     *exit_code = PrintEvents(f, path);
   });
 

@@ -43,22 +43,33 @@ struct Config {
     int64_t max_future_ms = 60 * 1000;     // ingest.max_future, a duration
     std::string dead_letter_topic;         // empty: none
     int64_t stall_after_ms = 30 * 1000;    // ingest.stall_after, a duration
+    int64_t writers = 0;                   // 0..16; 0: the machine's cores (at most 16)
   } ingest;
+  struct Index {
+    std::vector<std::string> fields;  // dotted paths, at most 16, no duplicates; empty = none
+  } index;
   struct Http {
     std::string listen = "127.0.0.1:8080";  // host:port
     int threads = 16;                       // connection threads, 2..1024
     std::string token_file;                 // empty: no token asked (loopback only, see allow_open)
     bool allow_open = false;                // true: listen beyond loopback without a token
+    std::string tls_cert;                   // PEM certificate (chain); with tls_key: HTTPS
+    std::string tls_key;                    // PEM private key of tls_cert; both or neither
   } http;
   struct Query {
     int threads = 0;          // 0: the number of cores; else 1..256
     int max_concurrent = 12;  // queries at once before 503; 1..http.threads-1
   } query;
+  struct Cluster {
+    // HTTP host:port of every instance of the group, this one included; empty: single instance.
+    std::vector<std::string> peers;
+  } cluster;
 
   store::StoreOptions ToStoreOptions() const;
   ingest::IngestOptions ToIngestOptions() const;
   query::QueryOptions ToQueryOptions() const;
-  // listen, threads and max_queries (= query.max_concurrent); the rest keeps its defaults.
+  // listen, threads, max_queries (= query.max_concurrent) and the TLS files; the rest keeps its
+  // defaults.
   HttpServerOptions ToHttpOptions() const;
   // A one-line summary for the start-up log.
   std::string Summary() const;

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "service/cluster.h"
 #include "service/event_json.h"
 #include "service/http_server_impl.h"
 #include "service/stats_json.h"
@@ -38,8 +39,11 @@ void HttpServer::Impl::MetricsText(httplib::Response& res) {
   if (backend.ingestor != nullptr) ingest = backend.ingestor->Stats();
   res.status = 200;
   const query::QueryWorkStats work = backend.engine->Work();
+  std::optional<ingest::OwnershipSnapshot> ownership;  // cluster mode only
+  if (backend.cluster != nullptr && backend.cluster->enabled()) ownership = backend.cluster->Local();
   res.set_content(backend.metrics->Render(ingest ? &*ingest : nullptr, backend.store->Stats(),
-                                          backend.store->options(), &work),
+                                          backend.store->options(), &work,
+                                          ownership ? &*ownership : nullptr),
                   "text/plain; version=0.0.4; charset=utf-8");
 }
 

@@ -185,15 +185,28 @@ bool HttpServer::Impl::StreamScan(ScanJob& job, httplib::DataSink& sink) {
     return false;
   };
   try {
-    Status st = backend.engine->Scan(job.from_ms, job.to_ms, job.limit, [&](const query::Event& e) {
-      if (stopping.load(std::memory_order_relaxed)) return false;
-      AppendEventJson(e, &buffer);
-      buffer.push_back('\n');
-      if (buffer.size() >= kScanFlushBytes || HttpClock::now() - last_flush >= kScanFlushInterval) {
-        return flush();
-      }
-      return true;
-    });
+    // The pool threads encode each event as they read it; this thread only gathers their chunks
+    // and writes them out.
+    const query::EventEncoder encode = [](const query::Event& e, std::string* out) {
+      AppendEventJson(e, out);
+      out->push_back('\n');
+    };
+    Status st = backend.engine->ScanEncoded(
+        job.from_ms, job.to_ms, job.limit, encode, [&](std::string_view text, int64_t /*events*/) {
+          if (stopping.load(std::memory_order_relaxed)) return false;
+          if (buffer.empty() && text.size() >= kScanFlushBytes) {
+            // A whole chunk goes out as it is, without a copy.
+            if (!sink.write(text.data(), text.size())) write_failed = true;
+            last_flush = HttpClock::now();
+            return !write_failed;
+          }
+          buffer.append(text);
+          if (buffer.size() >= kScanFlushBytes ||
+              HttpClock::now() - last_flush >= kScanFlushInterval) {
+            return flush();
+          }
+          return true;
+        });
     if (write_failed) {
       job.recorded = true;
       backend.metrics->RecordQuery(QueryKind::kScan, QueryOutcome::kCancelled, 0);

@@ -14,6 +14,7 @@
 #include "service/http_auth.h"
 #include "service/http_server_impl.h"
 #include "service/http_task_queue.h"
+#include "service/http_tls.h"
 #include "service/query_params.h"
 #include "service/status_page.h"
 #include "service/url_codec.h"
@@ -57,8 +58,13 @@ void HttpServer::Impl::Dispatch(const httplib::Request& req, httplib::Response& 
   }
   std::string id;
   if (IsStatusPagePath(target->segments)) return ServeStatusPage(&res);  // GET /: the page
+  if (IndexRoute(target->segments, target->raw_query, res)) return;
   const Endpoint endpoint = MatchRoute(target->segments, &id);
   const std::string_view raw_query = target->raw_query;
+  if (backend.cluster != nullptr &&
+      ClusterRoute(target->segments, endpoint, id, raw_query, res)) {
+    return;
+  }
   switch (endpoint) {
     case Endpoint::kNone:
       SetError(res, 404,
@@ -180,6 +186,10 @@ std::string HttpServer::address() const {
   return (v6 ? "[" + impl_->host + "]" : impl_->host) + ":" + std::to_string(impl_->port);
 }
 
+std::string HttpServer::url() const {
+  return (impl_->options.tls_cert_file.empty() ? "http://" : "https://") + address();
+}
+
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& options,
                                                       const HttpBackend& backend) {
   if (backend.store == nullptr || backend.engine == nullptr || backend.metrics == nullptr) {
@@ -193,8 +203,13 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   int port = 0;
   HOTROW_RETURN_IF_ERROR(ParseListenAddress(options.listen, &impl->host, &port));
 
+  Result<std::unique_ptr<httplib::Server>> made =
+      NewHttplibServer(options.tls_cert_file, options.tls_key_file);
+  if (!made.ok()) return made.status();
+  impl->server = std::move(made).value();
+
   Impl* self = impl.get();
-  httplib::Server& server = impl->server;
+  httplib::Server& server = *impl->server;
   const int threads = options.threads;
   const size_t queued = options.queued_connections;
   server.new_task_queue = [threads, queued] { return new BoundedTaskQueue(threads, queued); };
@@ -252,7 +267,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   impl->port = port;
   impl->listen_thread = std::thread([self] {
     pthread_setname_np(pthread_self(), "http-listen");
-    if (!self->server.listen_after_bind()) {
+    if (!self->server->listen_after_bind()) {
       if (!self->stopping.load())
         spdlog::error("http: the listener on {} stopped", self->options.listen);
     }
@@ -270,7 +285,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
     return Status::IOError("http: the listener on " + options.listen + " did not start");
   }
   std::unique_ptr<HttpServer> http(new HttpServer(std::move(impl)));
-  spdlog::info("http: listening on http://{}", http->address());
+  spdlog::info("http: listening on {}", http->url());
   return http;
 }
 
@@ -279,7 +294,7 @@ void HttpServer::Stop() {
   if (impl_->stopped) return;
   impl_->stopped = true;
   impl_->stopping.store(true);
-  impl_->server.stop();
+  impl_->server->stop();
   if (impl_->listen_thread.joinable()) impl_->listen_thread.join();
 }
 

@@ -14,6 +14,7 @@
 namespace hotrow::service {
 
 class Authenticator;
+class Cluster;
 
 struct HttpServerOptions {
   // "host:port" to listen on ("[::1]:8080" for IPv6). Port 0 picks a free port: see port().
@@ -38,6 +39,10 @@ struct HttpServerOptions {
   // Largest request body read (the API takes none; this bounds what a client can make us read
   // before it gets its 405). Default: 64 KiB.
   size_t max_body_bytes = 64 << 10;
+  // HTTPS: PEM files of the server's certificate (chain) and its private key
+  // (service/http_tls.h). Both set: HTTPS only; both empty: plain HTTP. Default: "" (HTTP).
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 // What the HTTP API answers from. Nothing is owned; everything must outlive the HttpServer.
@@ -48,9 +53,12 @@ struct HttpBackend {
   Metrics* metrics = nullptr;                  // required
   // The bearer-token gate (service/http_auth.h), asked before routing; null: no token needed.
   const Authenticator* auth = nullptr;
+  // The group's instances (service/cluster.h): GET /v1/cluster, ?local=true, and the fan-out of
+  // every query when peers are configured. Null: none of these (404 and 400).
+  Cluster* cluster = nullptr;
 };
 
-// The HTTP API of CONTRACT.md, on cpp-httplib:
+// The HTTP API of CONTRACT.md, on cpp-httplib, over HTTPS when TLS files are given:
 //   GET /v1/events/{id}/latest?n=N        GET /v1/events/{id}?from=T&to=T[&limit=L][&order=O]
 //   GET /v1/scan?from=T&to=T[&limit=L]    (NDJSON, chunked, streamed)
 //   GET /healthz   GET /readyz   GET /metrics   GET /v1/stats
@@ -76,16 +84,19 @@ struct HttpBackend {
 class HttpServer {
  public:
   // Binds `options.listen` and starts serving. Fails with InvalidArgument for a malformed listen
-  // address and IOError when the address cannot be bound (in use, not local).
+  // address or a TLS file that cannot be used (naming it), and IOError when the address cannot be
+  // bound (in use, not local).
   static Result<std::unique_ptr<HttpServer>> Start(const HttpServerOptions& options,
                                                    const HttpBackend& backend);
   ~HttpServer();  // Stop()s
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // The port bound (the one chosen when the configured port was 0), and "host:port".
+  // The port bound (the one chosen when the configured port was 0), "host:port", and the URL
+  // clients use: "https://host:port" with TLS files, else "http://host:port".
   int port() const;
   std::string address() const;
+  std::string url() const;
 
   // Refuses new connections, makes running scans stop at their next event, and joins every
   // thread once the requests in progress are answered. Idempotent.

@@ -8,12 +8,16 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "common/logging.h"
+#include "query/query_engine.h"
 #include "service/http_response.h"
 #include "service/http_server.h"
 #include "service/query_params.h"
@@ -27,7 +31,8 @@ struct HttpServer::Impl {
   const HttpBackend backend;
   std::string host;
   int port = 0;
-  httplib::Server server;
+  // An httplib::SSLServer for HTTPS (service/http_tls.h); set before anything uses it.
+  std::unique_ptr<httplib::Server> server;
   std::thread listen_thread;
   std::atomic<bool> stopping{false};
   std::atomic<int> queries_running{0};
@@ -99,9 +104,38 @@ struct HttpServer::Impl {
   };
 
   void Scan(std::string_view raw_query, httplib::Response& res);
+
+  // Cluster mode (http_cluster_handlers.cc): GET /v1/cluster, `?local=true` queries and the
+  // fan-out of latest, range and scan to the peers. True when it answered the request.
+  bool ClusterRoute(const std::vector<std::string>& segments, Endpoint endpoint,
+                    const std::string& id, std::string_view raw_query, httplib::Response& res);
+  // A latest or range query in cluster mode, per id or per index value.
+  struct ClusterQuery {
+    QueryKind kind = QueryKind::kLatest;
+    std::string peer_path;  // what peers are asked, without the query string
+    std::string rest;       // the query string, without `local`
+    int64_t limit = 0;
+    query::Order order = query::Order::kDesc;
+    std::string open_body;  // the answer object up to and including "events":[
+    // This instance's events (the cluster's partition filter applied); may add members of the
+    // answer object to `extra`, each starting with a comma.
+    std::function<Result<std::vector<query::Event>>(std::string* extra)> run;
+  };
+  // `?local=true`: this instance's serving partitions only, saying which.
+  void LocalClusterQuery(const ClusterQuery& q, httplib::Response& res);
+  // Every instance asked (this one in process), merged, "complete" or not with "missing".
+  void FanOutClusterQuery(const ClusterQuery& q, httplib::Response& res);
+  // Takes `local` out of `raw_query` into `local` and `rest`; false after answering a 400.
+  bool TakeClusterLocal(std::string_view raw_query, QueryKind kind, bool* local, std::string* rest,
+                        httplib::Response& res);
   // Runs the whole scan on the first call of the content provider, writing as it goes. Returns
   // false (no final chunk) when the answer is cut short.
   bool StreamScan(ScanJob& job, httplib::DataSink& sink);
+
+  // /v1/index/{field}/{value}[/latest] (http_index_handlers.cc): answers and returns true when
+  // `segments` is an index route, else returns false and leaves `res` alone.
+  bool IndexRoute(const std::vector<std::string>& segments, std::string_view raw_query,
+                  httplib::Response& res);
 };
 
 }  // namespace hotrow::service

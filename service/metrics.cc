@@ -158,10 +158,34 @@ void Metrics::RecordHttpResponse(int status) {
 
 std::string Metrics::Render(const ingest::IngestStats* ingest, const store::StoreStats& store,
                             const store::StoreOptions& store_options,
-                            const query::QueryWorkStats* work) const {
+                            const query::QueryWorkStats* work,
+                            const ingest::OwnershipSnapshot* ownership) const {
   std::vector<MetricFamily> out = families_->registry.Collect();
   constexpr auto kCounter = MetricType::Counter;
   constexpr auto kGauge = MetricType::Gauge;
+
+  if (ownership != nullptr) {
+    MetricFamily serving = NewFamily(
+        "hotrow_partition_serving",
+        "1 when this instance answers for the owned partition (complete window, caught up)",
+        kGauge);
+    MetricFamily progress = NewFamily(
+        "hotrow_partition_rebuild_progress",
+        "Share of the owned partition's rebuild done, 0 to 1 (1 once caught up)", kGauge);
+    double rebuilding = 0;
+    for (const auto& p : ownership->partitions) {
+      std::vector<ClientMetric::Label> labels = {{"partition", std::to_string(p.partition)},
+                                                 {"topic", p.topic}};
+      serving.metric.push_back(Sample(p.serving() ? 1 : 0, kGauge, labels));
+      progress.metric.push_back(Sample(ingest::RebuildProgress(p), kGauge, labels));
+      if (p.rebuilding()) rebuilding += 1;
+    }
+    out.push_back(std::move(serving));
+    out.push_back(std::move(progress));
+    out.push_back(Single("hotrow_rebuilding_partitions",
+                         "Owned partitions still replaying their window from Kafka", kGauge,
+                         rebuilding));
+  }
 
   if (work != nullptr) {
     out.push_back(Single("hotrow_query_iterators_created_total",

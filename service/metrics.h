@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "ingest/ingestor.h"
+#include "ingest/partition_ownership.h"
 #include "query/query_engine.h"
 #include "store/event_store.h"
 
@@ -51,9 +52,12 @@ class Metrics {
   // The whole exposition. `ingest` is null when this process does not ingest (then no ingest
   // metric is written).
   // `work` (null: not written) is the query engine's store work: cursors, seeks, rows read.
+  // `ownership` (null: not written) is which partitions this instance owns in cluster mode, and
+  // which are rebuilding with their progress.
   std::string Render(const ingest::IngestStats* ingest, const store::StoreStats& store,
                      const store::StoreOptions& store_options,
-                     const query::QueryWorkStats* work = nullptr) const;
+                     const query::QueryWorkStats* work = nullptr,
+                     const ingest::OwnershipSnapshot* ownership = nullptr) const;
 
  private:
   struct Families;

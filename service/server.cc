@@ -3,11 +3,13 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 
 #include "common/logging.h"
 #include "service/commands.h"
+#include "service/http_tls.h"
 
 namespace hotrow::service {
 
@@ -15,6 +17,8 @@ Result<std::unique_ptr<Server>> Server::Start(const Config& config) {
   std::unique_ptr<Server> server(new Server());
   server->config_ = config;
   spdlog::info("hotrow starting: {}", config.Summary());
+  // A bad TLS file stops the start before the store is opened and the consumer group joined.
+  HOTROW_RETURN_IF_ERROR(CheckServerTlsFiles(config.http.tls_cert, config.http.tls_key));
 
   const store::StoreOptions store_options = config.ToStoreOptions();
   Result<std::unique_ptr<store::EventStore>> store = store::EventStore::Open(store_options);
@@ -39,17 +43,26 @@ Result<std::unique_ptr<Server>> Server::Start(const Config& config) {
   spdlog::info("store: opened {}: {} buckets, {} events in the hot window", store_options.path,
                stats.buckets.size(), stats.events);
 
-  server->engine_ =
-      std::make_unique<query::QueryEngine>(server->store_.get(), config.ToQueryOptions());
+  HOTROW_RETURN_IF_ERROR(server->StartCluster(config));
+  query::QueryOptions query_options = config.ToQueryOptions();
+  if (server->cluster_->enabled()) {
+    // Only the partitions this instance owns with a complete window are answered for.
+    Cluster* cluster = server->cluster_.get();
+    query_options.partition_filter = [cluster] { return cluster->Filter(); };
+  }
+  server->engine_ = std::make_unique<query::QueryEngine>(server->store_.get(), query_options);
   server->metrics_ = std::make_unique<Metrics>();
 
+  ingest::IngestOptions ingest_options = config.ToIngestOptions();
+  ingest_options.ownership = server->ownership_.get();
   Result<std::unique_ptr<ingest::Ingestor>> ingestor =
-      ingest::Ingestor::Start(config.ToIngestOptions(), server->store_.get());
+      ingest::Ingestor::Start(ingest_options, server->store_.get());
   if (!ingestor.ok()) {
     spdlog::error("ingest: cannot start: {}", ingestor.status().ToString());
     return ingestor.status();
   }
   server->ingestor_ = std::move(ingestor).value();
+  server->cluster_->set_ingestor(server->ingestor_.get());
 
   HOTROW_RETURN_IF_ERROR(
       CheckOpenListen(config.http.listen, !config.http.token_file.empty(), config.http.allow_open));
@@ -66,6 +79,7 @@ Result<std::unique_ptr<Server>> Server::Start(const Config& config) {
   backend.ingestor = server->ingestor_.get();
   backend.metrics = server->metrics_.get();
   backend.auth = server->auth_.get();
+  backend.cluster = server->cluster_.get();
   Result<std::unique_ptr<HttpServer>> http = HttpServer::Start(http_options, backend);
   if (!http.ok()) {
     spdlog::error("{}", http.status().message());
@@ -80,9 +94,29 @@ Result<std::unique_ptr<Server>> Server::Start(const Config& config) {
   });
   std::string topics;
   for (const auto& t : config.kafka.topics) topics += (topics.empty() ? "" : ",") + t;
-  spdlog::info("hotrow started: HTTP on http://{}, consuming {} from {}", server->http_address(),
-               topics, config.kafka.brokers);
+  spdlog::info("hotrow started: HTTP on {}, consuming {} from {}", server->http_->url(), topics,
+               config.kafka.brokers);
   return server;
+}
+
+Status Server::StartCluster(const Config& config) {
+  ownership_ = std::make_unique<ingest::PartitionOwnership>();
+  ClusterOptions options;
+  options.peers = config.cluster.peers;
+  options.self = config.http.listen;
+  Result<ClientAccess> access = ClientAccess::Load(config.http.token_file);
+  if (!access.ok()) return access.status();
+  options.access = access.value();
+  options.brokers = config.kafka.brokers;
+  options.topics = config.kafka.topics;
+  options.kafka_properties = config.kafka.properties;
+  if (!options.peers.empty() &&
+      std::find(options.peers.begin(), options.peers.end(), options.self) == options.peers.end()) {
+    return Status::InvalidArgument("cluster.peers: expected this instance's http.listen (" +
+                                   options.self + ") among the peers");
+  }
+  cluster_ = std::make_unique<Cluster>(options, ownership_.get(), store_.get());
+  return Status::Ok();
 }
 
 Server::~Server() {

@@ -12,6 +12,7 @@
 #include "common/status.h"
 #include "ingest/ingestor.h"
 #include "query/query_engine.h"
+#include "service/cluster.h"
 #include "service/config.h"
 #include "service/http_auth.h"
 #include "service/http_server.h"
@@ -59,9 +60,16 @@ class Server {
  private:
   Server() = default;
   void Housekeeping();
+  // Makes ownership_ and cluster_ (cluster.peers); InvalidArgument when this instance's
+  // http.listen is not among the peers or the token file cannot be read.
+  Status StartCluster(const Config& config);
 
   Config config_;
   std::unique_ptr<store::EventStore> store_;
+  // Which partitions this instance answers for (fed by the ingestor) and its peers (issue 15);
+  // both outlive the engine, the ingestor and the HTTP server that use them.
+  std::unique_ptr<ingest::PartitionOwnership> ownership_;
+  std::unique_ptr<Cluster> cluster_;
   std::unique_ptr<query::QueryEngine> engine_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<ingest::Ingestor> ingestor_;

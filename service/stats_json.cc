@@ -23,6 +23,9 @@ std::string RenderStatsJson(const ingest::IngestStats* ingest, const store::Stor
   j["dead_lettered"] = in.dead_lettered;
   j["lost_to_retention"] = in.lost_to_retention;
   j["skipped_cold"] = in.skipped_cold;
+  j["index_skipped"] = {{"absent", in.index_absent},
+                        {"not_scalar", in.index_not_scalar},
+                        {"too_long", in.index_too_long}};
   j["batches_discarded"] = in.batches_discarded;
   j["batches_written"] = in.batches_written;
   j["batch_size_mean"] = in.batches_written == 0 ? 0.0

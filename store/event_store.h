@@ -10,6 +10,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "keying/index_key.h"
 #include "keying/row_key.h"
 #include "keying/salter.h"
 
@@ -52,6 +53,9 @@ struct StoreOptions {
   bool create_if_missing = true;
   // Open without taking the write lock and refuse writes (hotrow keys analyze). Default: false.
   bool read_only = false;
+  // The dotted paths indexed (index.fields), recorded with each bucket when it is made: a bucket
+  // keeps the fields it was made with, whatever later opens say. Default: none.
+  std::vector<std::string> index_fields;
 };
 
 struct TopicPartition {
@@ -60,10 +64,13 @@ struct TopicPartition {
   friend auto operator<=>(const TopicPartition&, const TopicPartition&) = default;
 };
 
-// One event ready to be written: its encoded key and value (keying/row_key.h, keying/row_value.h).
+// One event ready to be written: its encoded key and value (keying/row_key.h, keying/row_value.h),
+// and the indexed fields found in it. Each entry whose field the event's bucket indexes becomes an
+// index row (keying/index_key.h) in the same WriteBatch as the event.
 struct Row {
   std::string key;
   std::string value;
+  std::vector<keying::IndexEntry> index = {};  // "= {}": `Row{key, value}` stays warning-free
 };
 
 // What one Write call is asked to make durable, all or nothing.
@@ -129,6 +136,9 @@ class Bucket {
   virtual ~Bucket() = default;
   int64_t start_ms() const { return start_ms_; }
   int64_t end_ms() const { return end_ms_; }
+  // The index.fields recorded for this bucket when it was made; empty for none.
+  const std::vector<std::string>& index_fields() const { return index_fields_; }
+  bool Indexes(std::string_view field) const;
   // A cursor over the keys in `range`. `within_id_prefix` says that the range lies inside one
   // (salt, id) prefix, so the prefix bloom filter may skip the bucket's files without that id.
   virtual std::unique_ptr<RowIterator> NewIterator(const keying::KeyRange& range,
@@ -136,10 +146,13 @@ class Bucket {
 
  protected:
   Bucket(int64_t start_ms, int64_t end_ms) : start_ms_(start_ms), end_ms_(end_ms) {}
+  // Set once, before the bucket is shared.
+  void set_index_fields(std::vector<std::string> fields) { index_fields_ = std::move(fields); }
 
  private:
   const int64_t start_ms_;
   const int64_t end_ms_;
+  std::vector<std::string> index_fields_;
 };
 
 // The bucketed event store on RocksDB.
@@ -152,8 +165,12 @@ class Bucket {
 // Expiry: a bucket whose whole span is older than the window is dropped as a column family: O(1),
 // no tombstones. Reads filter ts >= window start in between.
 //
-// Thread-safety: Write, TopicNumber and DropExpiredBuckets are serialised internally; every method
-// may be called from any thread. Buckets() and the read methods never wait for a Write.
+// Thread-safety: every method may be called from any thread. Writes run in parallel: several
+// threads may call Write at once, provided no two concurrent calls carry rows or offsets of the
+// same partition (the Ingestor's writers own disjoint partitions); counters are merge operands
+// that add, so parallel writes never read-modify-write them. DropExpiredBuckets waits for the
+// Writes under way and holds new ones back while it drops. Buckets() and the read methods never
+// wait for a Write.
 class EventStore {
  public:
   // Opens or creates the store at options.path. Fails with Incompatible when the store was created
@@ -174,13 +191,16 @@ class EventStore {
   // Writes rows and offsets in one atomic write. Rows are sorted into buckets by the time in their
   // key; expired, future and duplicate rows are counted in `outcome` and left out. After a crash
   // at any point, either every stored row of the call and its offsets are there, or none is.
-  // REQUIRES: every key was encoded with this store's salts and topic numbers.
+  // REQUIRES: every key was encoded with this store's salts and topic numbers; no Write running
+  // at the same time carries a row or an offset of the same partition.
   virtual Status Write(const WriteBatchInput& batch, WriteOutcome* outcome) = 0;
 
   // The next offset to consume per partition, as last written. Empty for a new store.
   virtual std::map<TopicPartition, int64_t> StoredOffsets() const = 0;
 
-  // Drops every bucket whose whole span is older than the window. Returns how many went.
+  // Drops every bucket whose whole span is older than the window. Returns how many went. Also
+  // starts a flush of every bucket that has stopped receiving writes (none for 30 s by the wall
+  // clock), so that it does not pin WAL files. Meant to be called every few seconds.
   virtual Result<size_t> DropExpiredBuckets() = 0;
 
   // "now" by the store's clock, and the window's start (now - ttl). Events with ts < the window

@@ -47,7 +47,10 @@ std::string Tail(const std::string& path) {
   return text.size() > 4000 ? text.substr(text.size() - 4000) : text;
 }
 
-TEST(ExactlyOnceTest, EveryRecordIsStoredOnceAcrossRepeatedKill9) {
+// The parameter: the Ingestor's store writers.
+class ExactlyOnceTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(ExactlyOnceTest, EveryRecordIsStoredOnceAcrossRepeatedKill9) {
   testing::InitLoggingOnce();
   const char* seed_env = getenv("HOTROW_TEST_SEED");
   const uint64_t seed = seed_env != nullptr ? std::strtoull(seed_env, nullptr, 10) : 20240611;
@@ -62,7 +65,8 @@ TEST(ExactlyOnceTest, EveryRecordIsStoredOnceAcrossRepeatedKill9) {
   const std::string log_path = dir.Sub("child.log");
   const std::vector<std::string> argv = {
       HOTROW_INGEST_CHILD, "--brokers", bootstrap, "--topic", kTopic,
-      "--group",           kGroup,      "--store", store_path};
+      "--group",           kGroup,      "--store", store_path,
+      "--writers",         std::to_string(GetParam())};
 
   ProducerOptions popts;
   popts.brokers = bootstrap;
@@ -120,6 +124,8 @@ TEST(ExactlyOnceTest, EveryRecordIsStoredOnceAcrossRepeatedKill9) {
   std::printf("exactly once: %lld records over %d partitions, %d kills\n",
               static_cast<long long>(Sum(high)), kPartitions, kKills);
 }
+
+HOTROW_WITH_WRITERS(ExactlyOnceTest);
 
 }  // namespace
 }  // namespace hotrow::ingest

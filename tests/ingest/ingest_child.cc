@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   app.add_option("--topic", topic)->required();
   app.add_option("--group", options.group_id)->required();
   app.add_option("--store", store_path)->required();
+  app.add_option("--writers", options.writers, "store writers (IngestOptions::writers)");
   CLI11_PARSE(app, argc, argv);
 
   sigset_t signals;

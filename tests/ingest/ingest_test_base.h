@@ -113,6 +113,15 @@ class ControlledStore final : public store::EventStore {
   std::atomic<int> blocked_{0};
 };
 
+// The exactly-once, rebalance, ownership and fault tests run with one store writer and with
+// several (IngestOptions::writers): their fixtures take the writer count as the test parameter.
+inline std::string WritersName(const ::testing::TestParamInfo<int>& info) {
+  return "Writers" + std::to_string(info.param);
+}
+#define HOTROW_WITH_WRITERS(Fixture)                                                     \
+  INSTANTIATE_TEST_SUITE_P(, Fixture, ::testing::Values(1, 3),                           \
+                           ::hotrow::ingest::testing::WritersName)
+
 class IngestTestBase : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -143,6 +152,7 @@ class IngestTestBase : public ::testing::Test {
     options.properties = FastGroupProperties();
     options.batch_max_events = 500;
     options.batch_max_ms = 50;
+    options.writers = writers_;
     return options;
   }
 
@@ -167,6 +177,7 @@ class IngestTestBase : public ::testing::Test {
   }
 
   int partitions_ = 4;
+  int writers_ = 1;  // IngestOptions::writers of Options()
   std::unique_ptr<EmbeddedKafka> kafka_;
 };
 

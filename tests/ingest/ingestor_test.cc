@@ -49,11 +49,15 @@ using testing::TestProducer;
 using testing::WallNow;
 using namespace std::chrono_literals;
 
-class IngestorTest : public IngestTestBase {};
+class IngestorTest : public IngestTestBase, public ::testing::WithParamInterface<int> {
+ protected:
+  IngestorTest() { writers_ = GetParam(); }
+};
+HOTROW_WITH_WRITERS(IngestorTest);
 
 // ---------------------------------------------------------------------------------------------
 
-TEST_F(IngestorTest, StoresRecordsExactlyAsTheOracleComputes) {
+TEST_P(IngestorTest, StoresRecordsExactlyAsTheOracleComputes) {
   TempDir dir;
   auto store = OpenStore(dir.Sub("store"));
   ASSERT_NE(store, nullptr);
@@ -162,7 +166,7 @@ TEST_F(IngestorTest, StoresRecordsExactlyAsTheOracleComputes) {
   EXPECT_TRUE(ingestor->Stop().ok());
 }
 
-TEST_F(IngestorTest, BadRecordsAreCountedDeadLetteredNeverStoredAndThePartitionMovesOn) {
+TEST_P(IngestorTest, BadRecordsAreCountedDeadLetteredNeverStoredAndThePartitionMovesOn) {
   ASSERT_TRUE(kafka_->CreateTopic("dead-letters", 1).ok());
   TempDir dir;
   auto store = OpenStore(dir.Sub("store"));
@@ -228,7 +232,7 @@ TEST_F(IngestorTest, BadRecordsAreCountedDeadLetteredNeverStoredAndThePartitionM
   EXPECT_TRUE(ingestor->Stop().ok());
 }
 
-TEST_F(IngestorTest, StopWritesTheOpenBatchAndCommitsItsOffsets) {
+TEST_P(IngestorTest, StopWritesTheOpenBatchAndCommitsItsOffsets) {
   TempDir dir;
   auto store = OpenStore(dir.Sub("store"));
   ASSERT_NE(store, nullptr);
@@ -256,7 +260,7 @@ TEST_F(IngestorTest, StopWritesTheOpenBatchAndCommitsItsOffsets) {
   EXPECT_TRUE(ingestor->Stop().ok());  // idempotent
 }
 
-TEST_F(IngestorTest, RestartResumesFromTheStoreWithoutDuplicates) {
+TEST_P(IngestorTest, RestartResumesFromTheStoreWithoutDuplicates) {
   TempDir dir;
   auto store = OpenStore(dir.Sub("store"));
   ASSERT_NE(store, nullptr);
@@ -285,7 +289,7 @@ TEST_F(IngestorTest, RestartResumesFromTheStoreWithoutDuplicates) {
   EXPECT_EQ(CheckExactlyOnce(OffsetCounts(ReadStore(*store), kTopic), High()), "");
 }
 
-TEST_F(IngestorTest, PausesWhenTheWriterFallsBehindAndResumesWhenItCatchesUp) {
+TEST_P(IngestorTest, PausesWhenTheWriterFallsBehindAndResumesWhenItCatchesUp) {
   TempDir dir;
   ControlledStore store(OpenStore(dir.Sub("store")));
   IngestOptions options = Options();
@@ -318,7 +322,7 @@ TEST_F(IngestorTest, PausesWhenTheWriterFallsBehindAndResumesWhenItCatchesUp) {
   EXPECT_EQ(CheckExactlyOnce(OffsetCounts(ReadStore(store), kTopic), High()), "");
 }
 
-TEST_F(IngestorTest, FullDiskPausesKeepsTheBatchAndResumesWhenWritesSucceed) {
+TEST_P(IngestorTest, FullDiskPausesKeepsTheBatchAndResumesWhenWritesSucceed) {
   TempDir dir;
   ControlledStore store(OpenStore(dir.Sub("store")));
   store.FailNext(4, Status::NoSpace("test: no space left on device"));
@@ -342,7 +346,7 @@ TEST_F(IngestorTest, FullDiskPausesKeepsTheBatchAndResumesWhenWritesSucceed) {
   EXPECT_EQ(CheckExactlyOnce(OffsetCounts(ReadStore(store), kTopic), High()), "");
 }
 
-TEST_F(IngestorTest, OtherWriteErrorsAreRetriedNeverDropped) {
+TEST_P(IngestorTest, OtherWriteErrorsAreRetriedNeverDropped) {
   TempDir dir;
   ControlledStore store(OpenStore(dir.Sub("store")));
   store.FailNext(3, Status::IOError("test: injected I/O error"));
@@ -362,7 +366,7 @@ TEST_F(IngestorTest, OtherWriteErrorsAreRetriedNeverDropped) {
   EXPECT_EQ(CheckExactlyOnce(OffsetCounts(ReadStore(store), kTopic), High()), "");
 }
 
-TEST_F(IngestorTest, ReportsAStallWhenLagGrowsAndNothingIsWritten) {
+TEST_P(IngestorTest, ReportsAStallWhenLagGrowsAndNothingIsWritten) {
   TempDir dir;
   ControlledStore store(OpenStore(dir.Sub("store")));
   ManualClock clock(WallNow());

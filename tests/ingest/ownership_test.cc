@@ -36,8 +36,9 @@ using testing::StoredEvent;
 using testing::TestProducer;
 using namespace std::chrono_literals;
 
-class OwnershipTest : public IngestTestBase {
+class OwnershipTest : public IngestTestBase, public ::testing::WithParamInterface<int> {
  protected:
+  OwnershipTest() { writers_ = GetParam(); }
   void Produce(TestProducer* producer, int from, int n) {
     for (int i = from; i < from + n; ++i) {
       producer->Produce(kTopic, i % partitions_, Key(i), R"({"event_id":")" + Key(i) + R"("})");
@@ -80,7 +81,7 @@ class PollGate {
   bool blocked_ = false;
 };
 
-TEST_F(OwnershipTest, GroupCommitsAheadOfTheStoreAreIgnoredAndEveryRecordIsStoredOnce) {
+TEST_P(OwnershipTest, GroupCommitsAheadOfTheStoreAreIgnoredAndEveryRecordIsStoredOnce) {
   TempDir dir;
   auto store = OpenStore(dir.Sub("store"));
   ASSERT_NE(store, nullptr);
@@ -111,7 +112,7 @@ TEST_F(OwnershipTest, GroupCommitsAheadOfTheStoreAreIgnoredAndEveryRecordIsStore
   EXPECT_EQ(CheckExactlyOnce(OffsetCounts(ReadStore(*store), kTopic), High()), "");
 }
 
-TEST_F(OwnershipTest, AnInstanceFrozenPastItsSessionWritesNothingForThePartitionsItLost) {
+TEST_P(OwnershipTest, AnInstanceFrozenPastItsSessionWritesNothingForThePartitionsItLost) {
   TempDir dir;
   auto store_a = OpenStore(dir.Sub("a"));
   auto store_b = OpenStore(dir.Sub("b"));
@@ -158,7 +159,9 @@ TEST_F(OwnershipTest, AnInstanceFrozenPastItsSessionWritesNothingForThePartition
   // a's batches close at neither size nor age: its clean stop writes and commits what it read
   // since, and b takes every partition over from there.
   const uint64_t consumed_before = a->Stats().records_consumed;
-  ASSERT_TRUE(WaitFor([&] { return a->Stats().records_consumed > consumed_before; }, 30s))
+  // 90 s, as the other waits here: a keeps its 3 s max.poll.interval.ms, so on a loaded machine
+  // (the ASan pass at -j2) it can be sent out of the group again before it settles.
+  ASSERT_TRUE(WaitFor([&] { return a->Stats().records_consumed > consumed_before; }, 90s))
       << "a consumes nothing after it got partitions back";
   ASSERT_TRUE(a->Stop().ok());
   auto caught_up = [&] {
@@ -185,14 +188,20 @@ TEST_F(OwnershipTest, AnInstanceFrozenPastItsSessionWritesNothingForThePartition
       << "a: " << describe(a->Stats()) << "\nb: " << describe(b->Stats());
   ASSERT_TRUE(b->Stop().ok());
 
-  std::vector<StoredEvent> all = ReadStore(*store_a);
-  std::vector<StoredEvent> from_b = ReadStore(*store_b);
-  all.insert(all.end(), from_b.begin(), from_b.end());
-  // Every record in exactly one store: none in both, none in neither.
-  EXPECT_EQ(CheckExactlyOnce(OffsetCounts(all, kTopic), high), "");
+  // Each store holds a record at most once, and every record is in one of them. (Since issue 15
+  // a record may be in both: a store rebuilds the window of every partition it is given, so each
+  // owner can answer for its partitions alone.)
+  std::map<std::pair<int32_t, int64_t>, int> either;
+  for (const auto* store : {store_a.get(), store_b.get()}) {
+    for (const auto& [at, count] : OffsetCounts(ReadStore(*store), kTopic)) {
+      EXPECT_EQ(count, 1) << at.first << "/" << at.second << " twice in one store";
+      either[at] = 1;
+    }
+  }
+  EXPECT_EQ(CheckExactlyOnce(either, high), "");
 }
 
-TEST_F(OwnershipTest, StatsNeverShowAHighWatermarkBelowTheNextOffset) {
+TEST_P(OwnershipTest, StatsNeverShowAHighWatermarkBelowTheNextOffset) {
   TempDir dir;
   auto store = OpenStore(dir.Sub("store"));
   ASSERT_NE(store, nullptr);
@@ -229,6 +238,8 @@ TEST_F(OwnershipTest, StatsNeverShowAHighWatermarkBelowTheNextOffset) {
   EXPECT_GT(readings, 0u);
   ASSERT_TRUE(ingestor->Stop().ok());
 }
+
+HOTROW_WITH_WRITERS(OwnershipTest);
 
 }  // namespace
 }  // namespace hotrow::ingest

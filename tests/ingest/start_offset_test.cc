@@ -25,27 +25,50 @@ TEST(StartOffsetTest, TheStoreWinsOverAGroupCommitAheadOfIt) {
   StartOffset s = ChooseStartOffset(In(100, 250, false, -1));
   EXPECT_EQ(s.offset, 100);
   EXPECT_EQ(s.reason, StartReason::kStore);
-  EXPECT_NE(s.why.find("ignored"), std::string::npos) << s.why;
+  EXPECT_NE(s.why.find("not used"), std::string::npos) << s.why;
 }
 
 TEST(StartOffsetTest, TheStoreWinsOverAGroupCommitBehindIt) {
   StartOffset s = ChooseStartOffset(In(100, 40, true, -1));
   EXPECT_EQ(s.offset, 100);
   EXPECT_EQ(s.reason, StartReason::kStore);
+  EXPECT_TRUE(s.window_complete);
 }
 
-TEST(StartOffsetTest, ACommitOfAnotherStoreAheadOfThisOneWins) {
-  // Another instance owned the partition meanwhile; its store holds 100..249.
+TEST(StartOffsetTest, ACommitOfAnotherStoreAheadOfThisOneDoesNotWin) {
+  // Another instance owned the partition meanwhile; its store holds 100..249. This store answers
+  // for the partition alone once it owns it again, so it reads 100..249 itself (issue 15):
+  // jumping to 250 would leave a hole in its window.
   StartOffset s = ChooseStartOffset(In(100, 250, true, -1));
-  EXPECT_EQ(s.offset, 250);
-  EXPECT_EQ(s.reason, StartReason::kOtherStore);
+  EXPECT_EQ(s.offset, 100);
+  EXPECT_EQ(s.reason, StartReason::kStore);
+  EXPECT_TRUE(s.window_complete);
+  EXPECT_NE(s.why.find("another store"), std::string::npos) << s.why;
 }
 
-TEST(StartOffsetTest, TheGroupsOffsetWhenTheStoreHasNone) {
-  StartOffset s = ChooseStartOffset(In(-1, 70, false, -1));
-  EXPECT_EQ(s.offset, 70);
-  EXPECT_EQ(s.reason, StartReason::kGroup);
-  EXPECT_TRUE(s.may_read_cold);
+TEST(StartOffsetTest, ANewOwnerRebuildsTheWindowInsteadOfJumpingToTheGroupsCommit) {
+  // Nothing in this store: the group's commit (this store's or another's) is not where its
+  // window starts. It replays from the window's start, else from the partition's beginning.
+  for (bool other : {false, true}) {
+    StartOffset by_time = ChooseStartOffset(In(-1, 70, other, 30));
+    EXPECT_EQ(by_time.offset, 30) << other;
+    EXPECT_EQ(by_time.reason, StartReason::kWindow) << other;
+    EXPECT_TRUE(by_time.window_complete) << other;
+    EXPECT_NE(by_time.why.find("not used"), std::string::npos) << by_time.why;
+    StartOffset reset = ChooseStartOffset(In(-1, 70, other, -1));
+    EXPECT_EQ(reset.offset, kBeginning) << other;
+    EXPECT_EQ(reset.reason, StartReason::kReset) << other;
+    EXPECT_TRUE(reset.may_read_cold) << other;
+    EXPECT_TRUE(reset.window_complete) << other;
+  }
+}
+
+TEST(StartOffsetTest, AResetToTheEndLeavesTheWindowIncomplete) {
+  StartOffsetInputs in = In(-1, -1, false, -1);
+  in.reset_offset = -1;  // RD_KAFKA_OFFSET_END: what is already in the window is never read
+  StartOffset s = ChooseStartOffset(in);
+  EXPECT_EQ(s.offset, -1);
+  EXPECT_FALSE(s.window_complete);
 }
 
 TEST(StartOffsetTest, AStoredOffsetOlderThanTheWindowStartsAtTheWindow) {
@@ -83,9 +106,10 @@ TEST(StartOffsetTest, WhenTheBrokerCannotNameTheWindowColdRecordsMayFollow) {
   EXPECT_TRUE(s.may_read_cold);
 }
 
-TEST(StartOffsetTest, ExhaustiveNeverBehindTheStoreUnlessAnotherStoreHoldsTheGap) {
-  // Over a small grid: the start is never below the store's offset, never below the window, and
-  // above the store's offset only for the window or another store's commit.
+TEST(StartOffsetTest, ExhaustiveNeverAGapInTheStoresRecords) {
+  // Over a small grid: the start is never below the store's offset, never below the window, above
+  // the store's offset only for the window (what is skipped is cold), never at a group commit the
+  // store has not reached, and the window is always complete with a reset to the beginning.
   for (int64_t stored = -1; stored <= 4; ++stored) {
     for (int64_t committed = -1; committed <= 4; ++committed) {
       for (int other = 0; other <= 1; ++other) {
@@ -100,8 +124,12 @@ TEST(StartOffsetTest, ExhaustiveNeverBehindTheStoreUnlessAnotherStoreHoldsTheGap
             EXPECT_GE(s.offset, window) << at;
           }
           if (stored >= 0 && s.offset > stored) {
-            EXPECT_TRUE(s.offset == window || (other != 0 && s.offset == committed)) << at;
+            EXPECT_EQ(s.offset, window) << at;
           }
+          if (stored < 0 && window < 0) {
+            EXPECT_EQ(s.offset, kBeginning) << at;
+          }
+          EXPECT_TRUE(s.window_complete) << at;
           EXPECT_FALSE(s.why.empty()) << at;
         }
       }

@@ -21,6 +21,7 @@
 #include <ostream>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/clock.h"
@@ -51,6 +52,41 @@ constexpr int64_t kMaxFutureMs = 2 * kBucketMs;
 constexpr int64_t kT0 = 1'700'000'000'000;  // a multiple of kBucketMs
 constexpr uint64_t kDefaultSeed = 20240611;
 constexpr int kMaxReportedFailures = 8;
+
+// A wire form for ScanEncoded: length-prefixed fields, decoded back by TakeEncodedEvent.
+void EncodeForTest(const Event& e, std::string* out) {
+  for (const std::string* field : {&e.id, &e.topic, &e.payload}) {
+    out->append(std::to_string(field->size())).push_back(':');
+    out->append(*field);
+  }
+  out->append(std::to_string(e.ts_ms) + "," + std::to_string(e.partition) + "," +
+              std::to_string(e.offset) + ";");
+}
+
+// Takes one event written by EncodeForTest off the front of `text`; false when malformed.
+bool TakeEncodedEvent(std::string_view* text, Event* e) {
+  for (std::string* field : {&e->id, &e->topic, &e->payload}) {
+    const size_t colon = text->find(':');
+    if (colon == std::string_view::npos) return false;
+    const size_t n = std::stoull(std::string(text->substr(0, colon)));
+    if (colon + 1 + n > text->size()) return false;
+    field->assign(text->substr(colon + 1, n));
+    text->remove_prefix(colon + 1 + n);
+  }
+  const size_t end = text->find(';');
+  if (end == std::string_view::npos) return false;
+  long long ts = 0, offset = 0;
+  int partition = 0;
+  if (std::sscanf(std::string(text->substr(0, end)).c_str(), "%lld,%d,%lld", &ts, &partition,
+                  &offset) != 3) {
+    return false;
+  }
+  e->ts_ms = ts;
+  e->partition = partition;
+  e->offset = offset;
+  text->remove_prefix(end + 1);
+  return true;
+}
 
 struct OracleParam {
   SaltBy salt_by;
@@ -270,7 +306,10 @@ class QueryOracleTest : public ::testing::TestWithParam<OracleParam> {
   void CheckScan(QueryEngine& engine, const std::string& stage, int64_t from, int64_t to,
                  int64_t limit) {
     ++cases_;
-    const std::string what = "Scan(from=" + TimeName(from) + ", to=" + TimeName(to) + ", limit=" +
+    // Every other case goes through ScanEncoded, its events encoded on the pool threads.
+    const bool encoded = cases_ % 2 == 0;
+    const std::string what = std::string(encoded ? "ScanEncoded" : "Scan") +
+                             "(from=" + TimeName(from) + ", to=" + TimeName(to) + ", limit=" +
                              (limit == query::kNoLimit ? "none" : std::to_string(limit)) + ")";
     // Bucket edges as the store has them, to check "bucket by bucket, oldest bucket first".
     std::vector<int64_t> bucket_starts;
@@ -281,11 +320,29 @@ class QueryOracleTest : public ::testing::TestWithParam<OracleParam> {
     };
     std::mutex mu;
     std::vector<Event> got;
-    Status st = engine.Scan(from, to, limit, [&](const Event& e) {
-      std::lock_guard<std::mutex> lock(mu);
-      got.push_back(e);
-      return true;
-    });
+    Status st;
+    if (encoded) {
+      bool malformed = false;
+      const query::EventEncoder encode = EncodeForTest;
+      st = engine.ScanEncoded(from, to, limit, encode, [&](std::string_view text, int64_t n) {
+        std::lock_guard<std::mutex> lock(mu);
+        for (int64_t i = 0; i < n; ++i) {
+          Event e;
+          if (!TakeEncodedEvent(&text, &e)) malformed = true;
+          if (malformed) return false;
+          got.push_back(std::move(e));
+        }
+        if (!text.empty()) malformed = true;  // more text than the events it was said to hold
+        return !malformed;
+      });
+      if (malformed) return Fail(Context(stage, engine), what + ": text and event counts differ");
+    } else {
+      st = engine.Scan(from, to, limit, [&](const Event& e) {
+        std::lock_guard<std::mutex> lock(mu);
+        got.push_back(e);
+        return true;
+      });
+    }
     if (!st.ok()) return Fail(Context(stage, engine), what + " failed: " + st.ToString());
     // The header promises "bucket by bucket, oldest bucket first". Counted apart from the set
     // checks below, so that a break of this promise does not hide a wrong answer.

@@ -26,6 +26,7 @@
 #include "keying/row_key.h"
 #include "keying/row_value.h"
 #include "store/event_store.h"
+#include "store/store_metadata.h"
 #include "tests/reliability/disk_support.h"
 #include "tests/support/temp_dir.h"
 
@@ -128,7 +129,13 @@ class CorruptStoreTest : public ::testing::Test {
     std::vector<std::string> names;
     ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
     std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-    for (const auto& n : names) descriptors.emplace_back(n, rocksdb::ColumnFamilyOptions());
+    for (const auto& n : names) {
+      // The metadata's counters are merge operands: a flush must see the store's merge operator
+      // (without it RocksDB dropped them, and the copy read as damaged).
+      rocksdb::ColumnFamilyOptions cf;
+      if (n == rocksdb::kDefaultColumnFamilyName) cf.merge_operator = store::NewMetadataMergeOperator();
+      descriptors.emplace_back(n, cf);
+    }
     std::vector<rocksdb::ColumnFamilyHandle*> handles;
     rocksdb::DB* db = nullptr;
     ASSERT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), path, descriptors, &handles, &db).ok());

@@ -159,10 +159,14 @@ struct QueryCounts {
   std::atomic<uint64_t> interrupted{0};  // cut short by a kill
 };
 
-class FaultRunTest : public ::testing::Test {
+// The parameter: ingest.writers of the hotrow serve under test.
+class FaultRunTest : public ::testing::TestWithParam<int> {
  protected:
   void SetUp() override {
-    InitLogging(getenv("HOTROW_TEST_LOG") != nullptr ? getenv("HOTROW_TEST_LOG") : "warn");
+    static std::once_flag logging;  // once per process: both writer counts may run in one
+    std::call_once(logging, [] {
+      InitLogging(getenv("HOTROW_TEST_LOG") != nullptr ? getenv("HOTROW_TEST_LOG") : "warn");
+    });
     ingest::EmbeddedKafkaOptions options;
     options.brokers = kBrokers;
     auto kafka = ingest::EmbeddedKafka::Start(kTopic, kPartitions, options);
@@ -194,7 +198,7 @@ class FaultRunTest : public ::testing::Test {
            << "store:\n  path: " << dir_.Sub("store") << "\n  ttl: " << kTtlMs / 1000
            << "s\n  bucket: " << kBucketMs / 1000 << "s\n"
            << "keying:\n  salts: " << kSalts << "\n"
-           << "ingest:\n  batch_max_ms: 100ms\n"
+           << "ingest:\n  batch_max_ms: 100ms\n  writers: " << GetParam() << "\n"
            << "http:\n  listen: 127.0.0.1:0\n"
            << "query:\n  threads: 2\n";
   }
@@ -643,7 +647,7 @@ class FaultRunTest : public ::testing::Test {
   uint64_t failure_count_ = 0;         // guarded by failures_mu_
 };
 
-TEST_F(FaultRunTest, EveryRecordStoredOnceAndEveryAnswerRightThroughFaultsAndKills) {
+TEST_P(FaultRunTest, EveryRecordStoredOnceAndEveryAnswerRightThroughFaultsAndKills) {
   SCOPED_TRACE("HOTROW_TEST_SEED=" + std::to_string(seed_));
   StartServe();
   ASSERT_NO_FATAL_FAILURE(AwaitReady());
@@ -785,6 +789,11 @@ TEST_F(FaultRunTest, EveryRecordStoredOnceAndEveryAnswerRightThroughFaultsAndKil
       static_cast<unsigned long long>(counts_.busy.load()),
       static_cast<unsigned long long>(counts_.interrupted.load()), compared);
 }
+
+INSTANTIATE_TEST_SUITE_P(, FaultRunTest, ::testing::Values(1, 3),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return "Writers" + std::to_string(info.param);
+                         });
 
 }  // namespace
 }  // namespace hotrow::testing::fault

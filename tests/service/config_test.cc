@@ -73,6 +73,8 @@ void ExpectDefaults(const Config& c) {
   EXPECT_EQ(c.store.write_buffer_bytes, d.store.write_buffer_bytes);
   EXPECT_EQ(c.http.threads, d.http.threads);
   EXPECT_EQ(c.query.max_concurrent, d.query.max_concurrent);
+  EXPECT_EQ(c.http.tls_cert, d.http.tls_cert);
+  EXPECT_EQ(c.http.tls_key, d.http.tls_key);
 }
 
 // ---- defaults and the shipped file ----
@@ -87,6 +89,8 @@ TEST(ConfigTest, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(c.keying.salt_by, keying::SaltBy::kRecord);
   EXPECT_EQ(c.ingest.max_future_ms, 60000);
   EXPECT_EQ(c.http.listen, "127.0.0.1:8080");
+  EXPECT_EQ(c.http.tls_cert, "");  // plain HTTP
+  EXPECT_EQ(c.http.tls_key, "");
 }
 
 TEST(ConfigTest, ShippedConfigLoadsToExactlyTheDefaults) {
@@ -130,8 +134,18 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
                 "store.block_cache", "store.write_buffer", "keying.salts", "keying.salt_by",
                 "ingest.batch_max_events", "ingest.batch_max_ms", "ingest.id_field",
                 "ingest.ts_field", "ingest.max_future", "ingest.dead_letter_topic",
-                "ingest.stall_after", "http.listen", "http.threads", "http.token_file",
-                "http.allow_open", "query.threads", "query.max_concurrent"));
+                "ingest.stall_after", "ingest.writers", "index.fields", "http.listen", "http.threads",
+                "http.token_file", "http.allow_open", "http.tls_cert", "http.tls_key",
+                "query.threads", "query.max_concurrent", "cluster.peers"));
+}
+
+TEST(ConfigTest, ClusterPeersAreHostPortsGivenOnce) {
+  EXPECT_TRUE(LoadOk("", {}).cluster.peers.empty());
+  EXPECT_EQ(LoadOk("", {"cluster.peers=[127.0.0.1:8080, 127.0.0.1:8081]"}).cluster.peers,
+            (std::vector<std::string>{"127.0.0.1:8080", "127.0.0.1:8081"}));
+  EXPECT_THAT(LoadError("", {"cluster.peers=[127.0.0.1]"}), StartsWith("cluster.peers:"));
+  EXPECT_THAT(LoadError("", {"cluster.peers=127.0.0.1:8080"}), StartsWith("cluster.peers:"));
+  EXPECT_THAT(LoadError("", {"cluster.peers=[a:1, a:1]"}), StartsWith("cluster.peers:"));
 }
 
 // ---- files ----
@@ -340,6 +354,7 @@ TEST(ConfigSetTest, DurationValues) {
   EXPECT_EQ(SetOk({"store.ttl=1h"}).store.ttl_ms, 3600000);
   EXPECT_EQ(SetOk({"ingest.max_future=10m"}).ingest.max_future_ms, 600000);
   EXPECT_EQ(SetOk({"ingest.stall_after=5s"}).ingest.stall_after_ms, 5000);
+  EXPECT_EQ(SetOk({"ingest.writers=3"}).ingest.writers, 3);
 }
 
 // ---- every key: wrong type and out of range ----
@@ -526,10 +541,38 @@ TEST(ConfigKeyTest, IngestDeadLetterTopicMayBeEmpty) {
 }
 
 TEST(ConfigKeyTest, IngestStallAfter) {
+  EXPECT_EQ(SetError("ingest.writers=17"),
+            "ingest.writers: expected an integer from 0 to 16 (0: the machine's cores), got 17");
   EXPECT_EQ(SetError("ingest.stall_after=0s"),
             "ingest.stall_after: expected a duration greater than 0, got \"0s\"");
   EXPECT_THAT(SetError("ingest.stall_after=later"),
               StartsWith("ingest.stall_after: expected a duration"));
+}
+
+TEST(ConfigKeyTest, HttpTlsCertAndKeyReachTheServerOptions) {
+  const Config c =
+      SetOk({"http.tls_cert=/etc/hotrow/cert.pem", "http.tls_key=/etc/hotrow/key.pem"});
+  EXPECT_EQ(c.http.tls_cert, "/etc/hotrow/cert.pem");
+  EXPECT_EQ(c.http.tls_key, "/etc/hotrow/key.pem");
+  EXPECT_EQ(c.ToHttpOptions().tls_cert_file, "/etc/hotrow/cert.pem");
+  EXPECT_EQ(c.ToHttpOptions().tls_key_file, "/etc/hotrow/key.pem");
+  // Both empty (the default, or set back): plain HTTP. The files are read when the server starts.
+  const Config plain = SetOk({"http.tls_cert=", "http.tls_key=\"\""});
+  EXPECT_EQ(plain.ToHttpOptions().tls_cert_file, "");
+  EXPECT_EQ(plain.ToHttpOptions().tls_key_file, "");
+  EXPECT_THAT(SetError("http.tls_cert=[a]"), StartsWith("http.tls_cert: expected a string"));
+  EXPECT_THAT(SetError("http.tls_key={a: b}"), StartsWith("http.tls_key: expected a string"));
+}
+
+TEST(ConfigKeyTest, HttpTlsOneKeyAloneNamesTheMissingOne) {
+  EXPECT_EQ(SetError("http.tls_cert=/etc/hotrow/cert.pem"),
+            "http.tls_key: expected the PEM private key of http.tls_cert (HTTPS needs both, or "
+            "neither for HTTP), got none");
+  EXPECT_EQ(SetError("http.tls_key=/etc/hotrow/key.pem"),
+            "http.tls_cert: expected the PEM certificate of http.tls_key (HTTPS needs both, or "
+            "neither for HTTP), got none");
+  EXPECT_THAT(LoadError("", {"http.tls_cert=c.pem", "http.tls_key=k.pem", "http.tls_key="}),
+              StartsWith("http.tls_key: expected"));
 }
 
 TEST(ConfigKeyTest, HttpListen) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/time_format.h"
+#include "keying/index_key.h"
 #include "keying/row_key.h"
 #include "keying/salter.h"
 #include "store/event_store.h"
@@ -155,7 +156,9 @@ TEST(KeysExplainTest, OddLengthIsAUsageError) {
 TEST(KeysExplainTest, WrongLengthIsAUsageError) {
   EXPECT_THAT(ErrorLine({"keys", "explain", std::string(60, '0')}),
               StartsWith("hotrow: key is 30 bytes (60 hex digits); a row key is 31 bytes"));
-  EXPECT_THAT(ErrorLine({"keys", "explain", std::string(64, '0')}), HasSubstr("key is 32 bytes"));
+  EXPECT_THAT(ErrorLine({"keys", "explain", std::string(66, '0')}), HasSubstr("key is 33 bytes"));
+  // 32 bytes is an index key's length (keying/index_key.h): all zeros is one with a bad time.
+  EXPECT_THAT(ErrorLine({"keys", "explain", std::string(64, '0')}), HasSubstr("index key"));
   EXPECT_THAT(ErrorLine({"keys", "explain", ""}), StartsWith("hotrow: key is empty"));
 }
 
@@ -212,6 +215,7 @@ void FillStore(const std::string& path, int partitions, int per_partition,
   options.salts = kSalts;
   options.ttl_ms = 10 * kBucketMs;
   options.bucket_ms = kBucketMs;
+  options.index_fields = {"site"};  // one index row per event: not a key of the counts below
   auto store = store::EventStore::Open(options);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   auto topic = (*store)->TopicNumber("clicks");
@@ -230,7 +234,7 @@ void FillStore(const std::string& path, int partitions, int per_partition,
       key.topic = *topic;
       key.partition = p;
       key.offset = o;
-      batch.rows.push_back({keying::EncodeRowKey(key), "{}"});
+      batch.rows.push_back({keying::EncodeRowKey(key), "{}", {{"site", "s"}}});
       (*per_salt)[key.salt]++;
       (*per_bucket)[key.ts_ms]++;
     }
@@ -278,6 +282,32 @@ TEST(KeysAnalyzeTest, CountsKeysPerSaltAndPerBucket) {
   ASSERT_FALSE(r.out.empty());
   EXPECT_EQ(r.out.back(), last);
   EXPECT_GT(max_dev, 0.0);  // 30 keys over 4 salts cannot be even
+  // The index rows are reported apart, per salt, and never counted as keys above.
+  EXPECT_THAT(all, HasSubstr("store " + dir.Sub("store") + ": 30 keys in ")) << all;
+  EXPECT_THAT(all, HasSubstr("\n30 index rows\n")) << all;
+}
+
+TEST(KeysExplainTest, DecodesAnIndexKey) {
+  keying::IndexKey key;
+  key.salt = 3;
+  key.value_hash = 0x0123456789abcdefULL;
+  key.ts_ms = 1'700'000'000'123;
+  key.topic = 2;
+  key.partition = 5;
+  key.offset = 77;
+  RunResult r = RunHotrow({"keys", "explain", Hex(keying::EncodeIndexKey(key))});
+  ASSERT_EQ(r.exit_code, 0) << (r.err.empty() ? "" : r.err.front());
+  EXPECT_THAT(r.out, ::testing::Contains("kind: index"));
+  EXPECT_THAT(r.out, ::testing::Contains("salt: 3"));
+  EXPECT_THAT(r.out, ::testing::Contains("value_hash: 0x0123456789abcdef"));
+  EXPECT_THAT(r.out, ::testing::Contains("ts_ms: 1700000000123"));
+  EXPECT_THAT(r.out, ::testing::Contains("partition: 5"));
+  EXPECT_THAT(r.out, ::testing::Contains("offset: 77"));
+  // 32 bytes without the tag is neither kind of key.
+  std::string bytes = keying::EncodeIndexKey(key);
+  bytes[9] = '\x80';
+  r = RunHotrow({"keys", "explain", Hex(bytes)});
+  EXPECT_EQ(r.exit_code, 2);
 }
 
 TEST(KeysAnalyzeTest, ExplainWithDataPrintsTheTopicName) {

@@ -1,6 +1,7 @@
 // Kill -9 in the middle of writes, many times, at random moments: after every kill each batch is
 // either there whole with its offsets or absent. The writer is tests/store/crash_writer.cc.
 //
+// Each reopen also checks that an index row exists exactly when its event does.
 // A failure prints the seed; rerun with HOTROW_TEST_SEED=<seed>.
 
 #include <gtest/gtest.h>
@@ -17,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "keying/index_key.h"
+#include "keying/row_key.h"
 #include "store/event_store.h"
 #include "tests/support/event_gen.h"
 #include "tests/support/process.h"
@@ -104,6 +107,7 @@ TEST(CrashTest, EveryBatchIsWholeWithItsOffsetsOrAbsentAfterKill9) {
     options.ttl_ms = kTtlMs;
     options.block_cache_bytes = 4 << 20;
     options.write_buffer_bytes = 4 << 20;
+    options.index_fields = {"site"};
     Result<std::unique_ptr<store::EventStore>> store = store::EventStore::Open(options);
     ASSERT_TRUE(store.ok()) << "reopen after kill -9: " << store.status().ToString();
 
@@ -139,6 +143,36 @@ TEST(CrashTest, EveryBatchIsWholeWithItsOffsetsOrAbsentAfterKill9) {
       for (int64_t o = 0; o < next[0]; ++o) {
         ASSERT_EQ(seen[static_cast<size_t>(p)][static_cast<size_t>(o)], 1)
             << "partition " << p << " offset " << o << " below the stored offset " << next[0];
+      }
+    }
+    // An index row exists exactly when its event does: one per stored event, none beyond, each
+    // pointing at its event's key, in the event's bucket.
+    std::vector<std::vector<int>> indexed(2, std::vector<int>(static_cast<size_t>(next[0]), 0));
+    for (const auto& bucket : (*store)->Buckets()) {
+      ASSERT_TRUE(bucket->Indexes("site")) << "bucket " << bucket->start_ms();
+      auto it = bucket->NewIterator(keying::KeyRange{"", ""}, false);
+      for (it->SeekToFirst(); it->Valid(); it->Next()) {
+        if (!keying::IsIndexKey(it->key())) continue;
+        keying::IndexKey key;
+        uint64_t id_hash = 0;
+        std::string_view field, value;
+        ASSERT_TRUE(keying::DecodeIndexKey(it->key(), &key));
+        ASSERT_TRUE(keying::DecodeIndexValue(it->value(), &id_hash, &field, &value));
+        ASSERT_TRUE(key.partition == 0 || key.partition == 1);
+        ASSERT_LT(key.offset, next[0]) << "an index row beyond the stored offset";
+        ASSERT_EQ(field, "site");
+        ASSERT_EQ(value, "s-" + std::to_string(key.offset % 5));
+        ASSERT_EQ(key.value_hash, keying::IndexHash(field, value));
+        ASSERT_EQ(id_hash, keying::IdHash("dev-" + std::to_string(key.offset % 37)));
+        ASSERT_TRUE(key.ts_ms >= bucket->start_ms() && key.ts_ms < bucket->end_ms());
+        ++indexed[static_cast<size_t>(key.partition)][static_cast<size_t>(key.offset)];
+      }
+      ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+    }
+    for (int p = 0; p < 2; ++p) {
+      for (int64_t o = 0; o < next[0]; ++o) {
+        ASSERT_EQ(indexed[static_cast<size_t>(p)][static_cast<size_t>(o)], 1)
+            << "index rows of partition " << p << " offset " << o;
       }
     }
     std::printf("[crash] kill %d: %" PRId64 " offsets per partition stored, %zu rows\n", kill,

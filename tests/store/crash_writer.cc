@@ -6,7 +6,8 @@
 // [i*K, (i+1)*K), and sets both next offsets to (i+1)*K, in one Write. Each batch spreads over two
 // time buckets, so one write touches several column families. It resumes after the stored offsets,
 // prints "open" once the store is open and "batch I next N" after each Write returned, and exits
-// only on error (exit 1, the reason on stderr) or when killed.
+// only on error (exit 1, the reason on stderr) or when killed. Every event carries one indexed
+// field, site = "s-" (offset % 5), so that each batch also writes index rows.
 //
 // The store settings must match crash_test.cc's (kSalts, kBucketMs, kTtlMs).
 
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
   options.ttl_ms = kTtlMs;
   options.block_cache_bytes = 4 << 20;
   options.write_buffer_bytes = 4 << 20;
+  options.index_fields = {"site"};
   Result<std::unique_ptr<store::EventStore>> opened = store::EventStore::Open(options);
   if (!opened.ok()) return Fail("open: " + opened.status().ToString());
   store::EventStore& store = **opened;
@@ -84,7 +86,8 @@ int main(int argc, char** argv) {
         const std::string payload = "{\"p\":" + std::to_string(p) +
                                     ",\"o\":" + std::to_string(offset) + ",\"pad\":\"" +
                                     std::string(200, 'x') + "\"}";
-        batch.rows.push_back({keying::EncodeRowKey(key), keying::EncodeRowValue(id, payload)});
+        batch.rows.push_back({keying::EncodeRowKey(key), keying::EncodeRowValue(id, payload),
+                              {{"site", "s-" + std::to_string(offset % 5)}}});
       }
       batch.next_offsets[store::TopicPartition{"crash", p}] = (batch_no + 1) * per_partition;
     }

@@ -8,6 +8,7 @@
 #include <set>
 #include <system_error>
 
+#include "keying/index_key.h"
 #include "keying/row_key.h"
 #include "keying/row_value.h"
 
@@ -71,6 +72,7 @@ Result<std::vector<StoredRow>> ReadAllRows(const store::EventStore& store) {
     std::unique_ptr<store::RowIterator> it =
         bucket->NewIterator(keying::KeyRange{"", ""}, /*within_id_prefix=*/false);
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      if (keying::IsIndexKey(it->key())) continue;  // an index row, not an event
       keying::RowKey key;
       if (!keying::DecodeRowKey(it->key(), &key)) {
         return Status::Corruption("undecodable key " + EscapeBytes(it->key()) + " in bucket " +

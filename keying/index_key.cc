@@ -1,0 +1,159 @@
+#include "keying/index_key.h"
+
+#include <xxhash.h>
+
+#include <cstring>
+
+namespace hotrow::keying {
+namespace {
+
+constexpr size_t kSaltAt = 0;
+constexpr size_t kHashAt = 1;
+constexpr size_t kTimeAt = 10;
+constexpr size_t kTopicAt = 18;
+constexpr size_t kPartitionAt = 20;
+constexpr size_t kOffsetAt = 24;
+static_assert(kOffsetAt + 8 == kIndexKeySize);
+static_assert(kIndexTagAt + 1 == kTimeAt);
+
+uint64_t ReverseTime(int64_t ts_ms) { return UINT64_MAX - static_cast<uint64_t>(ts_ms); }
+
+// salt | value_hash | tag.
+std::string TaggedPrefix(uint8_t salt, uint64_t value_hash) {
+  std::string out(kIndexTagAt + 1, '\0');
+  out[kSaltAt] = static_cast<char>(salt);
+  StoreBigEndian64(value_hash, out.data() + kHashAt);
+  out[kIndexTagAt] = static_cast<char>(kIndexTag);
+  return out;
+}
+
+std::string AtReversedTime(const std::string& tagged, uint64_t rev) {
+  std::string out = tagged;
+  out.resize(kTimeAt + 8, '\0');
+  StoreBigEndian64(rev, out.data() + kTimeAt);
+  return out;
+}
+
+}  // namespace
+
+uint64_t IndexHash(std::string_view field, std::string_view value) {
+  // length(field) BE64 | field | value, hashed in one call; on the stack for every size ingest
+  // and queries allow (field <= 255, value <= 256 bytes).
+  char buffer[8 + kMaxIndexFieldSize + kMaxIndexValueSize];
+  std::string heap;
+  char* p = buffer;
+  const size_t size = 8 + field.size() + value.size();
+  if (size > sizeof(buffer)) {
+    heap.resize(size);
+    p = heap.data();
+  }
+  StoreBigEndian64(field.size(), p);
+  if (!field.empty()) std::memcpy(p + 8, field.data(), field.size());
+  if (!value.empty()) std::memcpy(p + 8 + field.size(), value.data(), value.size());
+  return XXH3_64bits(p, size);
+}
+
+void EncodeIndexKeyTo(const IndexKey& key, char* out) {
+  out[kSaltAt] = static_cast<char>(key.salt);
+  StoreBigEndian64(key.value_hash, out + kHashAt);
+  out[kIndexTagAt] = static_cast<char>(kIndexTag);
+  StoreBigEndian64(ReverseTime(key.ts_ms), out + kTimeAt);
+  StoreBigEndian16(static_cast<uint16_t>(~key.topic), out + kTopicAt);
+  StoreBigEndian32(~static_cast<uint32_t>(key.partition), out + kPartitionAt);
+  StoreBigEndian64(~static_cast<uint64_t>(key.offset), out + kOffsetAt);
+}
+
+std::string EncodeIndexKey(const IndexKey& key) {
+  std::string out(kIndexKeySize, '\0');
+  EncodeIndexKeyTo(key, out.data());
+  return out;
+}
+
+bool IsIndexKey(std::string_view bytes) {
+  return bytes.size() == kIndexKeySize &&
+         static_cast<unsigned char>(bytes[kIndexTagAt]) == kIndexTag;
+}
+
+bool DecodeIndexKey(std::string_view bytes, IndexKey* key) {
+  if (!IsIndexKey(bytes)) return false;
+  const char* p = bytes.data();
+  const uint64_t ts = UINT64_MAX - LoadBigEndian64(p + kTimeAt);
+  const uint32_t partition = ~LoadBigEndian32(p + kPartitionAt);
+  const uint64_t offset = ~LoadBigEndian64(p + kOffsetAt);
+  if (ts > static_cast<uint64_t>(INT64_MAX) || partition > static_cast<uint32_t>(INT32_MAX) ||
+      offset > static_cast<uint64_t>(INT64_MAX)) {
+    return false;
+  }
+  key->salt = static_cast<uint8_t>(p[kSaltAt]);
+  key->value_hash = LoadBigEndian64(p + kHashAt);
+  key->ts_ms = static_cast<int64_t>(ts);
+  key->topic = static_cast<uint16_t>(~LoadBigEndian16(p + kTopicAt));
+  key->partition = static_cast<int32_t>(partition);
+  key->offset = static_cast<int64_t>(offset);
+  return true;
+}
+
+IndexKey IndexKeyFor(const RowKey& event, uint64_t value_hash) {
+  IndexKey k;
+  k.salt = event.salt;
+  k.value_hash = value_hash;
+  k.ts_ms = event.ts_ms;
+  k.topic = event.topic;
+  k.partition = event.partition;
+  k.offset = event.offset;
+  return k;
+}
+
+RowKey EventKeyOf(const IndexKey& key, uint64_t id_hash) {
+  RowKey k;
+  k.salt = key.salt;
+  k.id_hash = id_hash;
+  k.ts_ms = key.ts_ms;
+  k.topic = key.topic;
+  k.partition = key.partition;
+  k.offset = key.offset;
+  return k;
+}
+
+KeyRange IndexTimeKeyRange(uint8_t salt, uint64_t value_hash, int64_t from_ms, int64_t to_ms) {
+  const std::string tagged = TaggedPrefix(salt, value_hash);
+  KeyRange range;
+  // ts < to  <=>  rev(ts) >= rev(to) + 1; ts >= from  <=>  rev(ts) < rev(from) + 1.
+  range.start = AtReversedTime(tagged, ReverseTime(to_ms) + 1);
+  if (from_ms == 0) {
+    // rev(0) + 1 overflows: end at the tag's successor, still inside the 9-byte prefix.
+    range.limit = tagged;
+    range.limit.back() = static_cast<char>(kIndexTag + 1);
+  } else {
+    range.limit = AtReversedTime(tagged, ReverseTime(from_ms) + 1);
+  }
+  return range;
+}
+
+std::string EncodeIndexValue(uint64_t id_hash, std::string_view field, std::string_view value) {
+  std::string out;
+  EncodeIndexValueTo(id_hash, field, value, &out);
+  return out;
+}
+
+void EncodeIndexValueTo(uint64_t id_hash, std::string_view field, std::string_view value,
+                        std::string* out) {
+  out->resize(9);
+  StoreBigEndian64(id_hash, out->data());
+  (*out)[8] = static_cast<char>(static_cast<unsigned char>(field.size()));
+  out->append(field);
+  out->append(value);
+}
+
+bool DecodeIndexValue(std::string_view bytes, uint64_t* id_hash, std::string_view* field,
+                      std::string_view* value) {
+  if (bytes.size() < 9) return false;
+  const size_t field_len = static_cast<unsigned char>(bytes[8]);
+  if (bytes.size() < 9 + field_len) return false;
+  *id_hash = LoadBigEndian64(bytes.data());
+  *field = bytes.substr(9, field_len);
+  *value = bytes.substr(9 + field_len);
+  return true;
+}
+
+}  // namespace hotrow::keying

@@ -1,0 +1,157 @@
+#include "query/index_query.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "keying/index_key.h"
+#include "keying/row_key.h"
+#include "keying/row_value.h"
+
+namespace hotrow::query {
+namespace {
+
+constexpr int64_t kMaxTimeMs = INT64_MAX;
+
+// One index row that matched: where its event is.
+struct Hit {
+  keying::IndexKey key;
+  uint64_t id_hash = 0;
+};
+
+auto OrderKey(const Hit& h) {
+  return std::make_tuple(h.key.ts_ms, h.key.topic, h.key.partition, h.key.offset);
+}
+
+void Count(std::atomic<uint64_t> QueryWork::*counter, QueryWork* work, uint64_t n) {
+  if (work != nullptr) (work->*counter).fetch_add(n, std::memory_order_relaxed);
+}
+
+// Reads up to `budget` matching index rows of one salt into `hits`, in the answer's order.
+Status ReadSalt(store::RowIterator* it, uint8_t salt, uint64_t value_hash, std::string_view field,
+                std::string_view value, int64_t from, int64_t to, int64_t budget, Order order,
+                const PartitionFilter* filter, QueryWork* work, std::vector<Hit>* hits) {
+  it->SetRange(keying::IndexTimeKeyRange(salt, value_hash, from, to));
+  order == Order::kDesc ? it->SeekToFirst() : it->SeekToLast();
+  Count(&QueryWork::seeks, work, 1);
+  int64_t found = 0;
+  uint64_t stepped = 0;
+  for (; it->Valid() && found < budget; order == Order::kDesc ? it->Next() : it->Prev()) {
+    ++stepped;
+    Hit hit;
+    std::string_view f, v;
+    if (!keying::DecodeIndexKey(it->key(), &hit.key) ||
+        !keying::DecodeIndexValue(it->value(), &hit.id_hash, &f, &v)) {
+      return Status::Corruption("an index range holds a row that is not an index row");
+    }
+    // The full field and value decide: a 64-bit hash collision never returns another value.
+    if (f != field || v != value || hit.key.ts_ms < from || hit.key.ts_ms >= to) continue;
+    if (filter != nullptr && !(*filter)(hit.key.topic, hit.key.partition)) continue;
+    hits->push_back(hit);
+    ++found;
+  }
+  Count(&QueryWork::rows_read, work, stepped);
+  return it->Valid() || found >= budget ? Status::Ok() : it->status();
+}
+
+// Reads the event an index row points at, through the cursor that read the row.
+Status ReadEvent(store::RowIterator* it, const Hit& hit, store::EventStore* store, QueryWork* work,
+                 Event* out) {
+  const std::string key = keying::EncodeRowKey(keying::EventKeyOf(hit.key, hit.id_hash));
+  it->SetRange(keying::KeyRange{key, key + '\0'});
+  it->SeekToFirst();
+  Count(&QueryWork::seeks, work, 1);
+  if (!it->Valid()) {
+    HOTROW_RETURN_IF_ERROR(it->status());
+    return Status::Corruption("an index row points at an event the store does not hold");
+  }
+  Count(&QueryWork::rows_read, work, 1);
+  std::string_view id, payload;
+  if (it->key() != key || !keying::DecodeRowValue(it->value(), &id, &payload)) {
+    return Status::Corruption("an index row points at a row that is not its event");
+  }
+  out->id.assign(id);
+  out->ts_ms = hit.key.ts_ms;
+  out->topic = store->TopicName(hit.key.topic).value_or(std::to_string(hit.key.topic));
+  out->partition = hit.key.partition;
+  out->offset = hit.key.offset;
+  out->payload.assign(payload);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<IndexAnswer> IndexQuery::Latest(std::string_view field, std::string_view value,
+                                       int n) const {
+  if (n < 1 || n > kMaxLatest) {
+    return Status::InvalidArgument("n must be between 1 and " + std::to_string(kMaxLatest) +
+                                   ", got " + std::to_string(n));
+  }
+  return Range(field, value, 0, kMaxTimeMs, n, Order::kDesc);
+}
+
+Result<IndexAnswer> IndexQuery::Range(std::string_view field, std::string_view value,
+                                      int64_t from_ms, int64_t to_ms, int64_t limit,
+                                      Order order) const {
+  const auto& indexed = store_->options().index_fields;
+  if (std::find(indexed.begin(), indexed.end(), field) == indexed.end()) {
+    std::string list;
+    for (const std::string& f : indexed) list += (list.empty() ? "" : ", ") + f;
+    return Status::InvalidArgument("field \"" + std::string(field.substr(0, 64)) +
+                                   "\" is not in index.fields (" +
+                                   (list.empty() ? "none is indexed" : "indexed: " + list) + ")");
+  }
+  if (value.size() > keying::kMaxIndexValueSize) {
+    return Status::InvalidArgument("value of " + std::to_string(value.size()) +
+                                   " bytes; indexed values are at most " +
+                                   std::to_string(keying::kMaxIndexValueSize) + " bytes");
+  }
+  HOTROW_RETURN_IF_ERROR(CheckRangeArgs(from_ms, to_ms, limit));
+  IndexAnswer answer;
+  // Nothing older than the window, whether or not its bucket has been dropped yet.
+  const int64_t from = std::max(from_ms, store_->WindowStartMs());
+  if (from >= to_ms) return answer;
+
+  const uint64_t value_hash = keying::IndexHash(field, value);
+  auto buckets = store_->Buckets();  // oldest first
+  if (order == Order::kDesc) std::reverse(buckets.begin(), buckets.end());
+  const int salts = store_->salter().salts();
+  int64_t remaining = limit;
+  std::vector<Hit> hits;
+  for (const auto& bucket : buckets) {
+    if (remaining == 0) break;
+    if (bucket->end_ms() <= from || bucket->start_ms() >= to_ms) continue;
+    if (!bucket->Indexes(field)) {
+      answer.unindexed.push_back({bucket->start_ms(), bucket->end_ms()});
+      continue;
+    }
+    // One cursor per bucket for its index rows and their events: one snapshot. Every range it
+    // is aimed at lies inside one 9-byte prefix, so the prefix bloom filter applies throughout.
+    std::unique_ptr<store::RowIterator> it = bucket->NewIterator(
+        keying::IndexTimeKeyRange(0, value_hash, from, to_ms), /*within_id_prefix=*/true);
+    Count(&QueryWork::iterators_created, work_, 1);
+    hits.clear();
+    for (int salt = 0; salt < salts; ++salt) {
+      HOTROW_RETURN_IF_ERROR(ReadSalt(it.get(), static_cast<uint8_t>(salt), value_hash, field,
+                                      value, from, to_ms, remaining, order, filter_, work_, &hits));
+    }
+    // Buckets hold disjoint time spans: merging inside one bucket is enough.
+    if (order == Order::kDesc) {
+      std::sort(hits.begin(), hits.end(),
+                [](const Hit& a, const Hit& b) { return OrderKey(b) < OrderKey(a); });
+    } else {
+      std::sort(hits.begin(), hits.end(),
+                [](const Hit& a, const Hit& b) { return OrderKey(a) < OrderKey(b); });
+    }
+    if (static_cast<int64_t>(hits.size()) > remaining) hits.resize(static_cast<size_t>(remaining));
+    for (const Hit& hit : hits) {
+      HOTROW_RETURN_IF_ERROR(
+          ReadEvent(it.get(), hit, store_, work_, &answer.events.emplace_back()));
+    }
+    remaining -= static_cast<int64_t>(hits.size());
+  }
+  return answer;
+}
+
+}  // namespace hotrow::query

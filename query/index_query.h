@@ -1,0 +1,71 @@
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "query/query_engine.h"
+#include "store/event_store.h"
+
+namespace hotrow::query {
+
+// A bucket the query's range covers whose index.fields did not hold the field asked for: its
+// events cannot be found by the index (the bucket was made before the field was indexed).
+struct UnindexedSpan {
+  int64_t start_ms = 0;
+  int64_t end_ms = 0;
+  friend bool operator==(const UnindexedSpan&, const UnindexedSpan&) = default;
+};
+
+struct IndexAnswer {
+  std::vector<Event> events;
+  // Oldest first for kAsc, newest first for kDesc (the order buckets were visited in). Only the
+  // buckets the answer could have drawn from: a latest-N that was complete before reaching an
+  // older bucket does not name it.
+  std::vector<UnindexedSpan> unindexed;
+};
+
+// The events whose indexed `field` equals `value` (keying/index_key.h), from the index rows that
+// ingest writes beside each event in the same WriteBatch.
+//
+// Same order, limits and window as the id queries (QueryEngine::Range): newest first for kDesc,
+// ties in time by (topic, partition, offset) descending, the reverse for kAsc; ts in
+// [max(from, window start), to). Buckets are visited in the answer's order and the next is opened
+// only while the answer is incomplete; inside a bucket every salt's index rows are read in key
+// order (each salt yields in the answer's order, so no salt reads more than the rows still
+// missing), merged by (ts, topic, partition, offset), and only the rows that make the answer have
+// their events read.
+//
+// Consistency: in each bucket the index rows and the events they point at are read through one
+// RocksDB iterator, so from one implicit snapshot; rows are never changed or deleted one by one
+// (a bucket goes whole, and a bucket being read stays readable), so an index row always finds
+// its event.
+//
+// Errors: a field not in StoreOptions::index_fields (index.fields), a value over
+// keying::kMaxIndexValueSize bytes, n / limit / from / to out of range: InvalidArgument naming
+// the parameter. An index row whose event is missing: Corruption.
+//
+// Thread-safety: the functions may be called from many threads at once.
+class IndexQuery {
+ public:
+  // `store` is not owned and must outlive this object; `work` (may be null) counts cursors,
+  // seeks and rows read, as the engine's queries do.
+  // `filter` (may be null: every row; not owned) keeps only the rows of the partitions it accepts,
+  // before the limit, as QueryOptions::partition_filter does for the id queries (cluster mode).
+  IndexQuery(store::EventStore* store, QueryWork* work, const PartitionFilter* filter = nullptr)
+      : store_(store), work_(work), filter_(filter) {}
+
+  // The n newest events with field = value. 1 <= n <= kMaxLatest.
+  Result<IndexAnswer> Latest(std::string_view field, std::string_view value, int n) const;
+  // Events with field = value and from_ms <= ts < to_ms, at most `limit` (1..kMaxRangeLimit).
+  Result<IndexAnswer> Range(std::string_view field, std::string_view value, int64_t from_ms,
+                            int64_t to_ms, int64_t limit, Order order) const;
+
+ private:
+  store::EventStore* const store_;
+  QueryWork* const work_;
+  const PartitionFilter* const filter_;
+};
+
+}  // namespace hotrow::query

@@ -1,0 +1,46 @@
+#pragma once
+
+// HTTPS for the HTTP API and its clients (CONTRACT.md, "Access": http.tls_cert, http.tls_key,
+// `hotrow query --cacert`), on cpp-httplib's OpenSSL support. Internal to service/.
+//
+// Every file is read and checked here, with OpenSSL, before a server or a client uses it, so that
+// a bad one is an error naming it (httplib only says that its server "is not valid").
+
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+
+namespace httplib {
+class Server;
+}  // namespace httplib
+
+namespace hotrow::service {
+
+// The server HttpServer runs: an httplib::SSLServer serving `cert_file` and `key_file` when both
+// are set, a plain httplib::Server when both are empty.
+//
+// `cert_file` is PEM: the server's certificate first, then any intermediate certificates that
+// clients need to reach their trusted CA. `key_file` is the certificate's PEM private key, not
+// encrypted. Connections use TLS 1.2 or newer, without compression or renegotiation.
+//
+// InvalidArgument, one line naming the key and the file, when only one is set, when a file cannot
+// be read or holds no PEM certificate / private key, when OpenSSL refuses one (a key too weak for
+// its security level), or when the key is not the certificate's. An expired certificate (or one
+// not valid yet) is served, with a warning in the log.
+Result<std::unique_ptr<httplib::Server>> NewHttplibServer(const std::string& cert_file,
+                                                          const std::string& key_file);
+
+// Checks `cert_file` and `key_file` as NewHttplibServer does, without making a server: for a start
+// that should fail before it opens the store or joins the consumer group. Ok when both are empty.
+Status CheckServerTlsFiles(const std::string& cert_file, const std::string& key_file);
+
+// Checks that `ca_file` can be read and holds at least one PEM certificate (the CAs a client
+// verifies a server's certificate against). InvalidArgument naming the file otherwise.
+Status CheckCaCertFile(const std::string& ca_file);
+
+// OpenSSL's text for a certificate verification result (X509_V_ERR_*), e.g. "self-signed
+// certificate".
+std::string CertificateVerifyError(long verify_result);
+
+}  // namespace hotrow::service

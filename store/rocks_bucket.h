@@ -1,0 +1,46 @@
+// Internal to store/: a bucket as a RocksDB column family, and its cursor.
+#pragma once
+
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "store/event_store.h"
+
+namespace hotrow::store {
+
+// Holds the database open for as long as any bucket (or the store) holds it; each bucket destroys
+// its column family handle when the last reader lets go, which is when a dropped bucket's files go.
+class RocksBucket final : public Bucket {
+ public:
+  RocksBucket(std::shared_ptr<rocksdb::DB> db, rocksdb::ColumnFamilyHandle* cf, int64_t start_ms,
+              int64_t end_ms)
+      : Bucket(start_ms, end_ms), db_(std::move(db)), cf_(cf) {}
+  ~RocksBucket() override;
+
+  // Marks the bucket dropped: its files are deleted when the last holder lets go.
+  void MarkDropped() { dropped_ = true; }
+  // Records the bucket's index.fields. REQUIRES: before the bucket is shared with readers.
+  void SetIndexFields(std::vector<std::string> fields) { set_index_fields(std::move(fields)); }
+
+  std::unique_ptr<RowIterator> NewIterator(const keying::KeyRange& range,
+                                           bool within_id_prefix) const override;
+
+  rocksdb::ColumnFamilyHandle* cf() const { return cf_; }
+
+  // Adds to `wb` the index rows (keying/index_key.h) of the event `key` for the entries whose
+  // field this bucket indexes, and their size to `*bytes`. An entry too long for the format is
+  // skipped (the parser never makes one).
+  Status PutIndexRows(const keying::RowKey& key, const std::vector<keying::IndexEntry>& entries,
+                      rocksdb::WriteBatch* wb, uint64_t* bytes) const;
+
+ private:
+  std::shared_ptr<rocksdb::DB> db_;
+  rocksdb::ColumnFamilyHandle* const cf_;
+  std::atomic<bool> dropped_{false};
+};
+
+}  // namespace hotrow::store

@@ -1,0 +1,100 @@
+// Internal to store/: the RocksDB event store behind EventStore::Open. Its opening (Init and the
+// checks it runs) is in event_store_open.cc; writes, expiry and reads in event_store.cc.
+#pragma once
+
+#include <rocksdb/cache.h>
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_buffer_manager.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "store/event_store.h"
+#include "store/rocks_bucket.h"
+
+namespace hotrow::store {
+
+struct SaltCounter {
+  uint64_t events = 0;
+  uint64_t bytes = 0;  // of events and their index rows
+};
+
+class RocksEventStore final : public EventStore {
+ public:
+  explicit RocksEventStore(const StoreOptions& options) : EventStore(options) {}
+  ~RocksEventStore() override;
+
+  Status Init();
+
+  Result<uint16_t> TopicNumber(std::string_view topic) override;
+  std::optional<std::string> TopicName(uint16_t number) const override;
+  Status Write(const WriteBatchInput& batch, WriteOutcome* outcome) override;
+  std::map<TopicPartition, int64_t> StoredOffsets() const override;
+  Result<size_t> DropExpiredBuckets() override;
+  int64_t NowMs() const override;
+  std::vector<std::shared_ptr<const Bucket>> Buckets() const override;
+  StoreStats Stats() const override;
+
+ private:
+  rocksdb::ColumnFamilyOptions BucketOptions() const;
+  Status CheckFormat(bool is_new);
+  Status LoadMetadata();
+  // Rows go in the same WriteBatch as their bucket's counters and are never deleted one by one, so
+  // every bucket holds exactly as many rows as its counters say. A lost table file or a MANIFEST
+  // cut short (which RocksDB reads as an older, shorter one without complaint) breaks that:
+  // Corruption, rather than answers from part of the store. Reads every row once, at open.
+  Status CheckRowsMatchCounters() const;
+  // The bucket that holds `ts`, created (under bucket_mu_) when missing. REQUIRES: writers_mu_
+  // held, shared or exclusive.
+  Result<std::shared_ptr<RocksBucket>> BucketFor(int64_t ts);
+  // A failed write (a full disk, most often) leaves RocksDB in a background-error state in which
+  // it refuses every write until DB::Resume() succeeds. RocksDB's own recovery from a full disk
+  // waits for a free memtable's worth of space (64 MiB), which a small disk may never have, so
+  // the store resumes before its next write instead: while the disk is still full Resume fails
+  // at once with the same error; once space is back it clears the state. Takes resume_mu_.
+  Status ResumeAfterFailedWrite();
+  // Records the outcome of a RocksDB write.
+  Status NoteWrite(const rocksdb::Status& s, const std::string& context);
+  // Starts a flush (not waited for) of every bucket written to but not for kIdleFlushMs, and of
+  // the metadata with them. REQUIRES: writers_mu_ held shared.
+  void FlushIdleBuckets();
+
+  // Constant after Init().
+  std::shared_ptr<rocksdb::Cache> block_cache_;
+  std::shared_ptr<rocksdb::WriteBufferManager> write_buffers_;
+  std::shared_ptr<rocksdb::DB> db_;
+  rocksdb::ColumnFamilyHandle* meta_ = nullptr;  // the default column family; owned by db_
+  rocksdb::CompressionType compression_ = rocksdb::kNoCompression;
+
+  // Writes run in parallel: Write and TopicNumber hold writers_mu_ shared; DropExpiredBuckets and
+  // the destructor hold it exclusive, so no write is under way while buckets go. Lock order:
+  // writers_mu_, then topic_mu_ / bucket_mu_ / resume_mu_, then state_mu_.
+  std::shared_mutex writers_mu_;
+  std::mutex topic_mu_;   // serialises numbering new topics
+  std::mutex bucket_mu_;  // serialises creating buckets
+  std::mutex resume_mu_;  // serialises DB::Resume
+  std::atomic<bool> write_failed_{false};  // see ResumeAfterFailedWrite
+
+  // Readers take snapshots of these under state_mu_ (shared); writers change them under
+  // state_mu_ (exclusive), after the durable write.
+  mutable std::shared_mutex state_mu_;
+  std::map<int64_t, std::shared_ptr<RocksBucket>> buckets_;  // by start
+  std::map<TopicPartition, int64_t> offsets_;
+  std::map<std::string, uint16_t, std::less<>> topic_numbers_;
+  std::vector<std::string> topic_names_;
+  std::map<int64_t, std::vector<SaltCounter>> counters_;  // by bucket start, one per salt
+  // Every time before this is in a dropped bucket. Changed only under writers_mu_ exclusive.
+  int64_t dropped_until_ms_ = 0;
+  // Wall ms of the last write to each bucket with unflushed writes (FlushIdleBuckets).
+  std::map<int64_t, int64_t> last_write_ms_;
+
+  std::atomic<int64_t> stream_clock_ms_{0};
+};
+
+}  // namespace hotrow::store
