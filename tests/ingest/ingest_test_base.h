@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -163,13 +164,20 @@ class IngestTestBase : public ::testing::Test {
   }
 
   // Waits until the store's offsets for kTopic add up to the broker's high watermarks.
-  bool WaitCaughtUp(const store::EventStore& store, std::chrono::milliseconds timeout = 60s) {
+  // `each_check` runs before every look at the store; a test on a ManualClock advances it there,
+  // so batches opened after its last Advance still come of age.
+  bool WaitCaughtUp(const store::EventStore& store, std::chrono::milliseconds timeout = 60s,
+                    const std::function<void()>& each_check = {}) {
     int64_t target = 0;
     for (const auto& [p, hw] : HighWatermarks(kafka_->bootstrap(), kTopic, partitions_)) {
       target += hw;
     }
-    return hotrow::testing::WaitFor([&] { return StoredOffsetSum(store, kTopic) >= target; },
-                                    timeout);
+    return hotrow::testing::WaitFor(
+        [&] {
+          if (each_check) each_check();
+          return StoredOffsetSum(store, kTopic) >= target;
+        },
+        timeout);
   }
 
   std::map<int32_t, int64_t> High() {
