@@ -10,10 +10,7 @@ namespace {
 constexpr size_t kSaltAt = 0;
 constexpr size_t kHashAt = 1;
 constexpr size_t kTimeAt = 10;
-constexpr size_t kTopicAt = 18;
-constexpr size_t kPartitionAt = 20;
-constexpr size_t kOffsetAt = 24;
-static_assert(kOffsetAt + 8 == kIndexKeySize);
+static_assert(kTimeAt + kKeyTailSize == kIndexKeySize);
 static_assert(kIndexTagAt + 1 == kTimeAt);
 
 uint64_t ReverseTime(int64_t ts_ms) { return UINT64_MAX - static_cast<uint64_t>(ts_ms); }
@@ -57,10 +54,7 @@ void EncodeIndexKeyTo(const IndexKey& key, char* out) {
   out[kSaltAt] = static_cast<char>(key.salt);
   StoreBigEndian64(key.value_hash, out + kHashAt);
   out[kIndexTagAt] = static_cast<char>(kIndexTag);
-  StoreBigEndian64(ReverseTime(key.ts_ms), out + kTimeAt);
-  StoreBigEndian16(static_cast<uint16_t>(~key.topic), out + kTopicAt);
-  StoreBigEndian32(~static_cast<uint32_t>(key.partition), out + kPartitionAt);
-  StoreBigEndian64(~static_cast<uint64_t>(key.offset), out + kOffsetAt);
+  EncodeKeyTail({key.ts_ms, key.topic, key.partition, key.offset}, out + kTimeAt);
 }
 
 std::string EncodeIndexKey(const IndexKey& key) {
@@ -76,20 +70,14 @@ bool IsIndexKey(std::string_view bytes) {
 
 bool DecodeIndexKey(std::string_view bytes, IndexKey* key) {
   if (!IsIndexKey(bytes)) return false;
-  const char* p = bytes.data();
-  const uint64_t ts = UINT64_MAX - LoadBigEndian64(p + kTimeAt);
-  const uint32_t partition = ~LoadBigEndian32(p + kPartitionAt);
-  const uint64_t offset = ~LoadBigEndian64(p + kOffsetAt);
-  if (ts > static_cast<uint64_t>(INT64_MAX) || partition > static_cast<uint32_t>(INT32_MAX) ||
-      offset > static_cast<uint64_t>(INT64_MAX)) {
-    return false;
-  }
-  key->salt = static_cast<uint8_t>(p[kSaltAt]);
-  key->value_hash = LoadBigEndian64(p + kHashAt);
-  key->ts_ms = static_cast<int64_t>(ts);
-  key->topic = static_cast<uint16_t>(~LoadBigEndian16(p + kTopicAt));
-  key->partition = static_cast<int32_t>(partition);
-  key->offset = static_cast<int64_t>(offset);
+  KeyTail tail;
+  if (!DecodeKeyTail(bytes.data() + kTimeAt, &tail)) return false;
+  key->salt = static_cast<uint8_t>(bytes[kSaltAt]);
+  key->value_hash = LoadBigEndian64(bytes.data() + kHashAt);
+  key->ts_ms = tail.ts_ms;
+  key->topic = tail.topic;
+  key->partition = tail.partition;
+  key->offset = tail.offset;
   return true;
 }
 

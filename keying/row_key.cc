@@ -10,10 +10,13 @@ namespace {
 constexpr size_t kSaltAt = 0;
 constexpr size_t kIdHashAt = 1;
 constexpr size_t kTimeAt = 9;
-constexpr size_t kTopicAt = 17;
-constexpr size_t kPartitionAt = 19;
-constexpr size_t kOffsetAt = 23;
-static_assert(kOffsetAt + 8 == kRowKeySize);
+static_assert(kTimeAt + kKeyTailSize == kRowKeySize);
+
+// Inside the tail.
+constexpr size_t kTailTopicAt = 8;
+constexpr size_t kTailPartitionAt = 10;
+constexpr size_t kTailOffsetAt = 14;
+static_assert(kTailOffsetAt + 8 == kKeyTailSize);
 
 uint64_t ReverseTime(int64_t ts_ms) { return UINT64_MAX - static_cast<uint64_t>(ts_ms); }
 
@@ -78,13 +81,32 @@ bool KeyLess(const RowKey& a, const RowKey& b) {
          std::tie(b.salt, b.id_hash, a.ts_ms, a.topic, a.partition, a.offset);
 }
 
+void EncodeKeyTail(const KeyTail& tail, char* out) {
+  StoreBigEndian64(ReverseTime(tail.ts_ms), out);
+  StoreBigEndian16(static_cast<uint16_t>(~tail.topic), out + kTailTopicAt);
+  StoreBigEndian32(~static_cast<uint32_t>(tail.partition), out + kTailPartitionAt);
+  StoreBigEndian64(~static_cast<uint64_t>(tail.offset), out + kTailOffsetAt);
+}
+
+bool DecodeKeyTail(const char* p, KeyTail* tail) {
+  const uint64_t ts = UINT64_MAX - LoadBigEndian64(p);
+  const uint32_t partition = ~LoadBigEndian32(p + kTailPartitionAt);
+  const uint64_t offset = ~LoadBigEndian64(p + kTailOffsetAt);
+  if (ts > static_cast<uint64_t>(INT64_MAX) || partition > static_cast<uint32_t>(INT32_MAX) ||
+      offset > static_cast<uint64_t>(INT64_MAX)) {
+    return false;
+  }
+  tail->ts_ms = static_cast<int64_t>(ts);
+  tail->topic = static_cast<uint16_t>(~LoadBigEndian16(p + kTailTopicAt));
+  tail->partition = static_cast<int32_t>(partition);
+  tail->offset = static_cast<int64_t>(offset);
+  return true;
+}
+
 void EncodeRowKeyTo(const RowKey& key, char* out) {
   out[kSaltAt] = static_cast<char>(key.salt);
   StoreBigEndian64(key.id_hash, out + kIdHashAt);
-  StoreBigEndian64(ReverseTime(key.ts_ms), out + kTimeAt);
-  StoreBigEndian16(static_cast<uint16_t>(~key.topic), out + kTopicAt);
-  StoreBigEndian32(~static_cast<uint32_t>(key.partition), out + kPartitionAt);
-  StoreBigEndian64(~static_cast<uint64_t>(key.offset), out + kOffsetAt);
+  EncodeKeyTail({key.ts_ms, key.topic, key.partition, key.offset}, out + kTimeAt);
 }
 
 std::string EncodeRowKey(const RowKey& key) {
@@ -95,20 +117,14 @@ std::string EncodeRowKey(const RowKey& key) {
 
 bool DecodeRowKey(std::string_view bytes, RowKey* key) {
   if (bytes.size() != kRowKeySize) return false;
-  const char* p = bytes.data();
-  const uint64_t ts = UINT64_MAX - LoadBigEndian64(p + kTimeAt);
-  const uint32_t partition = ~LoadBigEndian32(p + kPartitionAt);
-  const uint64_t offset = ~LoadBigEndian64(p + kOffsetAt);
-  if (ts > static_cast<uint64_t>(INT64_MAX) || partition > static_cast<uint32_t>(INT32_MAX) ||
-      offset > static_cast<uint64_t>(INT64_MAX)) {
-    return false;
-  }
-  key->salt = static_cast<uint8_t>(p[kSaltAt]);
-  key->id_hash = LoadBigEndian64(p + kIdHashAt);
-  key->ts_ms = static_cast<int64_t>(ts);
-  key->topic = static_cast<uint16_t>(~LoadBigEndian16(p + kTopicAt));
-  key->partition = static_cast<int32_t>(partition);
-  key->offset = static_cast<int64_t>(offset);
+  KeyTail tail;
+  if (!DecodeKeyTail(bytes.data() + kTimeAt, &tail)) return false;
+  key->salt = static_cast<uint8_t>(bytes[kSaltAt]);
+  key->id_hash = LoadBigEndian64(bytes.data() + kIdHashAt);
+  key->ts_ms = tail.ts_ms;
+  key->topic = tail.topic;
+  key->partition = tail.partition;
+  key->offset = tail.offset;
   return true;
 }
 

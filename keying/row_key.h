@@ -58,6 +58,20 @@ std::string EncodeRowKey(const RowKey& key);
 // its range (a negative time, partition or offset); `*key` is then unspecified.
 bool DecodeRowKey(std::string_view bytes, RowKey* key);
 
+// The 22 bytes that end both a row key and an index key (keying/index_key.h): UINT64_MAX - ts,
+// ~topic, ~partition, ~offset, big-endian. One codec, so the two kinds of key order the same way.
+inline constexpr size_t kKeyTailSize = 22;
+struct KeyTail {
+  int64_t ts_ms = 0;
+  uint16_t topic = 0;
+  int32_t partition = 0;
+  int64_t offset = 0;
+};
+// REQUIRES: out has room for kKeyTailSize bytes; ts_ms, partition and offset >= 0.
+void EncodeKeyTail(const KeyTail& tail, char* out);
+// False when a field is out of its range (a negative time, partition or offset).
+bool DecodeKeyTail(const char* p, KeyTail* tail);
+
 // The 64-bit hash of an event id stored in the key. Stable across versions and machines (XXH3).
 uint64_t IdHash(std::string_view id);
 

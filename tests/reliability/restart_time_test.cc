@@ -39,13 +39,8 @@ constexpr double kOldSessionTimeoutSeconds = 45;
 class RestartTimeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    kafka_ = std::make_unique<ChildProcess>(
-        std::vector<std::string>{testing::HotrowBinary(), "embedded-kafka", "--partitions", "4"},
-        dir_.Sub("kafka.log"));
-    std::string line;
-    ASSERT_TRUE(kafka_->ReadLine(&line)) << ReadFile(dir_.Sub("kafka.log"));
-    ASSERT_EQ(line.rfind("bootstrap=", 0), 0u) << line;
-    bootstrap_ = line.substr(10);
+    kafka_ = testing::StartEmbeddedKafka(4, dir_.Sub("kafka.log"), &bootstrap_);
+    ASSERT_NE(kafka_, nullptr) << ReadFile(dir_.Sub("kafka.log"));
     port_ = FreePort();
     // hotrow's own consumer defaults: no session or heartbeat settings here.
     std::ofstream config(dir_.Sub("hotrow.yaml"));

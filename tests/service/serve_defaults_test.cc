@@ -59,12 +59,9 @@ std::string StartingLine(const std::string& log) {
 
 TEST(ServeDefaultsTest, ServeWithoutConfigRunsWithTheDocumentedDefaults) {
   testing::TempDir dir;
-  ChildProcess kafka({testing::HotrowBinary(), "embedded-kafka", "--partitions", "2"},
-                     dir.Sub("kafka.log"));
-  std::string line;
-  ASSERT_TRUE(kafka.ReadLine(&line)) << ReadFile(dir.Sub("kafka.log"));
-  ASSERT_EQ(line.rfind("bootstrap=", 0), 0u) << line;
-  const std::string bootstrap = line.substr(10);
+  std::string bootstrap;
+  auto kafka = testing::StartEmbeddedKafka(2, dir.Sub("kafka.log"), &bootstrap);
+  ASSERT_NE(kafka, nullptr) << ReadFile(dir.Sub("kafka.log"));
   const int port = FreePort();
   const std::vector<std::string> sets = {"http.listen=127.0.0.1:" + std::to_string(port),
                                          "kafka.brokers=" + bootstrap};
@@ -123,8 +120,8 @@ TEST(ServeDefaultsTest, ServeWithoutConfigRunsWithTheDocumentedDefaults) {
 
   serve.Signal(SIGTERM);
   EXPECT_EQ(serve.Wait(std::chrono::seconds(15)), 0) << ReadFile(dir.Sub("serve.log"));
-  kafka.Signal(SIGTERM);
-  kafka.Wait(std::chrono::seconds(15));
+  kafka->Signal(SIGTERM);
+  kafka->Wait(std::chrono::seconds(15));
 }
 
 }  // namespace

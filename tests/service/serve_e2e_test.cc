@@ -85,14 +85,8 @@ Event FromJson(const ordered_json& j) {
 class ServeE2ETest : public ::testing::Test {
  protected:
   void SetUp() override {
-    kafka_ = std::make_unique<ChildProcess>(
-        std::vector<std::string>{testing::HotrowBinary(), "embedded-kafka", "--partitions",
-                                 std::to_string(kPartitions)},
-        dir_.Sub("kafka.log"));
-    std::string line;
-    ASSERT_TRUE(kafka_->ReadLine(&line)) << ReadFile(dir_.Sub("kafka.log"));
-    ASSERT_EQ(line.rfind("bootstrap=", 0), 0u) << line;
-    bootstrap_ = line.substr(10);
+    kafka_ = testing::StartEmbeddedKafka(kPartitions, dir_.Sub("kafka.log"), &bootstrap_);
+    ASSERT_NE(kafka_, nullptr) << ReadFile(dir_.Sub("kafka.log"));
     port_ = FreePort();
     std::ofstream config(dir_.Sub("hotrow.yaml"));
     // A short session timeout: a restarted serve rejoins the group without waiting out the

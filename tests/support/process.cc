@@ -118,4 +118,18 @@ int FreePort() {
   return port;
 }
 
+std::unique_ptr<ChildProcess> StartEmbeddedKafka(int partitions, const std::string& log_path,
+                                                 std::string* bootstrap) {
+  static const std::string kPrefix = "bootstrap=";
+  bootstrap->clear();
+  auto kafka = std::make_unique<ChildProcess>(
+      std::vector<std::string>{HotrowBinary(), "embedded-kafka", "--partitions",
+                               std::to_string(partitions)},
+      log_path);
+  std::string line;
+  if (!kafka->ReadLine(&line) || line.rfind(kPrefix, 0) != 0) return nullptr;
+  *bootstrap = line.substr(kPrefix.size());
+  return kafka;
+}
+
 }  // namespace hotrow::testing

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,5 +48,10 @@ class ChildProcess {
   bool exited_ = false;
   int exit_code_ = -1;
 };
+
+// Starts `hotrow embedded-kafka --partitions P` (stderr to `log_path`) and reads the bootstrap
+// address from its one line. Returns nullptr, with *bootstrap empty, when no such line came.
+std::unique_ptr<ChildProcess> StartEmbeddedKafka(int partitions, const std::string& log_path,
+                                                 std::string* bootstrap);
 
 }  // namespace hotrow::testing
