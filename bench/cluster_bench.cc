@@ -61,9 +61,11 @@ struct Flags {
   int64_t records = 400'000;  // the mock keeps about 5 MiB per partition: ~25k records each
   int partitions = 16;
   int devices = 10'000;
-  int rounds = 5;       // alternations of single / fan-out
-  int queries = 400;    // latest-10 queries per target and round
-  int sample_ids = 50;  // ids whose answers are checked before measuring
+  int rounds = 5;     // alternations of single / fan-out
+  int queries = 600;  // latest-10 queries per target and round
+  int sample_ids = 50;
+  int ingest_runs = 2;  // alternations of 1 and 2 instances ingesting the backlog  // ids whose
+                        // answers are checked before measuring
 };
 
 Flags ParseFlags(int argc, char** argv) {
@@ -74,6 +76,7 @@ Flags ParseFlags(int argc, char** argv) {
     if (std::strcmp(argv[i], "--devices") == 0) flags.devices = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--rounds") == 0) flags.rounds = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--queries") == 0) flags.queries = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--ingest-runs") == 0) flags.ingest_runs = std::atoi(argv[i + 1]);
   }
   return flags;
 }
@@ -241,12 +244,15 @@ std::optional<json> GetJson(int port, const std::string& path) {
 
 // Whether the group has stored the whole backlog: every partition reported by some instance's
 // /v1/stats with its position (next_offset) at its high watermark, the watermarks adding up to
-// `records` (the topic holds nothing else).
-bool CaughtUp(const Group& g, int partitions, int64_t records) {
+// `records` (the topic holds nothing else). Sets `*stored` to the events the instances stored in
+// all (a partition moved during the run is stored again by its new owner).
+bool CaughtUp(const Group& g, int partitions, int64_t records, int64_t* stored) {
   std::map<int, int64_t> done;  // partition -> high watermark reached
+  *stored = 0;
   for (int port : g.ports) {
     const std::optional<json> stats = GetJson(port, "/v1/stats");
     if (!stats) return false;
+    *stored += stats->value("ingested", int64_t{0});
     for (const json& p : stats->value("partitions", json::array())) {
       const int64_t high = p.value("high_watermark", int64_t{-1});
       if (high > 0 && p.value("next_offset", int64_t{-1}) >= high) {
@@ -265,16 +271,32 @@ bool CaughtUp(const Group& g, int partitions, int64_t records) {
   return cluster && cluster->value("complete", false);
 }
 
-// Launches a group and times it from launch to CaughtUp. Leaves it running in `*out`.
-double TimeIngest(const std::string& binary, const std::string& dir, const std::string& bootstrap,
-                  const std::string& name, int instances, const Flags& flags, Group* out) {
+struct IngestTiming {
+  double from_launch_s = 0;       // launch to caught up
+  double from_first_event_s = 0;  // the first event stored (by any instance) to caught up
+  int64_t stored = 0;             // events stored by all the instances together
+};
+
+// Launches a group and times it until CaughtUp. Leaves it running in `*out`.
+IngestTiming TimeIngest(const std::string& binary, const std::string& dir,
+                        const std::string& bootstrap, const std::string& name, int instances,
+                        const Flags& flags, Group* out) {
   const Clock::time_point start = Clock::now();
+  std::optional<Clock::time_point> first;
+  IngestTiming t;
   *out = StartGroup(binary, dir, bootstrap, name, instances, instances > 1);
-  if (!WaitFor([&] { return CaughtUp(*out, flags.partitions, flags.records); },
-               std::chrono::seconds(120), std::chrono::milliseconds(20))) {
-    Die(name + " did not store the backlog within 120 s\n" + out->Logs());
-  }
-  return std::chrono::duration<double>(Clock::now() - start).count();
+  const bool done = WaitFor(
+      [&] {
+        const bool caught_up = CaughtUp(*out, flags.partitions, flags.records, &t.stored);
+        if (!first && t.stored > 0) first = Clock::now();
+        return caught_up;
+      },
+      std::chrono::seconds(120), std::chrono::milliseconds(20));
+  if (!done) Die(name + " did not store the backlog within 120 s\n" + out->Logs());
+  const Clock::time_point end = Clock::now();
+  t.from_launch_s = std::chrono::duration<double>(end - start).count();
+  t.from_first_event_s = std::chrono::duration<double>(end - first.value_or(start)).count();
+  return t;
 }
 
 // latest-10 of `id` on `port`: the events array and whether the answer said complete.
@@ -358,19 +380,40 @@ int Main(int argc, char** argv) {
   ScratchDir dir;
   ProduceBacklog(bootstrap, flags);
 
-  // 2. Ingest: one instance, then two (the one stays up as the latency baseline).
-  Group single, pair, fanout;
-  const double single_s = TimeIngest(binary, dir.path(), bootstrap, "single", 1, flags, &single);
-  const double pair_s = TimeIngest(binary, dir.path(), bootstrap, "pair", 2, flags, &pair);
-  for (auto& serve : pair.serves) serve->Stop();
-  std::printf(
-      "cluster_bench: %lld records over %d partitions stored in %.2f s by 1 instance, "
-      "%.2f s by 2\n",
-      static_cast<long long>(flags.records), flags.partitions, single_s, pair_s);
-  std::fflush(stdout);
+  // 2. Ingest: one instance, then two, alternating, each run a fresh group with fresh stores; the
+  // best time of each is kept (outside load only ever slows a run down). The last single instance
+  // stays up as the latency baseline.
+  Group single, fanout;
+  IngestTiming one, two;
+  for (int r = 0; r < flags.ingest_runs; ++r) {
+    Group s, p;
+    const std::string run = std::to_string(r);
+    const IngestTiming a = TimeIngest(binary, dir.path(), bootstrap, "single-" + run, 1, flags, &s);
+    if (r + 1 < flags.ingest_runs) s.serves[0]->Stop();
+    const IngestTiming b = TimeIngest(binary, dir.path(), bootstrap, "pair-" + run, 2, flags, &p);
+    for (auto& serve : p.serves) serve->Stop();
+    if (r + 1 == flags.ingest_runs) single = std::move(s);
+    std::printf(
+        "cluster_bench: ingest run %d: %lld records over %d partitions stored %.2f s after launch "
+        "by 1 instance (%.2f s from its first event), %.2f s by 2 (%.2f s from the first event; "
+        "%lld events stored in all)\n",
+        r, static_cast<long long>(flags.records), flags.partitions, a.from_launch_s,
+        a.from_first_event_s, b.from_launch_s, b.from_first_event_s,
+        static_cast<long long>(b.stored));
+    std::fflush(stdout);
+    for (auto [best, t] : {std::pair{&one, a}, std::pair{&two, b}}) {
+      if (r == 0 || t.from_launch_s < best->from_launch_s) best->from_launch_s = t.from_launch_s;
+      if (r == 0 || t.from_first_event_s < best->from_first_event_s) {
+        best->from_first_event_s = t.from_first_event_s;
+      }
+      best->stored = std::max(best->stored, t.stored);
+    }
+  }
+  const double single_s = one.from_launch_s, pair_s = two.from_launch_s;
 
   // 1. Fan-out over three against the one.
-  const double trio_s = TimeIngest(binary, dir.path(), bootstrap, "trio", 3, flags, &fanout);
+  const double trio_s =
+      TimeIngest(binary, dir.path(), bootstrap, "trio", 3, flags, &fanout).from_launch_s;
   std::vector<std::string> ids;
   std::mt19937_64 pick(7);
   for (int i = 0; i < flags.sample_ids; ++i) {
@@ -393,8 +436,10 @@ int Main(int argc, char** argv) {
   for (auto& serve : fanout.serves) serve->Stop();
   for (auto& serve : single.serves) serve->Stop();
 
-  const double single_rate = static_cast<double>(flags.records) / single_s;
-  const double pair_rate = static_cast<double>(flags.records) / pair_s;
+  // The rate from the first event stored: the consumers' throughput, without the group join that
+  // both pay at launch (3-5 s on the embedded broker, and as noisy as it is long).
+  const double single_rate = static_cast<double>(flags.records) / one.from_first_event_s;
+  const double pair_rate = static_cast<double>(flags.records) / two.from_first_event_s;
   Record("cluster_latest10_p50_us_fanout3", fanout_p50);
   Record("cluster_latest10_p50_us_single", single_p50);
   Record("cluster_latest10_p99_us_fanout3", fanout_p99);
@@ -419,11 +464,14 @@ int Main(int argc, char** argv) {
              "%d partitions, same %d ids, one keep-alive client discarding the bodies, %d rounds "
              "of %d queries alternating between the two (the fan-out entry instance rotating); "
              "every sampled answer checked `complete: true` and equal to the single one's first. "
-             "Then the time from launching the instances until every partition's stored position "
-             "reaches its high watermark (/v1/stats), for one instance and for two in one group "
-             "(cluster mode), over the same pre-produced records.",
+             "Then the time until every partition's stored position reaches its high watermark "
+             "(/v1/stats), from the instances' launch and from the first event stored, for one "
+             "instance and for two in one group (cluster mode), over the same pre-produced "
+             "records: %d alternating runs each, fresh groups and stores, the best time kept; the "
+             "rate is taken from the first event stored (the group join both pay at launch "
+             "varies by seconds).",
              static_cast<long long>(flags.records), flags.partitions, flags.sample_ids,
-             flags.rounds, flags.queries));
+             flags.rounds, flags.queries, flags.ingest_runs));
   report.Columns({"what", "single instance", "cluster", "cluster / single"});
   report.Row({"latest-10 p50 (ms), fan-out over 3", Fixed(single_p50 / 1000, 2),
               Fixed(fanout_p50 / 1000, 2), Fixed(fanout_p50 / single_p50, 2)});
@@ -431,8 +479,14 @@ int Main(int argc, char** argv) {
               Fixed(fanout_p99 / 1000, 2), Fixed(fanout_p99 / single_p99, 2)});
   report.Row({"ingest, launch to caught up (s), 2 instances", Fixed(single_s, 2), Fixed(pair_s, 2),
               Fixed(pair_s / single_s, 2)});
-  report.Row({"ingest rate (events/s), 2 instances", Rate(single_rate), Rate(pair_rate),
-              Fixed(pair_rate / single_rate, 2)});
+  report.Row({"ingest rate from the first event (events/s), 2 instances", Rate(single_rate),
+              Rate(pair_rate), Fixed(pair_rate / single_rate, 2)});
+  report.Row({"ingest, first event stored to caught up (s), 2 instances",
+              Fixed(one.from_first_event_s, 2), Fixed(two.from_first_event_s, 2),
+              Fixed(two.from_first_event_s / one.from_first_event_s, 2)});
+  report.Row({"events stored in all (a moved partition is stored again)",
+              std::to_string(one.stored), std::to_string(two.stored),
+              Fixed(static_cast<double>(two.stored) / static_cast<double>(one.stored), 2)});
   report.Note(Format(
       "Reading: a fan-out answer costs two more HTTP round trips (in parallel) and a merge, so its "
       "latency is that of the slowest of three instances plus the merge. This machine has %u "
