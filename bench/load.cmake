@@ -8,3 +8,6 @@ add_dependencies(http_load_bench hotrow)
 hotrow_bench(scaling_bench LIBS hotrow_bench_support hotrow_query)
 # Per-id ranges over HTTP against the same ranges in-process, and HTTP scans on 1 and 2 threads.
 hotrow_bench(range_http_bench LIBS hotrow_service hotrow_bench_support PkgConfig::HTTPLIB)
+# Scale-out (issue 15): latest-10 through fan-out over 3 `hotrow serve` against 1, ingest by 2 against 1.
+hotrow_bench(cluster_bench LIBS hotrow_ingest hotrow_peer_support PkgConfig::HTTPLIB nlohmann_json::nlohmann_json)
+add_dependencies(cluster_bench hotrow)

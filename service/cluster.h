@@ -35,7 +35,7 @@ struct ClusterOptions {
   ClientAccess access;
   // A peer that has not connected or sent its next bytes within this long counts as not having
   // answered: its partitions are missing from the answer, which is never slow forever.
-  // Default: 2 s.
+  // cluster.peer_timeout_ms. Default: 2 s.
   int64_t peer_timeout_ms = 2000;
   // Where the partitions of the topics are read (ingest::ListTopicPartitions), at most every
   // partitions_refresh_ms. Defaults: none, 30 s.

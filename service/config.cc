@@ -282,7 +282,9 @@ std::string Config::Summary() const {
          " block_cache=" + FormatByteSize(store.block_cache_bytes) +
          " write_buffer=" + FormatByteSize(store.write_buffer_bytes) +
          " http.threads=" + std::to_string(http.threads) +
-         " query.max_concurrent=" + std::to_string(query.max_concurrent);
+         " query.max_concurrent=" + std::to_string(query.max_concurrent) +
+         " cluster.peers=" + std::to_string(cluster.peers.size()) +
+         " cluster.peer_timeout=" + FormatDurationMs(cluster.peer_timeout_ms);
 }
 
 }  // namespace hotrow::service

@@ -63,6 +63,9 @@ struct Config {
   struct Cluster {
     // HTTP host:port of every instance of the group, this one included; empty: single instance.
     std::vector<std::string> peers;
+    // How long a peer may take to connect or send its next bytes before its partitions count as
+    // missing from the answer; a duration or integer ms, 1ms..60s.
+    int64_t peer_timeout_ms = 2000;
   } cluster;
 
   store::StoreOptions ToStoreOptions() const;

@@ -103,6 +103,24 @@ Status ReadDuration(const YAML::Node& node, const std::string& key, int64_t min_
   return Status::Ok();
 }
 
+// Reads a `*_ms` key: a duration ("200ms", "2s") or a plain integer of milliseconds, within
+// [lo_ms, hi_ms]. `what` describes the whole expectation for messages.
+Status ReadMilliseconds(const YAML::Node& node, const std::string& key, int64_t lo_ms,
+                        int64_t hi_ms, const std::string& what, int64_t* out) {
+  if (!node.IsScalar()) return Expected(key, what, node);
+  int64_t ms = 0;
+  if (std::optional<int64_t> n = ParseInteger(node.Scalar())) {
+    ms = *n;
+  } else if (Result<int64_t> d = ParseDurationMs(node.Scalar()); d.ok()) {
+    ms = *d;
+  } else {
+    return Expected(key, what, node);
+  }
+  if (ms < lo_ms || ms > hi_ms) return Expected(key, what, node);
+  *out = ms;
+  return Status::Ok();
+}
+
 // Reads a size ("256MiB", "1GiB"; common/byte_size.h) within [min_bytes, max_bytes].
 Status ReadSize(const YAML::Node& node, const std::string& key, int64_t min_bytes,
                 int64_t max_bytes, int64_t* out) {
@@ -357,20 +375,10 @@ const std::vector<KeySpec>& Keys() {
        }},
       {"ingest.batch_max_ms",
        [](const YAML::Node& v, const std::string& k, Config* c) {
-         static const std::string kWhat =
-             "a duration from 1ms to 1h such as 200ms, or an integer of milliseconds";
-         if (!v.IsScalar()) return Expected(k, kWhat, v);
-         int64_t ms = 0;
-         if (std::optional<int64_t> n = ParseInteger(v.Scalar())) {
-           ms = *n;
-         } else if (Result<int64_t> d = ParseDurationMs(v.Scalar()); d.ok()) {
-           ms = *d;
-         } else {
-           return Expected(k, kWhat, v);
-         }
-         if (ms < 1 || ms > 3'600'000) return Expected(k, kWhat, v);
-         c->ingest.batch_max_ms = ms;
-         return Status::Ok();
+         return ReadMilliseconds(
+             v, k, 1, 3'600'000,
+             "a duration from 1ms to 1h such as 200ms, or an integer of milliseconds",
+             &c->ingest.batch_max_ms);
        }},
       {"ingest.id_field", [](const YAML::Node& v, const std::string& k,
                              Config* c) { return ReadDottedPath(v, k, &c->ingest.id_field); }},
@@ -424,6 +432,13 @@ const std::vector<KeySpec>& Keys() {
        }},
       {"cluster.peers", [](const YAML::Node& v, const std::string& k,
                            Config* c) { return ReadPeers(v, k, &c->cluster.peers); }},
+      {"cluster.peer_timeout_ms",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadMilliseconds(
+             v, k, 1, 60'000,
+             "a duration from 1ms to 60s such as 500ms, or an integer of milliseconds",
+             &c->cluster.peer_timeout_ms);
+       }},
   };
   return keys;
 }

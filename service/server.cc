@@ -104,6 +104,7 @@ Status Server::StartCluster(const Config& config) {
   ClusterOptions options;
   options.peers = config.cluster.peers;
   options.self = config.http.listen;
+  options.peer_timeout_ms = config.cluster.peer_timeout_ms;
   Result<ClientAccess> access = ClientAccess::Load(config.http.token_file);
   if (!access.ok()) return access.status();
   options.access = access.value();

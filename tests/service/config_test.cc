@@ -75,6 +75,8 @@ void ExpectDefaults(const Config& c) {
   EXPECT_EQ(c.query.max_concurrent, d.query.max_concurrent);
   EXPECT_EQ(c.http.tls_cert, d.http.tls_cert);
   EXPECT_EQ(c.http.tls_key, d.http.tls_key);
+  EXPECT_EQ(c.cluster.peers, d.cluster.peers);
+  EXPECT_EQ(c.cluster.peer_timeout_ms, d.cluster.peer_timeout_ms);
 }
 
 // ---- defaults and the shipped file ----
@@ -136,7 +138,8 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
                 "ingest.ts_field", "ingest.max_future", "ingest.dead_letter_topic",
                 "ingest.stall_after", "ingest.writers", "index.fields", "http.listen", "http.threads",
                 "http.token_file", "http.allow_open", "http.tls_cert", "http.tls_key",
-                "query.threads", "query.max_concurrent", "cluster.peers"));
+                "query.threads", "query.max_concurrent", "cluster.peers",
+                "cluster.peer_timeout_ms"));
 }
 
 TEST(ConfigTest, ClusterPeersAreHostPortsGivenOnce) {
@@ -146,6 +149,19 @@ TEST(ConfigTest, ClusterPeersAreHostPortsGivenOnce) {
   EXPECT_THAT(LoadError("", {"cluster.peers=[127.0.0.1]"}), StartsWith("cluster.peers:"));
   EXPECT_THAT(LoadError("", {"cluster.peers=127.0.0.1:8080"}), StartsWith("cluster.peers:"));
   EXPECT_THAT(LoadError("", {"cluster.peers=[a:1, a:1]"}), StartsWith("cluster.peers:"));
+}
+
+TEST(ConfigTest, ClusterPeerTimeoutTakesADurationOrMillisecondsUpToAMinute) {
+  EXPECT_EQ(LoadOk("", {}).cluster.peer_timeout_ms, 2000);
+  EXPECT_EQ(LoadOk("", {"cluster.peer_timeout_ms=750"}).cluster.peer_timeout_ms, 750);
+  EXPECT_EQ(LoadOk("", {"cluster.peer_timeout_ms=5s"}).cluster.peer_timeout_ms, 5000);
+  EXPECT_EQ(LoadOk("", {"cluster.peer_timeout_ms=1ms"}).cluster.peer_timeout_ms, 1);
+  EXPECT_EQ(LoadOk("", {"cluster.peer_timeout_ms=60s"}).cluster.peer_timeout_ms, 60000);
+  for (const char* bad : {"0", "-1", "0ms", "60001", "2m", "soon", "[1]"}) {
+    EXPECT_THAT(LoadError("", {std::string("cluster.peer_timeout_ms=") + bad}),
+                StartsWith("cluster.peer_timeout_ms: expected a duration from 1ms to 60s"))
+        << bad;
+  }
 }
 
 // ---- files ----
