@@ -52,6 +52,9 @@ class RocksRowIterator final : public RowIterator {
     ro.prefix_same_as_start = within_id_prefix;
     // A full scan must not push the hot per-id blocks out of the cache.
     ro.fill_cache = within_id_prefix;
+    // Buckets never hold range deletions (only the metadata column family has them): every seek
+    // skips looking for tombstones.
+    ro.ignore_range_deletions = true;
     seq_ = db->GetLatestSequenceNumber();  // at most what the iterator sees: never misses a write
     iter_.reset(db->NewIterator(ro, cf));
     db_ = db;
@@ -149,7 +152,7 @@ Status RocksBucket::PutIndexRows(const keying::RowKey& key,
 }
 
 std::unique_ptr<RowIterator> RocksBucket::NewIterator(const keying::KeyRange& range,
-                                                    bool within_id_prefix) const {
+                                                      bool within_id_prefix) const {
   return std::make_unique<RocksRowIterator>(db_.get(), cf_, range, within_id_prefix);
 }
 
