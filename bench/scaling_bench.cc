@@ -12,7 +12,8 @@
 // Per step: the write rate of that step's events (time spent in EventStore::Write, batches of
 // 5000; generating and encoding them is not timed), then the store is reopened so every step is
 // queried from table files (as latest_bench does), and latest-10 p50/p99 over random ids of the
-// step on one client thread, and the disk bytes. The baseline is the first step (100k events).
+// step on one client thread, and the disk bytes. The baselines are the first step (100k events)
+// and the 1M step (issue 11: latest-10 at 10M within 2x of 1M).
 //
 //   scaling_bench [--max-events N] [--queries Q]
 
@@ -40,6 +41,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kSteps[] = {100'000, 300'000, 1'000'000, 3'000'000, 10'000'000};
+// The second baseline: issue 11 asks latest-10 at 10M events to stay within 2x of this size.
+constexpr size_t kMidStep = 1'000'000;
 constexpr size_t kEventsPerId = 100;
 constexpr size_t kBatchEvents = 5000;  // ingest.batch_max_events' default
 // Events generated and encoded (untimed) before they are written (timed): bounds memory to about
@@ -223,6 +226,13 @@ std::string Markdown(const std::vector<StepResult>& steps, int queries, double r
                   steps.back().write_events_per_s / steps.front().write_events_per_s);
     md << line;
   }
+  for (const StepResult& s : steps) {
+    if (s.events != kMidStep || s.events == steps.back().events) continue;
+    std::snprintf(line, sizeof(line), "From %zu to %zu events: latest-10 p99 x%.2f, p50 x%.2f.\n",
+                  s.events, steps.back().events, steps.back().p99_us / s.p99_us,
+                  steps.back().p50_us / s.p50_us);
+    md << line;
+  }
   std::snprintf(line, sizeof(line), "\n![scaling](img/scaling.png)\n\nRun time: %.0f s.\n",
                 run_seconds);
   md << line;
@@ -296,6 +306,17 @@ int Main(int argc, char** argv) {
              "latest10_p50_us_at_" + first);
   PrintRatio("scaling: write rate at " + last + " / at " + first, "write_events_per_s_at_" + last,
              "write_events_per_s_at_" + first);
+  // Issue 11's figure: latest-10 at the largest size against 1M events, 10x fewer.
+  for (const StepResult& s : steps) {
+    if (s.events != kMidStep || s.events == steps.back().events) continue;
+    const std::string mid = std::to_string(s.events);
+    Record("latest10_p50_us_at_" + mid, s.p50_us);
+    Record("latest10_p99_us_at_" + mid, s.p99_us);
+    PrintRatio("scaling: latest-10 p50 at " + last + " / at " + mid, "latest10_p50_us_at_" + last,
+               "latest10_p50_us_at_" + mid);
+    PrintRatio("scaling: latest-10 p99 at " + last + " / at " + mid, "latest10_p99_us_at_" + last,
+               "latest10_p99_us_at_" + mid);
+  }
 
   const double run_seconds = std::chrono::duration<double>(Clock::now() - run_start).count();
   std::printf("scaling_bench: run time %.0f s\n", run_seconds);

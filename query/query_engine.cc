@@ -30,7 +30,8 @@ class Admission {
 constexpr size_t kMinFirstChunk = 16;
 
 Status BusyStatus(int max) {
-  return Status::Busy("too many queries at once (" + std::to_string(max) + " running); retry shortly");
+  return Status::Busy("too many queries at once (" + std::to_string(max) +
+                      " running); retry shortly");
 }
 
 // Waits for every task of a run before the streams they fill go away; Fills no pool thread has
@@ -54,8 +55,8 @@ class DrainOnExit {
 
 QueryEngine::QueryEngine(store::EventStore* store, const QueryOptions& options)
     : store_(store), options_(options) {
-  int threads = options.threads > 0 ? options.threads
-                                    : static_cast<int>(std::thread::hardware_concurrency());
+  int threads =
+      options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
   pool_ = std::make_unique<ThreadPool>(std::max(1, threads), "hotrow-query");
   cursors_ = std::make_unique<CursorCache>();
 }
@@ -80,10 +81,8 @@ Result<std::vector<Event>> QueryEngine::Latest(std::string_view id, int n) {
                                    ", got " + std::to_string(n));
   }
   std::vector<Event> out;
-  Status s = RangeTo(id, 0, kMaxTimeMs, n, Order::kDesc, [&](const Event& e) {
-    out.push_back(e);
-    return true;
-  });
+  out.reserve(static_cast<size_t>(std::min(n, 64)));
+  Status s = RangeImpl(id, 0, kMaxTimeMs, n, Order::kDesc, nullptr, &out);
   if (!s.ok()) return s;
   return out;
 }
@@ -91,10 +90,7 @@ Result<std::vector<Event>> QueryEngine::Latest(std::string_view id, int n) {
 Result<std::vector<Event>> QueryEngine::Range(std::string_view id, int64_t from_ms, int64_t to_ms,
                                               int64_t limit, Order order) {
   std::vector<Event> out;
-  Status s = RangeTo(id, from_ms, to_ms, limit, order, [&](const Event& e) {
-    out.push_back(e);
-    return true;
-  });
+  Status s = RangeImpl(id, from_ms, to_ms, limit, order, nullptr, &out);
   if (!s.ok()) return s;
   return out;
 }
@@ -114,6 +110,17 @@ Status CheckRangeArgs(int64_t from_ms, int64_t to_ms, int64_t limit) {
 
 Status QueryEngine::RangeTo(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit,
                             Order order, const EventSink& sink) {
+  return RangeImpl(id, from_ms, to_ms, limit, order, &sink, nullptr);
+}
+
+Status QueryEngine::RangeImpl(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit,
+                              Order order, const EventSink* sink_or_null, std::vector<Event>* out) {
+  // Into `out` when given: a small range moves each event in, the pool path copies it.
+  const EventSink append = [out](const Event& e) {
+    out->push_back(e);
+    return true;
+  };
+  const EventSink& sink = sink_or_null != nullptr ? *sink_or_null : append;
   HOTROW_RETURN_IF_ERROR(CheckRangeArgs(from_ms, to_ms, limit));
   Admission admission(&running_, options_.max_concurrent_queries);
   if (!admission.admitted()) return BusyStatus(options_.max_concurrent_queries);
@@ -131,13 +138,20 @@ Status QueryEngine::RangeTo(std::string_view id, int64_t from_ms, int64_t to_ms,
   }
 
   auto buckets = store_->Buckets();  // oldest first
-  if (order == Order::kDesc) std::reverse(buckets.begin(), buckets.end());
   const PartitionFilter filter = options_.partition_filter ? options_.partition_filter() : nullptr;
   if (limit <= kSmallQueryLimit && !filter) {
     // Tens of microseconds of work: waking a pool thread would cost more than the reads.
-    return SmallRange(cursors_.get(), store_, buckets, salts, id, from, to_ms, limit, order,
-                      &work_, sink);
+    if (out != nullptr) {
+      return SmallRange(cursors_.get(), store_, buckets, salts, id, from, to_ms, limit, order,
+                        &work_, [out](Event& e) {
+                          out->push_back(std::move(e));
+                          return true;
+                        });
+    }
+    return SmallRange(cursors_.get(), store_, buckets, salts, id, from, to_ms, limit, order, &work_,
+                      [&sink](Event& e) { return sink(e); });
   }
+  if (order == Order::kDesc) std::reverse(buckets.begin(), buckets.end());
   int64_t remaining = limit;
   for (const auto& bucket : buckets) {
     if (bucket->end_ms() <= from || bucket->start_ms() >= to_ms) continue;
@@ -159,8 +173,8 @@ Status QueryEngine::RangeTo(std::string_view id, int64_t from_ms, int64_t to_ms,
       spec.filter = filter ? &filter : nullptr;
       // Each salt first reads about twice its share of what is still missing.
       const size_t share = static_cast<size_t>(2 * remaining / static_cast<int64_t>(salts.size()));
-      const size_t first = std::min<size_t>(std::max<size_t>(share, kMinFirstChunk),
-                                            static_cast<size_t>(remaining));
+      const size_t first =
+          std::min<size_t>(std::max<size_t>(share, kMinFirstChunk), static_cast<size_t>(remaining));
       owned.push_back(std::make_unique<SaltStream>(bucket, store_, std::move(spec), first,
                                                    options_.chunk_events));
       streams.push_back(owned.back().get());
@@ -190,7 +204,8 @@ Status QueryEngine::ScanImpl(int64_t from_ms, int64_t to_ms, int64_t limit, cons
     return Status::InvalidArgument("from must be before to (from=" + std::to_string(from_ms) +
                                    ", to=" + std::to_string(to_ms) + ")");
   }
-  if (limit < 1) return Status::InvalidArgument("limit must be at least 1, got " + std::to_string(limit));
+  if (limit < 1)
+    return Status::InvalidArgument("limit must be at least 1, got " + std::to_string(limit));
   Admission admission(&running_, options_.max_concurrent_queries);
   if (!admission.admitted()) return BusyStatus(options_.max_concurrent_queries);
 
@@ -247,9 +262,8 @@ Status QueryEngine::ScanImpl(int64_t from_ms, int64_t to_ms, int64_t limit, cons
       return s->bucket_start_ms() == oldest;
     };
     auto any_ready = [&] {
-      return std::any_of(open.begin(), open.end(), [&](const auto& s) {
-        return emittable(s) && s->ChunkReadyLocked();
-      });
+      return std::any_of(open.begin(), open.end(),
+                         [&](const auto& s) { return emittable(s) && s->ChunkReadyLocked(); });
     };
     // While nothing can go out, this thread reads a chunk no pool worker has claimed.
     while (true) {

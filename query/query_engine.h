@@ -137,6 +137,9 @@ class QueryEngine {
   Status ScanImpl(int64_t from_ms, int64_t to_ms, int64_t limit, const EventSink* sink,
                   const EventEncoder* encode, const TextSink* text_sink);
   int MaxWorkersPerQuery() const;
+  // Range and RangeTo: events go to `sink` when it is not null, else into `out`.
+  Status RangeImpl(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit, Order order,
+                   const EventSink* sink, std::vector<Event>* out);
   mutable QueryWork work_;
 };
 

@@ -28,22 +28,36 @@ CursorCache::Local* CursorCache::ForThisThread(
 
 namespace {
 
-struct Candidate {
-  keying::RowKey key;
-  std::string payload;
-};
+using Candidate = CursorCache::Candidate;
 
 auto OrderKey(const keying::RowKey& k) {
   return std::make_tuple(k.ts_ms, k.topic, k.partition, k.offset);
 }
 
+Status NotARow(const store::Bucket& bucket) {
+  return Status::Corruption("bucket " + std::to_string(bucket.start_ms()) +
+                            " holds a row that is not a hotrow row");
+}
+
+// Aims `range` (a range of salt `from`'s keys) at salt `to`: the salt is the first byte of both
+// bounds, so no new strings are made when both bounds lie in that salt.
+void AimAtSalt(uint8_t salt, uint64_t id_hash, int64_t from_ms, int64_t to_ms,
+               keying::KeyRange* range) {
+  if (!range->start.empty() && !range->limit.empty() && range->limit[0] == range->start[0]) {
+    range->start[0] = static_cast<char>(salt);
+    range->limit[0] = static_cast<char>(salt);
+  } else {
+    *range = keying::IdTimeKeyRange(salt, id_hash, from_ms, to_ms);
+  }
+}
+
 }  // namespace
 
 Status SmallRange(CursorCache* cache, store::EventStore* store,
-                  const std::vector<std::shared_ptr<const store::Bucket>>& buckets,
+                  const std::vector<std::shared_ptr<const store::Bucket>>& live,
                   const std::vector<uint8_t>& salts, std::string_view id, int64_t from_ms,
                   int64_t to_ms, int64_t limit, Order order, QueryWork* work,
-                  const EventSink& sink) {
+                  const EventTaker& take) {
   const uint64_t id_hash = keying::IdHash(id);
   const bool desc = order == Order::kDesc;
   // `a` comes before `b` in the answer.
@@ -53,23 +67,28 @@ Status SmallRange(CursorCache* cache, store::EventStore* store,
   // A max-heap on "comes later": its top is the worst candidate kept.
   auto heap_less = [&](const Candidate& a, const Candidate& b) { return before(a.key, b.key); };
 
-  CursorCache::Local* local = cache->ForThisThread(store->Buckets());
+  CursorCache::Local* local = cache->ForThisThread(live);
   std::lock_guard local_lock(local->mu);
-  std::vector<Candidate> top;
-  std::vector<Candidate> spare;  // evicted candidates, their strings reused
-  std::vector<std::pair<uint16_t, std::string>> topics;
+  std::vector<Candidate>& top = local->top;
+  std::vector<Candidate>& spare = local->spare;
+  // Whatever the last query left in `top` (it stops early when its sink does) goes to `spare`.
+  for (Candidate& c : top) spare.push_back(std::move(c));
+  top.clear();
   int64_t remaining = limit;
   uint64_t seeks = 0, rows = 0, created = 0;
   Status failure;
-  for (const auto& bucket : buckets) {
+  keying::KeyRange range = keying::IdTimeKeyRange(salts[0], id_hash, from_ms, to_ms);
+  Event e;
+  for (size_t b = 0; b < live.size() && failure.ok() && remaining > 0; ++b) {
+    const std::shared_ptr<const store::Bucket>& bucket = desc ? live[live.size() - 1 - b] : live[b];
     if (bucket->end_ms() <= from_ms || bucket->start_ms() >= to_ms) continue;
     store::RowIterator* cursor = nullptr;
-    for (auto& e : local->entries) {
-      if (e.bucket == bucket) cursor = e.cursor.get();
+    for (auto& entry : local->entries) {
+      if (entry.bucket == bucket) cursor = entry.cursor.get();
     }
     if (cursor == nullptr) {
-      auto fresh = bucket->NewIterator(keying::IdTimeKeyRange(salts[0], id_hash, from_ms, to_ms),
-                                       /*within_id_prefix=*/true);
+      AimAtSalt(salts[0], id_hash, from_ms, to_ms, &range);
+      auto fresh = bucket->NewIterator(range, /*within_id_prefix=*/true);
       cursor = fresh.get();
       local->entries.push_back({bucket, std::move(fresh)});
       ++created;
@@ -77,17 +96,18 @@ Status SmallRange(CursorCache* cache, store::EventStore* store,
       failure = st;
       break;
     }
+    for (Candidate& c : top) spare.push_back(std::move(c));
     top.clear();
     for (uint8_t salt : salts) {
-      cursor->SetRange(keying::IdTimeKeyRange(salt, id_hash, from_ms, to_ms));
+      AimAtSalt(salt, id_hash, from_ms, to_ms, &range);
+      cursor->SetRange(range);
       desc ? cursor->SeekToFirst() : cursor->SeekToLast();
       ++seeks;
       for (; cursor->Valid(); desc ? cursor->Next() : cursor->Prev()) {
         ++rows;
         keying::RowKey key;
         if (!keying::DecodeRowKey(cursor->key(), &key)) {
-          failure = Status::Corruption("bucket " + std::to_string(bucket->start_ms()) +
-                                       " holds a row that is not a hotrow row");
+          failure = NotARow(*bucket);
           break;
         }
         if (key.ts_ms < from_ms || key.ts_ms >= to_ms) continue;
@@ -96,8 +116,7 @@ Status SmallRange(CursorCache* cache, store::EventStore* store,
         if (static_cast<int64_t>(top.size()) == remaining && !before(key, top.front().key)) break;
         std::string_view row_id, payload;
         if (!keying::DecodeRowValue(cursor->value(), &row_id, &payload)) {
-          failure = Status::Corruption("bucket " + std::to_string(bucket->start_ms()) +
-                                       " holds a row that is not a hotrow row");
+          failure = NotARow(*bucket);
           break;
         }
         if (row_id != id) continue;  // another id with the same 64-bit hash
@@ -121,28 +140,26 @@ Status SmallRange(CursorCache* cache, store::EventStore* store,
     }
     if (!failure.ok()) break;
     std::sort_heap(top.begin(), top.end(), heap_less);  // the answer's order
-    Event e;
-    e.id.assign(id);
     for (Candidate& c : top) {
-      auto cached = std::find_if(topics.begin(), topics.end(),
+      auto cached = std::find_if(local->topics.begin(), local->topics.end(),
                                  [&](const auto& t) { return t.first == c.key.topic; });
-      if (cached == topics.end()) {
-        topics.emplace_back(c.key.topic,
-                            store->TopicName(c.key.topic).value_or(std::to_string(c.key.topic)));
-        cached = std::prev(topics.end());
+      if (cached == local->topics.end()) {
+        local->topics.emplace_back(
+            c.key.topic, store->TopicName(c.key.topic).value_or(std::to_string(c.key.topic)));
+        cached = std::prev(local->topics.end());
       }
-      e.topic = cached->second;
+      e.id.assign(id);
+      e.topic.assign(cached->second);
       e.ts_ms = c.key.ts_ms;
       e.partition = c.key.partition;
       e.offset = c.key.offset;
-      e.payload.swap(c.payload);  // moved, not copied
+      e.payload.swap(c.payload);  // moved, not copied; `take` may move it on
       --remaining;
-      if (!sink(e)) {
+      if (!take(e)) {
         remaining = 0;
         break;
       }
     }
-    if (remaining == 0) break;
   }
   if (work != nullptr) {
     work->iterators_created.fetch_add(created, std::memory_order_relaxed);

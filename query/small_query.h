@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "keying/row_key.h"
 #include "query/query_engine.h"
 #include "store/event_store.h"
 
@@ -36,9 +38,21 @@ class CursorCache {
     std::shared_ptr<const store::Bucket> bucket;
     std::unique_ptr<store::RowIterator> cursor;
   };
+  // A row that may be in the answer: its key and its payload, copied once out of RocksDB.
+  struct Candidate {
+    keying::RowKey key;
+    std::string payload;
+  };
   struct Local {
     std::mutex mu;  // held by the owning thread for a whole query; by a pruner briefly
     std::vector<Entry> entries;
+    // The owning thread's scratch, kept between its queries so that a query reuses the vectors
+    // and payload buffers of the one before instead of allocating its own. Not pruned: it pins
+    // nothing of the store.
+    std::vector<Candidate> top;    // the best rows so far, a heap
+    std::vector<Candidate> spare;  // rows evicted from `top`, their buffers reused
+    // Topic names by number: a number never changes its name (EventStore::TopicNumber).
+    std::vector<std::pair<uint16_t, std::string>> topics;
   };
 
   // This thread's cursors. `live` is the store's current bucket list: when it differs from the last
@@ -51,17 +65,22 @@ class CursorCache {
   std::vector<const store::Bucket*> last_live_;                         // guarded by mu_
 };
 
+// Receives the events of a small range one at a time and may move from them (Latest moves each
+// payload into its answer: copied once out of RocksDB, never again); returns false to stop.
+using EventTaker = std::function<bool(Event& event)>;
+
 // Answers a per-id range with a small limit on the calling thread: per bucket (in `order`), one
 // cached cursor is aimed at each salt's (salt, id) prefix in turn, and a salt's rows are read only
 // while they can still be in the answer (each salt yields in the answer's order, so the first row
 // worse than the current limit-th best ends that salt). Payloads are copied once out of RocksDB and
-// moved into the Event given to `sink`.
+// moved into the Event given to `take`.
 //
-// `buckets` are in the order of the answer (newest first for kDesc).
+// `live` is the store's bucket list as EventStore::Buckets() returns it (oldest first); they are
+// visited in the answer's order (newest first for kDesc).
 Status SmallRange(CursorCache* cache, store::EventStore* store,
-                  const std::vector<std::shared_ptr<const store::Bucket>>& buckets,
+                  const std::vector<std::shared_ptr<const store::Bucket>>& live,
                   const std::vector<uint8_t>& salts, std::string_view id, int64_t from_ms,
                   int64_t to_ms, int64_t limit, Order order, QueryWork* work,
-                  const EventSink& sink);
+                  const EventTaker& take);
 
 }  // namespace hotrow::query

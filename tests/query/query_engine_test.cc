@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <future>
@@ -16,9 +17,11 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/time_format.h"
 #include "keying/row_key.h"
 #include "keying/row_value.h"
 #include "keying/salter.h"
@@ -681,6 +684,53 @@ TEST_F(QueryEngineTest, LatestReadsOnlyTheRowsItNeedsOnCachedCursors) {
   const query::QueryWorkStats second = engine->Work();
   EXPECT_EQ(second.iterators_created, first.iterators_created);
   EXPECT_EQ(second.seeks - first.seeks, 16u);
+}
+
+// Small queries keep their candidate rows and payload buffers per thread between queries: a query
+// its sink stopped early, or one of another id, topic or order, leaves nothing in the next answer.
+TEST_F(QueryEngineTest, SmallQueriesOnOneThreadDoNotLeakRowsIntoEachOther) {
+  ASSERT_NO_FATAL_FAILURE(OpenStore(SaltBy::kRecord, 16));
+  std::vector<TestEvent> events;
+  for (int i = 0; i < 400; ++i) {
+    events.push_back(
+        Ev(i % 2 == 0 ? "a" : "b", kT0 + 1000 + i * 97, i % 3 == 0 ? "u" : "t", i % 5));
+  }
+  ASSERT_NO_FATAL_FAILURE(Write(events));
+  auto oracle = [&](const std::string& id, Order order, size_t n) {
+    std::vector<Event> want;
+    for (const TestEvent& e : events) {
+      if (e.id == id) want.push_back(ToEvent(e));
+    }
+    auto newer = [](const Event& x, const Event& y) {
+      return std::tie(x.ts_ms, x.topic, x.partition, x.offset) >
+             std::tie(y.ts_ms, y.topic, y.partition, y.offset);
+    };
+    std::sort(want.begin(), want.end(), [&](const Event& x, const Event& y) {
+      return order == Order::kDesc ? newer(x, y) : newer(y, x);
+    });
+    want.resize(std::min(n, want.size()));
+    return want;
+  };
+  auto engine = NewEngine();
+  for (int round = 0; round < 3; ++round) {
+    // Stopped by its sink after one event, with 9 more candidates kept.
+    int taken = 0;
+    Status st = engine->RangeTo("a", 0, kMaxTimeMs, 10, Order::kDesc, [&](const Event&) {
+      ++taken;
+      return false;
+    });
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(taken, 1);
+    Result<std::vector<Event>> got = engine->Latest("b", 10);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(*got, oracle("b", Order::kDesc, 10));
+    got = engine->Range("a", 0, kMaxTimeMs, 7, Order::kAsc);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(*got, oracle("a", Order::kAsc, 7));
+    got = engine->Latest("a", 3);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(*got, oracle("a", Order::kDesc, 3));
+  }
 }
 
 TEST_F(QueryEngineTest, ThreadsIsThePoolSize) {
