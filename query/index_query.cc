@@ -5,14 +5,13 @@
 #include <string>
 #include <tuple>
 
+#include "common/time_format.h"
 #include "keying/index_key.h"
 #include "keying/row_key.h"
 #include "keying/row_value.h"
 
 namespace hotrow::query {
 namespace {
-
-constexpr int64_t kMaxTimeMs = INT64_MAX;
 
 // One index row that matched: where its event is.
 struct Hit {

@@ -17,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "common/time_format.h"
 #include "query/query_engine.h"
 #include "tests/query/query_engine_test_base.h"
 #include "tests/support/process.h"
