@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -50,16 +51,31 @@ class ProducedLog {
   // "seq" in its payload) with the same id, time, topic, partition, offset and payload. Returns ""
   // when it is, else what differs.
   std::string CheckEvent(const query::Event& event);
-  // Checks the offsets that CheckEvent saw before their acknowledgement. "" when all match.
+  // Checks the offsets that CheckEvent saw before their acknowledgement, or at another offset
+  // than the acknowledged one. "" when each is the acknowledged offset or a broker copy.
   std::string CheckDeferred() const;
+
+  // The broker holds record `seq` a second time, at (partition, offset): a producer retry that
+  // the embedded broker appended again although the producer is idempotent (seen with librdkafka
+  // 2.0.2's mock cluster under injected faults). Kafka delivers the copy as a record of its own,
+  // so hotrow must store it once like any other; the run learns of copies by reading the topic
+  // back at the end.
+  void AddBrokerCopy(int64_t seq, int32_t partition, int64_t offset);
+  // (seq, partition, offset) of every broker copy.
+  std::vector<std::tuple<int64_t, int32_t, int64_t>> BrokerCopies() const;
+  // What the store must hold in the end: the good records acknowledged, and their broker copies.
+  size_t stored_good() const;
 
  private:
   const std::string topic_;
   mutable std::mutex mu_;
   std::unordered_map<int64_t, ProducedRecord> by_seq_;  // guarded by mu_
   size_t acked_good_ = 0;                               // guarded by mu_
-  // (seq, offset seen in an answer) for records not yet acknowledged then; guarded by mu_.
+  // (seq, offset seen in an answer) for records not yet acknowledged then, or answered at
+  // another offset than the acknowledged one; guarded by mu_.
   std::vector<std::pair<int64_t, int64_t>> deferred_;
+  std::map<std::pair<int32_t, int64_t>, int64_t> copies_;  // (partition, offset) -> seq; mu_
+  size_t good_copies_ = 0;                                 // guarded by mu_
 };
 
 // Parses the answer of /v1/events/... ({"event_id": ID, "events": [E...]}). On error, returns
