@@ -19,25 +19,8 @@ void Batcher::AddRow(const store::TopicPartition& tp, int64_t offset, std::strin
   open_->input.rows.push_back(store::Row{std::move(key), std::move(value), std::move(index)});
 }
 
-void Batcher::AddRaw(const store::TopicPartition& tp, uint16_t topic_number, int64_t offset,
-                     int64_t kafka_ts_ms, std::string_view key, std::string_view value,
-                     void* message, int64_t now_ms) {
-  Touch(tp, offset, now_ms);
-  open_->raw.push_back(
-      RawRecord{key, value, offset, kafka_ts_ms, &last_->first, message, topic_number});
-}
-
 void Batcher::AddSkipped(const store::TopicPartition& tp, int64_t offset, int64_t now_ms) {
   Touch(tp, offset, now_ms);
-}
-
-void Batch::ReleaseRaw() {
-  if (release_message != nullptr) {
-    for (const RawRecord& record : raw) {
-      if (record.message != nullptr) release_message(record.message);
-    }
-  }
-  raw.clear();
 }
 
 int64_t Batcher::MsUntilDue(int64_t now_ms) const {
@@ -49,8 +32,7 @@ std::unique_ptr<Batch> Batcher::Take(uint64_t seq) {
   std::unique_ptr<Batch> closed = std::move(open_);
   closed->seq = seq;
   open_ = std::make_unique<Batch>();
-  open_->release_message = release_message_;
-  open_->raw.reserve(std::min<size_t>(max_records_, 65536));
+  open_->input.rows.reserve(std::min<size_t>(max_records_, 65536));
   last_ = open_->input.next_offsets.end();
   return closed;
 }

@@ -187,12 +187,6 @@ Status IngestorImpl::Stop() {
   stop_writing_.store(true);
   for (auto& lane : lanes_) {
     if (lane->thread.joinable()) lane->thread.join();
-    // A writer that ended early leaves batches behind: they hold consumer messages, which must
-    // go before the consumer does.
-    std::unique_ptr<Batch> left;
-    while (lane->queue.try_dequeue(left)) left.reset();
-    lane->pending.clear();
-    lane->batcher.Take(0).reset();
   }
   if (consumer_ != nullptr) {
     if (close_timed_out_) {

@@ -3,8 +3,7 @@
 // Internal to ingest/: the implementation of Ingestor, shared by the files that hold its parts:
 //   ingestor.cc            start, stop, the consumer's lifecycle
 //   ingestor_rebalance.cc  assignments and revocations (start offsets: start_offset.h)
-//   ingestor_poller.cc     the poller thread: poll, batch the records as read, hand over
-//   ingestor_parse.cc      the writer threads' first step: parse and key a batch's records
+//   ingestor_poller.cc     the poller thread: poll, parse, key, batch, hand over
 //   ingestor_writer.cc     the writer threads: store writes and offset commits
 //   ingestor_stats.cc      the monitor thread, errors, Stats() and Ready()
 // It includes librdkafka; nothing outside ingest/ may include it.
@@ -89,20 +88,12 @@ inline constexpr const char kCommitMetadataPrefix[] = "hotrow store ";
 // Sets the name of the calling thread (at most 15 characters show).
 void NameThread(const char* name);
 
-// Releases a rd_kafka_message_t held by a batch (Batch::release_message).
-void DestroyMessage(void* message);
-
 // One writer and what feeds it: the partitions of a stable share (WriterFor) are batched apart,
-// queued apart, then parsed, keyed and written by this lane's own thread, so that a batch
-// carries only the offsets of its writer's partitions and writers never write the same
-// partition. The poller only batches the records as read (their messages held, not copied):
-// parsing (2.5-4 us a record) is spread over the writers instead of serialising the poll loop.
+// queued apart and written by this lane's own thread, so that a batch carries only the offsets
+// of its writer's partitions and writers never write the same partition.
 struct WriterLane {
-  WriterLane(int index, size_t batch_max_events, int64_t batch_max_ms,
-             const ParserOptions& parser_options)
-      : index(index),
-        batcher(batch_max_events, batch_max_ms, &DestroyMessage),
-        parser(parser_options) {}
+  WriterLane(int index, size_t batch_max_events, int64_t batch_max_ms)
+      : index(index), batcher(batch_max_events, batch_max_ms) {}
 
   const int index;
 
@@ -122,8 +113,6 @@ struct WriterLane {
   // Owned by the writer thread. Set when, stopping, it gives a batch up: no later batch of this
   // writer may be written then, or its offsets would skip the records of the one given up.
   bool abandoned = false;
-  RecordParser parser;
-  ParsedRecord parsed;
   std::thread thread;
 };
 
@@ -139,9 +128,9 @@ size_t WriterCount(int requested);
 struct PartitionCursor {
   TopicPartition tp;
   WriterLane* lane = nullptr;  // the writer that owns the partition
-  int64_t expected = -1;       // the offset the next record should have; -1 when unknown
-  int topic_number = -1;       // the store's number for tp.topic; -1 until resolved
-  bool cold_logged = false;    // a cold record of this partition was logged
+  int64_t expected = -1;     // the offset the next record should have; -1 when unknown
+  int topic_number = -1;     // the store's number for tp.topic; -1 until resolved
+  bool cold_logged = false;  // a cold record of this partition was logged
 };
 
 // What Stats() reports per partition, shared between the threads under stats_mu_.
@@ -158,12 +147,15 @@ struct PartitionInfo {
 class IngestorImpl final : public Ingestor {
  public:
   IngestorImpl(const IngestOptions& options, store::EventStore* store)
-      : options_(options), store_(store), reject_log_(10, 10000), error_log_(10, 10000) {
+      : options_(options),
+        store_(store),
+        parser_(ParserOptions{options.id_field, options.ts_field, options.index_fields}),
+        reject_log_(10, 10000),
+        error_log_(10, 10000) {
     const size_t writers = WriterCount(options.writers);
     for (size_t i = 0; i < writers; ++i) {
-      lanes_.push_back(std::make_unique<WriterLane>(
-          static_cast<int>(i), options.batch_max_events, options.batch_max_ms,
-          ParserOptions{options.id_field, options.ts_field, options.index_fields}));
+      lanes_.push_back(std::make_unique<WriterLane>(static_cast<int>(i), options.batch_max_events,
+                                                    options.batch_max_ms));
     }
   }
 
@@ -197,12 +189,13 @@ class IngestorImpl final : public Ingestor {
   void MonitorLoop();
 
   // Poller thread.
-  // Handles one record; true when its message now belongs to a batch (not to be destroyed).
-  bool HandleMessage(rd_kafka_message_t* msg);
+  void HandleMessage(const rd_kafka_message_t* msg);
   void HandleConsumerError(const rd_kafka_message_t* msg);
   void SkipCold(PartitionCursor* cursor, const rd_kafka_message_t* msg, int64_t kafka_ts,
                 int64_t window_start, int64_t now_ms);
   void DiscardUnwritten(int lost_partitions);
+  void Reject(PartitionCursor* cursor, const rd_kafka_message_t* msg, const char* reason,
+              const std::string& detail, int64_t now_ms);
   PartitionCursor* Cursor(const char* topic, int32_t partition);
   bool ResolveTopicNumber(PartitionCursor* cursor);
   void CountGap(PartitionCursor* cursor, int64_t offset);
@@ -218,11 +211,6 @@ class IngestorImpl final : public Ingestor {
   void CloseConsumer();
 
   // Writer threads.
-  // Parses and keys batch->raw into batch->input.rows; counts, logs and dead-letters rejects;
-  // releases the records' messages.
-  void ParseBatch(WriterLane* lane, Batch* batch);
-  // Returns true when the record was produced to the dead-letter topic.
-  bool Reject(const RawRecord& record, const char* reason, const std::string& detail);
   void WriteBatch(WriterLane* lane, Batch* batch);
   void CommitAsync(const Batch& batch);
   // Adds `tp` at `offset` to `list`, with this store's commit metadata.
@@ -254,6 +242,8 @@ class IngestorImpl final : public Ingestor {
   std::string commit_metadata_;
 
   // Owned by the poller thread.
+  RecordParser parser_;
+  ParsedRecord parsed_;
   std::map<TopicPartition, PartitionCursor> cursors_;
   PartitionCursor* last_cursor_ = nullptr;
   WriterLane* touched_lane_ = nullptr;  // the lane of the record handled last, if it batched one

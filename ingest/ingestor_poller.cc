@@ -1,5 +1,4 @@
-// The poller thread of IngestorImpl: poll, batch the records as read, hand over. Parsing and
-// keying are the writers' (ingestor_parse.cc).
+// The poller thread of IngestorImpl: poll, parse, key, batch, hand over.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -7,6 +6,8 @@
 
 #include "common/time_format.h"
 #include "ingest/ingestor_impl.h"
+#include "keying/row_key.h"
+#include "keying/row_value.h"
 
 namespace hotrow::ingest::internal {
 
@@ -24,13 +25,12 @@ void IngestorImpl::PollLoop() {
     // Then take what is already fetched without blocking.
     for (int n = 1; msg != nullptr; ++n) {
       touched_lane_ = nullptr;
-      bool batched = false;
       if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         HandleConsumerError(msg);
       } else {
-        batched = HandleMessage(msg);
+        HandleMessage(msg);
       }
-      if (!batched) rd_kafka_message_destroy(msg);
+      rd_kafka_message_destroy(msg);
       if (touched_lane_ != nullptr && touched_lane_->batcher.Full()) CloseBatch(touched_lane_);
       if (stop_polling_.load(std::memory_order_relaxed) || AnyPending()) break;
       if (n % 64 == 0) {
@@ -87,7 +87,7 @@ bool IngestorImpl::ResolveTopicNumber(PartitionCursor* cursor) {
   }
 }
 
-bool IngestorImpl::HandleMessage(rd_kafka_message_t* msg) {
+void IngestorImpl::HandleMessage(const rd_kafka_message_t* msg) {
   records_consumed_.fetch_add(1, std::memory_order_relaxed);
   const char* topic = rd_kafka_topic_name(msg->rkt);
   PartitionCursor* cursor = Cursor(topic, msg->partition);
@@ -97,14 +97,14 @@ bool IngestorImpl::HandleMessage(rd_kafka_message_t* msg) {
       spdlog::warn("ingest: dropped a record of {}/{}@{}: the partition is not assigned here",
                    topic, msg->partition, msg->offset);
     }
-    return false;
+    return;
   }
   const int64_t offset = msg->offset;
   if (cursor->topic_number < 0 && !ResolveTopicNumber(cursor)) {
     // Stopping with the store refusing: leave this record (and the partition) unhandled.
     records_consumed_.fetch_sub(1, std::memory_order_relaxed);
     stop_polling_.store(true);
-    return false;
+    return;
   }
   if (cursor->expected >= 0 && offset != cursor->expected) {
     if (offset > cursor->expected) {
@@ -119,6 +119,7 @@ bool IngestorImpl::HandleMessage(rd_kafka_message_t* msg) {
   cursor->expected = offset + 1;
 
   const int64_t now = NowMs();
+  const int64_t wall_now = store_->options().wall_clock->NowMs();
   const int64_t window_start = store_->WindowStartMs();
   rd_kafka_timestamp_type_t ts_type;
   const int64_t kafka_ts = rd_kafka_message_timestamp(msg, &ts_type);
@@ -127,17 +128,38 @@ bool IngestorImpl::HandleMessage(rd_kafka_message_t* msg) {
   // parse. The margin (max_future) tolerates producers whose clocks run behind.
   if (kafka_ts >= 0 && kafka_ts < window_start - options_.max_future_ms) {
     SkipCold(cursor, msg, kafka_ts, window_start, now);
-    return false;
+    return;
   }
 
-  // The rest (parse, reject or key) is the writer's: the batch holds the message until then.
-  std::string_view key, value;
-  if (msg->payload != nullptr) value = {static_cast<const char*>(msg->payload), msg->len};
-  if (msg->key != nullptr) key = {static_cast<const char*>(msg->key), msg->key_len};
-  cursor->lane->batcher.AddRaw(cursor->tp, static_cast<uint16_t>(cursor->topic_number), offset,
-                               kafka_ts, key, value, msg, now);
+  RecordView view;
+  if (msg->payload != nullptr) view.value = {static_cast<const char*>(msg->payload), msg->len};
+  if (msg->key != nullptr) view.key = {static_cast<const char*>(msg->key), msg->key_len};
+  view.kafka_ts_ms = kafka_ts;
+  parser_.Parse(view, window_start, wall_now + options_.max_future_ms, &parsed_);
+  if (!parsed_.ok()) {
+    Reject(cursor, msg, parsed_.reject, parsed_.detail, now);
+    return;
+  }
+
+  keying::RowKey key;
+  key.salt = store_->salter().SaltOf(cursor->tp.topic, cursor->tp.partition, offset, parsed_.id);
+  key.id_hash = keying::IdHash(parsed_.id);
+  key.ts_ms = parsed_.ts_ms;
+  key.topic = static_cast<uint16_t>(cursor->topic_number);
+  key.partition = cursor->tp.partition;
+  key.offset = offset;
+  std::string encoded_key(keying::kRowKeySize, '\0');
+  keying::EncodeRowKeyTo(key, encoded_key.data());
+  std::string value;
+  keying::EncodeRowValueTo(parsed_.id, view.value, &value);
+  if (parsed_.index_absent + parsed_.index_not_scalar + parsed_.index_too_long != 0) {
+    index_absent_.fetch_add(parsed_.index_absent, std::memory_order_relaxed);
+    index_not_scalar_.fetch_add(parsed_.index_not_scalar, std::memory_order_relaxed);
+    index_too_long_.fetch_add(parsed_.index_too_long, std::memory_order_relaxed);
+  }
+  cursor->lane->batcher.AddRow(cursor->tp, offset, std::move(encoded_key), std::move(value), now,
+                               std::move(parsed_.index));
   touched_lane_ = cursor->lane;
-  return true;
 }
 
 void IngestorImpl::SkipCold(PartitionCursor* cursor, const rd_kafka_message_t* msg,
@@ -156,6 +178,33 @@ void IngestorImpl::SkipCold(PartitionCursor* cursor, const rd_kafka_message_t* m
         "timestamp {} < window start {}); counted in skipped_cold, not as rejected",
         Describe(cursor->tp), msg->offset, FormatRfc3339Ms(kafka_ts),
         FormatRfc3339Ms(window_start));
+  }
+  cursor->lane->batcher.AddSkipped(cursor->tp, msg->offset, now_ms);
+  touched_lane_ = cursor->lane;
+}
+
+void IngestorImpl::Reject(PartitionCursor* cursor, const rd_kafka_message_t* msg,
+                          const char* reason, const std::string& detail, int64_t now_ms) {
+  rejected_[ReasonIndex(reason)].fetch_add(1, std::memory_order_relaxed);
+  uint64_t suppressed = 0;
+  if (reject_log_.Allow(&suppressed)) {
+    spdlog::warn("ingest: rejected {}@{}: {}: {}{}", Describe(cursor->tp), msg->offset, reason,
+                 detail,
+                 suppressed > 0 ? " (" + std::to_string(suppressed) + " similar not logged)"
+                                : std::string());
+  }
+  if (dead_letters_ != nullptr) {
+    std::string_view key, value;
+    if (msg->key != nullptr) key = {static_cast<const char*>(msg->key), msg->key_len};
+    if (msg->payload != nullptr) value = {static_cast<const char*>(msg->payload), msg->len};
+    Status s = dead_letters_->Produce(key, value, reason, detail, cursor->tp.topic,
+                                      cursor->tp.partition, msg->offset);
+    if (s.ok()) {
+      cursor->lane->batcher.AddDeadLetter();
+      dead_lettered_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      NoteError(s.ToString());
+    }
   }
   cursor->lane->batcher.AddSkipped(cursor->tp, msg->offset, now_ms);
   touched_lane_ = cursor->lane;
@@ -312,8 +361,7 @@ void IngestorImpl::DrainAndWait() {
       all_written = false;
       if (lane.done.load()) {
         NoteError("ingest: writer " + std::to_string(i) + " has ended; its batches up to " +
-                  std::to_string(targets[i]) +
-                  " stay unwritten (Kafka delivers them again on "
+                  std::to_string(targets[i]) + " stay unwritten (Kafka delivers them again on "
                   "restart)");
         return;
       }

@@ -52,17 +52,6 @@ void IngestorImpl::WriteBatch(WriterLane* lane, Batch* batch) {
         batch->records);
     return;
   }
-  if (batch->epoch != ownership_epoch_.load()) {
-    // Checked before the parse too: a stale batch's rejects are not counted nor dead-lettered
-    // here (the partitions' new owner does that).
-    batches_discarded_.fetch_add(1);
-    spdlog::warn(
-        "ingest: a batch of {} records read before its partitions were lost is discarded, "
-        "not written",
-        batch->records);
-    return;
-  }
-  ParseBatch(lane, batch);
   if (batch->dead_letters > 0 && dead_letters_ != nullptr) {
     // Letters first: once the offsets are stored, the records are never read again.
     std::lock_guard<std::mutex> flush_lock(dead_letter_flush_mu_);
