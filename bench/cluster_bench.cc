@@ -18,13 +18,9 @@
 //
 //   cluster_bench [--records N] [--partitions P] [--devices D] [--rounds R] [--queries Q]
 
-#include <fcntl.h>
 #include <httplib.h>
 #include <netinet/in.h>
-#include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -32,21 +28,18 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
-#include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "bench/bench_support.h"
 #include "bench/peer_support.h"
+#include "bench/serve_process.h"
 #include "common/logging.h"
 #include "ingest/embedded_kafka.h"
 #include "ingest/synthetic_producer.h"
@@ -81,48 +74,6 @@ Flags ParseFlags(int argc, char** argv) {
   return flags;
 }
 
-// The pids of every serve child still running, so that Die() can stop them: std::exit runs no
-// destructors of locals.
-std::mutex g_mu;
-std::set<pid_t> g_children;
-
-void KillChild(pid_t pid) {
-  {
-    std::lock_guard<std::mutex> lock(g_mu);
-    if (g_children.erase(pid) == 0) return;
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-}
-
-[[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "cluster_bench: %s\n", what.c_str());
-  std::set<pid_t> children;
-  {
-    std::lock_guard<std::mutex> lock(g_mu);
-    children = g_children;
-  }
-  for (pid_t pid : children) KillChild(pid);
-  std::exit(1);
-}
-
-bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout,
-             std::chrono::milliseconds poll) {
-  const Clock::time_point deadline = Clock::now() + timeout;
-  while (!condition()) {
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(poll);
-  }
-  return true;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // A port the kernel had free a moment ago: cluster.peers needs every address before any
 // instance starts, so http.listen cannot be port 0 here.
 int FreePort() {
@@ -138,55 +89,6 @@ int FreePort() {
   close(fd);
   return ntohs(addr.sin_port);
 }
-
-// `hotrow serve --config FILE` as a child process, stdout and stderr to `log`. It dies with this
-// process (PR_SET_PDEATHSIG); Stop() or the destructor ends it.
-class ServeProcess {
- public:
-  ServeProcess(const std::string& binary, const std::string& config, const std::string& log)
-      : log_(log) {
-    std::vector<std::string> argv = {binary, "serve", "--config", config};
-    std::vector<char*> args;
-    for (std::string& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    pid_ = fork();
-    if (pid_ < 0) Die("fork failed");
-    if (pid_ == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd >= 0) {
-        dup2(fd, STDOUT_FILENO);
-        dup2(fd, STDERR_FILENO);
-      }
-      execv(args[0], args.data());
-      _exit(127);
-    }
-    std::lock_guard<std::mutex> lock(g_mu);
-    g_children.insert(pid_);
-  }
-  ~ServeProcess() { KillChild(pid_); }
-  ServeProcess(const ServeProcess&) = delete;
-  ServeProcess& operator=(const ServeProcess&) = delete;
-
-  // SIGTERM, then SIGKILL after 15 s; returns the exit code (-1 when it had to be killed).
-  int Stop() {
-    kill(pid_, SIGTERM);
-    int status = 0;
-    if (!WaitFor([&] { return waitpid(pid_, &status, WNOHANG) == pid_; }, std::chrono::seconds(15),
-                 std::chrono::milliseconds(20))) {
-      KillChild(pid_);
-      return -1;
-    }
-    std::lock_guard<std::mutex> lock(g_mu);
-    g_children.erase(pid_);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  std::string Log() const { return ReadFile(log_); }
-
- private:
-  std::string log_;
-  pid_t pid_ = -1;
-};
 
 // One group of instances on the same topic: their ports and processes.
 struct Group {
@@ -228,18 +130,6 @@ Group StartGroup(const std::string& binary, const std::string& dir, const std::s
     g.serves.push_back(std::make_unique<ServeProcess>(binary, base + ".yaml", base + ".log"));
   }
   return g;
-}
-
-// GET of a JSON document; nullopt when the instance does not answer 200 with JSON.
-std::optional<json> GetJson(int port, const std::string& path) {
-  httplib::Client client("127.0.0.1", port);
-  client.set_connection_timeout(std::chrono::seconds(1));
-  client.set_read_timeout(std::chrono::seconds(10));
-  httplib::Result res = client.Get(path);
-  if (!res || res->status != 200) return std::nullopt;
-  json doc = json::parse(res->body, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return std::nullopt;
-  return doc;
 }
 
 // Whether the group has stored the whole backlog: every partition reported by some instance's
@@ -352,33 +242,17 @@ void MeasureRound(int port, const std::vector<std::string>& ids, int queries, ui
   }
 }
 
-void ProduceBacklog(const std::string& bootstrap, const Flags& flags) {
-  ingest::ProducerOptions options;
-  options.brokers = bootstrap;
-  options.topic = "events";
-  options.rate = 0;
-  options.count = flags.records;
-  options.devices = flags.devices;
-  options.skew = 0;
-  auto producer = ingest::SyntheticProducer::Create(options);
-  if (!producer.ok()) Die(producer.status().ToString());
-  const Status s = (*producer)->Run();
-  if (!s.ok()) Die(s.ToString());
-}
-
 int Main(int argc, char** argv) {
   InitLogging("warn");
   const Flags flags = ParseFlags(argc, argv);
   const Clock::time_point run_start = Clock::now();
-  const char* bin_env = std::getenv("HOTROW_BIN");
-  const std::string binary = bin_env != nullptr && *bin_env != '\0' ? bin_env : "build/hotrow";
-  if (access(binary.c_str(), X_OK) != 0) Die("no executable " + binary + " (set HOTROW_BIN)");
+  const std::string binary = ServeBinary();
 
   auto kafka = ingest::EmbeddedKafka::Start("events", flags.partitions);
   if (!kafka.ok()) Die(kafka.status().ToString());
   const std::string bootstrap = (*kafka)->bootstrap();
   ScratchDir dir;
-  ProduceBacklog(bootstrap, flags);
+  ProduceBacklog(bootstrap, flags.records, flags.devices);
 
   // 2. Ingest: one instance, then two, alternating, each run a fresh group with fresh stores; the
   // best time of each is kept (outside load only ever slows a run down). The last single instance

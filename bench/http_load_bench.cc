@@ -19,22 +19,14 @@
 //
 //   http_load_bench [--backlog N] [--partitions P] [--seconds S] [--devices D]
 
-#include <fcntl.h>
 #include <httplib.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <functional>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
@@ -44,6 +36,7 @@
 #include <vector>
 
 #include "bench/bench_support.h"
+#include "bench/serve_process.h"
 #include "common/logging.h"
 #include "ingest/embedded_kafka.h"
 #include "ingest/synthetic_producer.h"
@@ -74,130 +67,6 @@ Flags ParseFlags(int argc, char** argv) {
     if (std::strcmp(argv[i], "--devices") == 0) flags.devices = std::atoi(argv[i + 1]);
   }
   return flags;
-}
-
-// The serve child's pid while it runs, so that Die() can stop it: std::exit runs no destructors
-// of locals.
-std::atomic<pid_t> g_serve_pid{-1};
-
-void KillServe() {
-  const pid_t pid = g_serve_pid.exchange(-1);
-  if (pid <= 0) return;
-  kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-}
-
-[[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "http_load_bench: %s\n", what.c_str());
-  KillServe();
-  std::exit(1);
-}
-
-bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout,
-             std::chrono::milliseconds poll = std::chrono::milliseconds(10)) {
-  const Clock::time_point deadline = Clock::now() + timeout;
-  while (!condition()) {
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(poll);
-  }
-  return true;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// `hotrow serve --config FILE` as a child process, stdout and stderr to `log_path`. It dies with
-// this process (PR_SET_PDEATHSIG), and Stop() or the destructor ends it.
-class ServeProcess {
- public:
-  ServeProcess(const std::string& binary, const std::string& config, const std::string& log_path)
-      : log_path_(log_path) {
-    // Everything the child needs is prepared before fork: only async-signal-safe calls after it.
-    std::vector<std::string> argv = {binary, "serve", "--config", config};
-    std::vector<char*> args;
-    for (std::string& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    const pid_t pid = fork();
-    if (pid < 0) Die("fork failed");
-    if (pid == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd >= 0) {
-        dup2(fd, STDOUT_FILENO);
-        dup2(fd, STDERR_FILENO);
-      }
-      execv(args[0], args.data());
-      _exit(127);
-    }
-    g_serve_pid.store(pid);
-  }
-  ~ServeProcess() { KillServe(); }
-
-  // False once serve has exited (it is then reaped, and never signalled again).
-  bool Running() {
-    const pid_t pid = g_serve_pid.load();
-    if (pid <= 0) return false;
-    if (waitpid(pid, nullptr, WNOHANG) == 0) return true;
-    g_serve_pid.store(-1);
-    return false;
-  }
-
-  // The HTTP port serve bound (http.listen port 0), from its "listening on" log line.
-  int AwaitPort() {
-    const std::string marker = "listening on http://";
-    int port = -1;
-    WaitFor(
-        [&] {
-          const std::string log = ReadFile(log_path_);
-          const size_t at = log.find(marker);
-          if (at != std::string::npos) {
-            const size_t end = log.find_first_of(" \n", at + marker.size());
-            const std::string address = log.substr(at + marker.size(), end - at - marker.size());
-            port = std::atoi(address.substr(address.rfind(':') + 1).c_str());
-          }
-          return port > 0 || !Running();
-        },
-        std::chrono::seconds(60), std::chrono::milliseconds(20));
-    if (port <= 0) Die("serve did not start listening; its log:\n" + ReadFile(log_path_));
-    return port;
-  }
-
-  // SIGTERM, then waits up to 15 s (the contract asks 10 s); returns the exit code, -1 when it
-  // had to be killed.
-  int Stop() {
-    const pid_t pid = g_serve_pid.load();
-    if (pid <= 0) return -1;
-    kill(pid, SIGTERM);
-    int status = 0;
-    const bool exited = WaitFor([&] { return waitpid(pid, &status, WNOHANG) == pid; },
-                                std::chrono::seconds(15), std::chrono::milliseconds(20));
-    if (!exited) {
-      KillServe();
-      return -1;
-    }
-    g_serve_pid.store(-1);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-
- private:
-  std::string log_path_;
-};
-
-// GET of a JSON document from serve; nullopt when serve does not answer 200 with JSON.
-std::optional<json> GetJson(int port, const std::string& path) {
-  httplib::Client client("127.0.0.1", port);
-  client.set_connection_timeout(std::chrono::seconds(2));
-  client.set_read_timeout(std::chrono::seconds(10));
-  httplib::Result res = client.Get(path);
-  if (!res || res->status != 200) return std::nullopt;
-  json doc = json::parse(res->body, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return std::nullopt;
-  return doc;
 }
 
 // /v1/stats `ingested`: events serve has stored; -1 when it does not answer.
@@ -242,21 +111,6 @@ double ServerP99Bound(const std::vector<std::pair<double, double>>& before,
 // Waits until serve has stored `n` events; false after `timeout`.
 bool AwaitIngested(int port, int64_t n, std::chrono::milliseconds timeout) {
   return WaitFor([&] { return Ingested(port) >= n; }, timeout, std::chrono::milliseconds(50));
-}
-
-// Produces `count` records as fast as the broker takes them, on this thread.
-void ProduceBacklog(const std::string& bootstrap, const Flags& flags) {
-  ingest::ProducerOptions options;
-  options.brokers = bootstrap;
-  options.topic = "events";
-  options.rate = 0;
-  options.count = flags.backlog;
-  options.devices = flags.devices;
-  options.skew = 0;
-  auto producer = ingest::SyntheticProducer::Create(options);
-  if (!producer.ok()) Die(producer.status().ToString());
-  const Status s = (*producer)->Run();
-  if (!s.ok()) Die(s.ToString());
 }
 
 // Serve's end-to-end ingest rate over the backlog, from its first stored event to its last.
@@ -386,8 +240,7 @@ void PrintPhase(const char* what, int clients, const PhaseResult& r, double targ
       "%-6s K=%2d: latest-10 p50 %8.0f us  p99 %8.0f us (in serve's handler: p99 <= %.1f ms)  "
       "%7.0f queries/s  non-200 %llu  short %llu",
       what, clients, r.p50_us, r.p99_us, r.server_p99_le_s * 1000, r.qps,
-      static_cast<unsigned long long>(r.non200),
-      static_cast<unsigned long long>(r.short_answers));
+      static_cast<unsigned long long>(r.non200), static_cast<unsigned long long>(r.short_answers));
   if (target > 0) {
     std::printf(" | ingest %.0f events/s (%.0f%% of the %.0f target; producer delivered %.0f/s)",
                 r.ingest_per_s, 100 * r.ingest_per_s / target, target, r.produced_per_s);
@@ -464,16 +317,14 @@ int Main(int argc, char** argv) {
   InitLogging("warn");
   const Flags flags = ParseFlags(argc, argv);
   const Clock::time_point run_start = Clock::now();
-  const char* bin_env = std::getenv("HOTROW_BIN");
-  const std::string binary = bin_env != nullptr && *bin_env != '\0' ? bin_env : "build/hotrow";
-  if (access(binary.c_str(), X_OK) != 0) Die("no executable " + binary + " (set HOTROW_BIN)");
+  const std::string binary = ServeBinary();
 
   auto kafka = ingest::EmbeddedKafka::Start("events", flags.partitions);
   if (!kafka.ok()) Die(kafka.status().ToString());
   const std::string bootstrap = (*kafka)->bootstrap();
   ScratchDir dir;
 
-  ProduceBacklog(bootstrap, flags);
+  ProduceBacklog(bootstrap, flags.backlog, flags.devices);
   ServeProcess serve(binary, WriteConfig(dir.path(), bootstrap), dir.path() + "/serve.log");
   const int port = serve.AwaitPort();
   const double max_rate = MeasureMaxRate(port, flags.backlog);

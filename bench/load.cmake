@@ -1,13 +1,23 @@
 # Load and scale benchmarks: latest-10 over HTTP against the real `hotrow serve` while it ingests
 # at half its measured maximum rate, and the store's write rate and latest-10 latency from 100k to
 # 10M events. Both plain main()s that leave <bench>.md and a CSV for bench/plots/.
+
+# The benchmarks that run `hotrow serve` as child processes (http_load_bench, cluster_bench) share
+# the child process, polling and the backlog they feed it.
+add_library(hotrow_serve_process STATIC ${CMAKE_CURRENT_LIST_DIR}/serve_process.cc)
+target_link_libraries(hotrow_serve_process
+  PUBLIC nlohmann_json::nlohmann_json PRIVATE hotrow_ingest PkgConfig::HTTPLIB Threads::Threads)
+
 hotrow_bench(http_load_bench
-  LIBS hotrow_ingest hotrow_bench_support PkgConfig::HTTPLIB nlohmann_json::nlohmann_json)
+  LIBS hotrow_ingest hotrow_bench_support hotrow_serve_process PkgConfig::HTTPLIB
+       nlohmann_json::nlohmann_json)
 # The child process it runs: $HOTROW_BIN, by default build/hotrow.
 add_dependencies(http_load_bench hotrow)
 hotrow_bench(scaling_bench LIBS hotrow_bench_support hotrow_query)
 # Per-id ranges over HTTP against the same ranges in-process, and HTTP scans on 1 and 2 threads.
 hotrow_bench(range_http_bench LIBS hotrow_service hotrow_bench_support PkgConfig::HTTPLIB)
 # Scale-out (issue 15): latest-10 through fan-out over 3 `hotrow serve` against 1, ingest by 2 against 1.
-hotrow_bench(cluster_bench LIBS hotrow_ingest hotrow_peer_support PkgConfig::HTTPLIB nlohmann_json::nlohmann_json)
+hotrow_bench(cluster_bench
+  LIBS hotrow_ingest hotrow_peer_support hotrow_serve_process PkgConfig::HTTPLIB
+       nlohmann_json::nlohmann_json)
 add_dependencies(cluster_bench hotrow)

@@ -1,0 +1,71 @@
+#pragma once
+
+// What the benchmarks that run the real `hotrow serve` as child processes (http_load_bench,
+// cluster_bench) share: the child process itself, stopping every child when the benchmark dies,
+// polling, reading serve's JSON answers, and the backlog it is fed.
+//
+// Thread-safety: Die, WaitFor, ReadFile, GetJson, ServeBinary and ProduceBacklog may be called from
+// any thread; one ServeProcess from its owning thread only.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace hotrow::bench {
+
+// Prints "<program>: what" on stderr, kills every ServeProcess still running (std::exit runs no
+// destructors of locals) and exits with 1.
+[[noreturn]] void Die(const std::string& what);
+
+// Calls `condition` every `poll` until it holds (true) or `timeout` has passed (false).
+bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout,
+             std::chrono::milliseconds poll = std::chrono::milliseconds(10));
+
+// The whole file at `path`; "" when it cannot be read.
+std::string ReadFile(const std::string& path);
+
+// The hotrow binary to run: $HOTROW_BIN, by default build/hotrow. Dies when it is not executable.
+std::string ServeBinary();
+
+// GET of a JSON document from the instance on 127.0.0.1:`port`; nullopt when it does not answer
+// 200 with JSON.
+std::optional<nlohmann::json> GetJson(int port, const std::string& path);
+
+// Produces `count` records of `devices` uniform ids (skew 0) to topic "events" as fast as the
+// broker at `bootstrap` takes them, on this thread; dies on failure.
+void ProduceBacklog(const std::string& bootstrap, int64_t count, int devices);
+
+// `hotrow serve --config FILE` as a child process, stdout and stderr to `log_path`. It dies with
+// this process (PR_SET_PDEATHSIG), with Die(), and Stop() or the destructor ends it.
+class ServeProcess {
+ public:
+  ServeProcess(const std::string& binary, const std::string& config, std::string log_path);
+  ~ServeProcess();
+  ServeProcess(const ServeProcess&) = delete;
+  ServeProcess& operator=(const ServeProcess&) = delete;
+
+  // False once serve has exited (it is then reaped, and never signalled again).
+  bool Running();
+
+  // The HTTP port serve bound (http.listen port 0), from its "listening on" log line; dies when
+  // serve exits or has not printed it within 60 s.
+  int AwaitPort();
+
+  // SIGTERM, then waits up to 15 s (the contract asks 10 s); returns the exit code, -1 when it
+  // had to be killed (or had exited already).
+  int Stop();
+
+  // What serve has written to its log so far.
+  std::string Log() const { return ReadFile(log_path_); }
+
+ private:
+  const std::string log_path_;
+  pid_t pid_ = -1;  // -1 once reaped
+};
+
+}  // namespace hotrow::bench
