@@ -124,7 +124,7 @@ Result<std::shared_ptr<RocksBucket>> RocksEventStore::BucketFor(int64_t ts) {
   rocksdb::ColumnFamilyHandle* cf = nullptr;
   HOTROW_RETURN_IF_ERROR(NoteWrite(db_->CreateColumnFamily(BucketOptions(), BucketName(start, end), &cf),
                                    "creating the bucket for " + std::to_string(start)));
-  auto bucket = std::make_shared<RocksBucket>(db_, cf, start, end);
+  auto bucket = std::make_shared<RocksBucket>(db_, cf, table_changes_, start, end);
   bucket->SetIndexFields(options().index_fields);
   std::unique_lock lock(state_mu_);
   buckets_[start] = bucket;

@@ -123,8 +123,9 @@ class RowIterator {
   // Re-aims the cursor at another range of the same bucket, with the same within_id_prefix, so that
   // one cursor serves many (salt, id) prefixes; follow with a Seek*. The bounds are copied.
   virtual void SetRange(const keying::KeyRange& range) = 0;
-  // Makes rows written since the cursor was created (or last refreshed) visible, when there are
-  // any; cheaper than a new cursor. Invalidates the position: follow with a Seek*.
+  // Makes rows written since the cursor was created (or last refreshed) visible, and reads the
+  // bucket's table files as they are now, when either changed (a flush or compaction merged
+  // them); cheaper than a new cursor. Invalidates the position: follow with a Seek*.
   virtual Status RefreshIfStale() = 0;
 };
 

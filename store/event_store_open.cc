@@ -95,6 +95,8 @@ Status RocksEventStore::Init() {
   // memtable inserts, and a group's inserts run in parallel (allow_concurrent_memtable_write,
   // on by default).
   db_opt.enable_pipelined_write = true;
+  table_changes_ = std::make_shared<TableChanges>();
+  db_opt.listeners.push_back(table_changes_);
 
   std::vector<std::string> names;
   if (exists) {
@@ -144,8 +146,8 @@ Status RocksEventStore::Init() {
       meta_ = handles[i];
       continue;
     }
-    buckets_[spans[i].first] =
-        std::make_shared<RocksBucket>(db_, handles[i], spans[i].first, spans[i].second);
+    buckets_[spans[i].first] = std::make_shared<RocksBucket>(db_, handles[i], table_changes_,
+                                                             spans[i].first, spans[i].second);
   }
   HOTROW_RETURN_IF_ERROR(CheckFormat(!exists));
   return LoadMetadata();

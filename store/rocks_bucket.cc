@@ -38,9 +38,13 @@ std::string_view RowBytes(rocksdb::Slice bytes, std::string* copy) {
 
 class RocksRowIterator final : public RowIterator {
  public:
-  RocksRowIterator(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const keying::KeyRange& range,
+  RocksRowIterator(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf,
+                   const TableChanges* table_changes, const keying::KeyRange& range,
                    bool within_id_prefix)
-      : start_(range.start), limit_(range.limit), within_prefix_(within_id_prefix) {
+      : start_(range.start),
+        limit_(range.limit),
+        within_prefix_(within_id_prefix),
+        table_changes_(table_changes) {
     lower_ = rocksdb::Slice(start_);
     upper_ = rocksdb::Slice(limit_);
     rocksdb::ReadOptions ro;
@@ -55,7 +59,9 @@ class RocksRowIterator final : public RowIterator {
     // Buckets never hold range deletions (only the metadata column family has them): every seek
     // skips looking for tombstones.
     ro.ignore_range_deletions = true;
-    seq_ = db->GetLatestSequenceNumber();  // at most what the iterator sees: never misses a write
+    // Both read before the iterator is made: at most what it sees, so a change is never missed.
+    seq_ = db->GetLatestSequenceNumber();
+    tables_ = table_changes_->count();
     iter_.reset(db->NewIterator(ro, cf));
     db_ = db;
   }
@@ -71,8 +77,10 @@ class RocksRowIterator final : public RowIterator {
 
   Status RefreshIfStale() override {
     const rocksdb::SequenceNumber seq = db_->GetLatestSequenceNumber();
-    if (seq == seq_) return Status::Ok();
+    const uint64_t tables = table_changes_->count();
+    if (seq == seq_ && tables == tables_) return Status::Ok();
     seq_ = seq;
+    tables_ = tables;
     const rocksdb::Status s = iter_->Refresh();
     if (s.ok()) return Status::Ok();
     return FromRocks(s, "refreshing a bucket cursor");
@@ -117,7 +125,9 @@ class RocksRowIterator final : public RowIterator {
   rocksdb::Slice upper_;
   const bool within_prefix_;
   rocksdb::DB* db_ = nullptr;
+  const TableChanges* const table_changes_;  // outlives the cursor: its bucket holds it
   rocksdb::SequenceNumber seq_ = 0;
+  uint64_t tables_ = 0;
   std::unique_ptr<rocksdb::Iterator> iter_;
   mutable std::string key_copy_, value_copy_;  // used by RowBytes in TSan builds only
 };
@@ -160,7 +170,8 @@ Status RocksBucket::PutIndexRows(const keying::RowKey& key,
 
 std::unique_ptr<RowIterator> RocksBucket::NewIterator(const keying::KeyRange& range,
                                                       bool within_id_prefix) const {
-  return std::make_unique<RocksRowIterator>(db_.get(), cf_, range, within_id_prefix);
+  return std::make_unique<RocksRowIterator>(db_.get(), cf_, table_changes_.get(), range,
+                                            within_id_prefix);
 }
 
 }  // namespace hotrow::store

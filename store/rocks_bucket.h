@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "store/event_store.h"
+#include "store/rocks_support.h"
 
 namespace hotrow::store {
 
@@ -16,9 +17,12 @@ namespace hotrow::store {
 // its column family handle when the last reader lets go, which is when a dropped bucket's files go.
 class RocksBucket final : public Bucket {
  public:
-  RocksBucket(std::shared_ptr<rocksdb::DB> db, rocksdb::ColumnFamilyHandle* cf, int64_t start_ms,
-              int64_t end_ms)
-      : Bucket(start_ms, end_ms), db_(std::move(db)), cf_(cf) {}
+  RocksBucket(std::shared_ptr<rocksdb::DB> db, rocksdb::ColumnFamilyHandle* cf,
+              std::shared_ptr<const TableChanges> table_changes, int64_t start_ms, int64_t end_ms)
+      : Bucket(start_ms, end_ms),
+        db_(std::move(db)),
+        cf_(cf),
+        table_changes_(std::move(table_changes)) {}
   ~RocksBucket() override;
 
   // Marks the bucket dropped: its files are deleted when the last holder lets go.
@@ -40,6 +44,7 @@ class RocksBucket final : public Bucket {
  private:
   std::shared_ptr<rocksdb::DB> db_;
   rocksdb::ColumnFamilyHandle* const cf_;
+  const std::shared_ptr<const TableChanges> table_changes_;
   std::atomic<bool> dropped_{false};
 };
 

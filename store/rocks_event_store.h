@@ -68,6 +68,7 @@ class RocksEventStore final : public EventStore {
   // Constant after Init().
   std::shared_ptr<rocksdb::Cache> block_cache_;
   std::shared_ptr<rocksdb::WriteBufferManager> write_buffers_;
+  std::shared_ptr<TableChanges> table_changes_;  // read by the buckets' cursors
   std::shared_ptr<rocksdb::DB> db_;
   rocksdb::ColumnFamilyHandle* meta_ = nullptr;  // the default column family; owned by db_
   rocksdb::CompressionType compression_ = rocksdb::kNoCompression;

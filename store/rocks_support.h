@@ -2,8 +2,10 @@
 #pragma once
 
 #include <rocksdb/env.h>
+#include <rocksdb/listener.h>
 #include <rocksdb/status.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -19,6 +21,23 @@ uint64_t DirectoryBytes(const std::string& path);
 
 // RocksDB's own log (warnings and errors), sent to spdlog instead of a LOG file in the store.
 std::shared_ptr<rocksdb::Logger> NewSpdlogRocksLogger();
+
+// Counts the changes of the store's table files (flushes and compactions finished). A bucket
+// cursor kept between queries is refreshed when the data moved (its sequence number) and also
+// when the tables changed: otherwise a cursor made during ingestion keeps probing the many L0
+// files and memtables of that moment long after a compaction merged them.
+class TableChanges final : public rocksdb::EventListener {
+ public:
+  uint64_t count() const { return count_.load(std::memory_order_acquire); }
+
+  void OnFlushCompleted(rocksdb::DB*, const rocksdb::FlushJobInfo&) override { Bump(); }
+  void OnCompactionCompleted(rocksdb::DB*, const rocksdb::CompactionJobInfo&) override { Bump(); }
+
+ private:
+  void Bump() { count_.fetch_add(1, std::memory_order_acq_rel); }
+
+  std::atomic<uint64_t> count_{0};
+};
 
 // The default Env, except that it does not tell RocksDB how much disk is free. Stateless; shared.
 rocksdb::Env* NoFreeSpaceEnv();

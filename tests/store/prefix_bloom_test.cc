@@ -1,10 +1,15 @@
 // The prefix bloom filter on (salt, id): a query for an id the store does not hold must read no
 // data block. Checked through RocksDB's own per-thread perf counters, on table files (not only
 // memtables): the store is reopened so that its write-ahead log is flushed into SST files.
+// Also, with the same counters: a cursor kept between queries follows the bucket's table files
+// when a flush changes them, even when no row was written since.
 
 #include <gtest/gtest.h>
 #include <rocksdb/perf_context.h>
 #include <rocksdb/perf_level.h>
+
+#include <chrono>
+#include <thread>
 
 #include "common/clock.h"
 #include "keying/row_key.h"
@@ -29,8 +34,9 @@ BlockReads Measure(EventStore* store, const std::vector<std::string>& ids) {
   for (const auto& id : ids) {
     for (const auto& bucket : store->Buckets()) {
       for (int salt = 0; salt < store->salter().salts(); ++salt) {
-        auto it = bucket->NewIterator(keying::IdKeyRange(static_cast<uint8_t>(salt), keying::IdHash(id)),
-                                      /*within_id_prefix=*/true);
+        auto it =
+            bucket->NewIterator(keying::IdKeyRange(static_cast<uint8_t>(salt), keying::IdHash(id)),
+                                /*within_id_prefix=*/true);
         for (it->SeekToFirst(); it->Valid(); it->Next()) {
         }
         EXPECT_TRUE(it->status().ok()) << it->status().ToString();
@@ -62,8 +68,12 @@ TEST(PrefixBloomTest, AbsentIdReadsNoDataBlock) {
     WriteBatchInput batch;
     for (int64_t i = 0; i < 50'000; ++i) {
       const std::string id = "dev-" + std::to_string(i % 2000);
-      keying::RowKey key{store->salter().SaltOf("events", 0, i, id), keying::IdHash(id),
-                         kNow - 120'000 + i, topic, 0, i};
+      keying::RowKey key{store->salter().SaltOf("events", 0, i, id),
+                         keying::IdHash(id),
+                         kNow - 120'000 + i,
+                         topic,
+                         0,
+                         i};
       batch.rows.push_back({keying::EncodeRowKey(key), keying::EncodeRowValue(id, R"({"v":1})")});
     }
     batch.next_offsets[{"events", 0}] = 50'000;
@@ -85,7 +95,63 @@ TEST(PrefixBloomTest, AbsentIdReadsNoDataBlock) {
   EXPECT_LT(miss.bloom_said_maybe * 20, miss.bloom_said_no) << "false-positive rate above 5%";
 
   const BlockReads hit = Measure(store.get(), present);
-  EXPECT_GT(hit.data_blocks, 0u) << "present ids must read data blocks: the check above would be void";
+  EXPECT_GT(hit.data_blocks, 0u)
+      << "present ids must read data blocks: the check above would be void";
+}
+
+// How many table files a seek of `id`'s salt 0 range on `cursor` consulted (the prefix filter
+// said "maybe" for each: the id is in every file of the bucket).
+uint64_t TablesProbed(RowIterator* cursor) {
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
+  rocksdb::get_perf_context()->Reset();
+  cursor->SeekToFirst();
+  const uint64_t probed = rocksdb::get_perf_context()->bloom_sst_hit_count;
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+  return probed;
+}
+
+TEST(PrefixBloomTest, AKeptCursorFollowsAFlushWithoutNewWrites) {
+  testing::TempDir dir;
+  ManualClock clock(kNow);
+  StoreOptions options;
+  options.path = dir.Sub("store");
+  options.wall_clock = &clock;
+  options.salts = 1;
+  auto store = std::move(EventStore::Open(options).value());
+  const uint16_t topic = *store->TopicNumber("events");
+  WriteBatchInput batch;
+  for (int64_t i = 0; i < 100; ++i) {
+    keying::RowKey key{0, keying::IdHash("dev-1"), kNow - 1000 + i, topic, 0, i};
+    batch.rows.push_back(
+        {keying::EncodeRowKey(key), keying::EncodeRowValue("dev-1", R"({"v":1})")});
+  }
+  batch.next_offsets[{"events", 0}] = 100;
+  WriteOutcome outcome;
+  ASSERT_TRUE(store->Write(batch, &outcome).ok());
+  ASSERT_EQ(store->Buckets().size(), 1u);
+
+  // Made while every row is in the memtable: the seek consults no table file.
+  auto cursor =
+      store->Buckets().front()->NewIterator(keying::IdKeyRange(0, keying::IdHash("dev-1")),
+                                            /*within_id_prefix=*/true);
+  ASSERT_EQ(TablesProbed(cursor.get()), 0u);
+  ASSERT_TRUE(cursor->Valid());
+
+  // The bucket goes idle and is flushed (in the background): its rows move to a table file.
+  clock.Advance(60'000);
+  ASSERT_TRUE(store->DropExpiredBuckets().ok());
+  // A refreshed cursor finds its rows in the new table file once the flush is installed. A cursor
+  // that refreshed only on new writes would keep reading the old memtable and never probe it.
+  uint64_t probed = 0;
+  for (int tries = 0; tries < 3000 && probed == 0; ++tries) {
+    ASSERT_TRUE(cursor->RefreshIfStale().ok());
+    probed = TablesProbed(cursor.get());
+    if (probed == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(probed, 1u) << "the kept cursor still reads the bucket as it was before the flush";
+  int rows = 0;
+  for (cursor->SeekToFirst(); cursor->Valid(); cursor->Next()) ++rows;
+  EXPECT_EQ(rows, 100);
 }
 
 }  // namespace
