@@ -17,7 +17,9 @@
 // starve ingestion are spread over --partitions (default 64, about 30k records each for the
 // backlog), and the end of the run checks that serve stored every record delivered.
 //
-//   http_load_bench [--backlog N] [--partitions P] [--seconds S] [--devices D]
+//   http_load_bench [--backlog N] [--partitions P] [--seconds S] [--devices D] [--clients K]
+//
+// --clients K runs the phases of K clients only (for profiling one of them).
 
 #include <httplib.h>
 
@@ -56,6 +58,7 @@ struct Flags {
   int partitions = 64;
   int seconds = 15;
   int devices = 10'000;
+  int only_clients = 0;  // 0: every count of kClientCounts
 };
 
 Flags ParseFlags(int argc, char** argv) {
@@ -65,6 +68,7 @@ Flags ParseFlags(int argc, char** argv) {
     if (std::strcmp(argv[i], "--partitions") == 0) flags.partitions = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--seconds") == 0) flags.seconds = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--devices") == 0) flags.devices = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--clients") == 0) flags.only_clients = std::atoi(argv[i + 1]);
   }
   return flags;
 }
@@ -338,6 +342,7 @@ int Main(int argc, char** argv) {
   int64_t expected = flags.backlog;
   std::vector<Row> rows;
   for (int clients : kClientCounts) {
+    if (flags.only_clients != 0 && clients != flags.only_clients) continue;
     Row row;
     row.clients = clients;
     row.load = IngestPhase(port, bootstrap, clients, target, flags, &expected);
@@ -347,6 +352,7 @@ int Main(int argc, char** argv) {
     rows.push_back(row);
   }
 
+  if (rows.empty()) Die("--clients must be one of 1, 8 and 32");
   const int64_t ingested = Ingested(port);
   const int rc = serve.Stop();
   std::printf("serve stored %lld of the %lld records produced; SIGTERM exit code %d\n",
