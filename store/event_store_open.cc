@@ -42,10 +42,12 @@ rocksdb::ColumnFamilyOptions RocksEventStore::BucketOptions() const {
   cf.compression_per_level[0] = rocksdb::kNoCompression;
   cf.compression_per_level[1] = rocksdb::kNoCompression;
   cf.write_buffer_size = 32 << 20;
-  // Every table file of a bucket that holds an id is one more probe in each of a per-id query's
-  // 16 salt seeks. Merging L0 at RocksDB's default of 4 files, not 8, took latest-10 at 10M
-  // events from 2.2x to 1.7x of 1M (bench/scaling_bench), at no measurable write cost.
-  cf.level0_file_num_compaction_trigger = 4;
+  // A bucket lives for one window: compacting it much buys little. Let L0 grow before merging.
+  // Measured against RocksDB's default of 4: 4 cost store writes 20-35 % (write_bench, hotrow /
+  // raw WriteBatch 0.75-0.81 against 1.16-1.32; Redis ingest ratio 1.67 against 2.0-2.3) and gave
+  // latest-10 at 10M events no reproducible gain (scaling_bench 10M / 1M: 1.71 and 2.17 at 4,
+  // 2.20 at 8), although every L0 file holding an id is one more probe in each salt's seek.
+  cf.level0_file_num_compaction_trigger = 8;
   return cf;
 }
 
