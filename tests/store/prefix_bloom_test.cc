@@ -55,31 +55,42 @@ BlockReads Measure(EventStore* store, const std::vector<std::string>& ids) {
   return r;
 }
 
-TEST(PrefixBloomTest, AbsentIdReadsNoDataBlock) {
-  testing::TempDir dir;
-  ManualClock clock(kNow);
-  StoreOptions options;
-  options.path = dir.Sub("store");
-  options.wall_clock = &clock;
-  options.salts = 4;
+// Writes `count` events of partition 0 (offsets 0..count-1, one ms apart from `first_ts`), their
+// ids dev-0..dev-(ids-1) in turn, in one batch.
+void WriteEvents(EventStore* store, int64_t count, int ids, int64_t first_ts) {
+  const uint16_t topic = *store->TopicNumber("events");
+  WriteBatchInput batch;
+  for (int64_t i = 0; i < count; ++i) {
+    const std::string id = "dev-" + std::to_string(i % ids);
+    keying::RowKey key{
+        store->salter().SaltOf("events", 0, i, id), keying::IdHash(id), first_ts + i, topic, 0, i};
+    batch.rows.push_back({keying::EncodeRowKey(key), keying::EncodeRowValue(id, R"({"v":1})")});
+  }
+  batch.next_offsets[{"events", 0}] = count;
+  WriteOutcome outcome;
+  ASSERT_TRUE(store->Write(batch, &outcome).ok());
+  ASSERT_EQ(outcome.stored, static_cast<size_t>(count));
+}
+
+class PrefixBloomTest : public ::testing::Test {
+ protected:
+  StoreOptions Options(int salts) {
+    StoreOptions options;
+    options.path = dir_.Sub("store");
+    options.wall_clock = &clock_;
+    options.salts = salts;
+    return options;
+  }
+
+  testing::TempDir dir_;
+  ManualClock clock_{kNow};
+};
+
+TEST_F(PrefixBloomTest, AbsentIdReadsNoDataBlock) {
+  const StoreOptions options = Options(4);
   {
     auto store = std::move(EventStore::Open(options).value());
-    const uint16_t topic = *store->TopicNumber("events");
-    WriteBatchInput batch;
-    for (int64_t i = 0; i < 50'000; ++i) {
-      const std::string id = "dev-" + std::to_string(i % 2000);
-      keying::RowKey key{store->salter().SaltOf("events", 0, i, id),
-                         keying::IdHash(id),
-                         kNow - 120'000 + i,
-                         topic,
-                         0,
-                         i};
-      batch.rows.push_back({keying::EncodeRowKey(key), keying::EncodeRowValue(id, R"({"v":1})")});
-    }
-    batch.next_offsets[{"events", 0}] = 50'000;
-    WriteOutcome outcome;
-    ASSERT_TRUE(store->Write(batch, &outcome).ok());
-    ASSERT_EQ(outcome.stored, 50'000u);
+    WriteEvents(store.get(), 50'000, 2000, kNow - 120'000);
   }
   auto store = std::move(EventStore::Open(options).value());  // the WAL is now in table files
 
@@ -110,35 +121,20 @@ uint64_t TablesProbed(RowIterator* cursor) {
   return probed;
 }
 
-TEST(PrefixBloomTest, AKeptCursorFollowsAFlushWithoutNewWrites) {
-  testing::TempDir dir;
-  ManualClock clock(kNow);
-  StoreOptions options;
-  options.path = dir.Sub("store");
-  options.wall_clock = &clock;
-  options.salts = 1;
-  auto store = std::move(EventStore::Open(options).value());
-  const uint16_t topic = *store->TopicNumber("events");
-  WriteBatchInput batch;
-  for (int64_t i = 0; i < 100; ++i) {
-    keying::RowKey key{0, keying::IdHash("dev-1"), kNow - 1000 + i, topic, 0, i};
-    batch.rows.push_back(
-        {keying::EncodeRowKey(key), keying::EncodeRowValue("dev-1", R"({"v":1})")});
-  }
-  batch.next_offsets[{"events", 0}] = 100;
-  WriteOutcome outcome;
-  ASSERT_TRUE(store->Write(batch, &outcome).ok());
+TEST_F(PrefixBloomTest, AKeptCursorFollowsAFlushWithoutNewWrites) {
+  auto store = std::move(EventStore::Open(Options(1)).value());
+  WriteEvents(store.get(), 100, 1, kNow - 1000);
   ASSERT_EQ(store->Buckets().size(), 1u);
 
   // Made while every row is in the memtable: the seek consults no table file.
   auto cursor =
-      store->Buckets().front()->NewIterator(keying::IdKeyRange(0, keying::IdHash("dev-1")),
+      store->Buckets().front()->NewIterator(keying::IdKeyRange(0, keying::IdHash("dev-0")),
                                             /*within_id_prefix=*/true);
   ASSERT_EQ(TablesProbed(cursor.get()), 0u);
   ASSERT_TRUE(cursor->Valid());
 
   // The bucket goes idle and is flushed (in the background): its rows move to a table file.
-  clock.Advance(60'000);
+  clock_.Advance(60'000);
   ASSERT_TRUE(store->DropExpiredBuckets().ok());
   // A refreshed cursor finds its rows in the new table file once the flush is installed. A cursor
   // that refreshed only on new writes would keep reading the old memtable and never probe it.
