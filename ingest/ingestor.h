@@ -104,6 +104,8 @@ struct IngestStats {
   // Batches (and their records) not written because their partitions were lost meanwhile
   // (session timeout, fencing): the partitions' new owner reads them.
   uint64_t batches_discarded = 0;
+  // Rebalance callbacks served (assignments and revocations), counted as each begins.
+  uint64_t rebalances = 0;
   uint64_t batches_written = 0;
   uint64_t batch_events_sum = 0;       // events over every written batch
   double batch_write_seconds_sum = 0;  // time spent in store writes

@@ -284,6 +284,7 @@ class IngestorImpl final : public Ingestor {
   std::atomic<uint64_t> index_not_scalar_{0};
   std::atomic<uint64_t> index_too_long_{0};
   std::atomic<uint64_t> batches_discarded_{0};
+  std::atomic<uint64_t> rebalances_{0};  // callbacks served (OnRebalance), counted as they begin
   std::atomic<uint64_t> batches_written_{0};
   std::atomic<uint64_t> batch_events_sum_{0};
   std::atomic<uint64_t> batch_write_us_sum_{0};

@@ -13,6 +13,7 @@ namespace hotrow::ingest::internal {
 void IngestorImpl::OnRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                                rd_kafka_topic_partition_list_t* partitions, void* opaque) {
   auto* self = static_cast<IngestorImpl*>(opaque);
+  self->rebalances_.fetch_add(1, std::memory_order_relaxed);
   const char* protocol = rd_kafka_rebalance_protocol(rk);
   const bool cooperative = protocol != nullptr && std::strcmp(protocol, "COOPERATIVE") == 0;
   switch (err) {
@@ -131,7 +132,17 @@ void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool co
       NoteError(std::string("kafka consumer: assign failed: ") + rd_kafka_err2str(aerr));
     }
   }
-  if (paused_) rd_kafka_pause_partitions(consumer_, partitions);
+  // librdkafka keeps an application's pause on a partition through its revocation and the
+  // assignment that follows, and SetPaused only reaches the current assignment: a consumer that
+  // resumed between an eager revoke and the next assignment (its writer caught up while it owned
+  // nothing) would get back partitions still paused, and never read them again. So every
+  // assigned partition is set to the consumer's state here.
+  rd_kafka_resp_err_t perr = paused_ ? rd_kafka_pause_partitions(consumer_, partitions)
+                                     : rd_kafka_resume_partitions(consumer_, partitions);
+  if (perr != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    NoteError(std::string("kafka consumer: cannot ") + (paused_ ? "pause" : "resume") +
+              " assigned partitions: " + rd_kafka_err2str(perr));
+  }
 }
 
 void IngestorImpl::OnRevoke(rd_kafka_topic_partition_list_t* partitions, bool cooperative) {

@@ -233,6 +233,9 @@ std::string Metrics::Render(const ingest::IngestStats* ingest, const store::Stor
     out.push_back(Single("hotrow_batches_discarded_total",
                          "Batches not written: their partitions were lost (session timeout, fencing)",
                          kCounter, static_cast<double>(ingest->batches_discarded)));
+    out.push_back(Single("hotrow_rebalances_total",
+                         "Consumer group rebalance callbacks served (assignments and revocations)",
+                         kCounter, static_cast<double>(ingest->rebalances)));
     out.push_back(Single("hotrow_batches_written_total", "Batches written to the store", kCounter,
                          static_cast<double>(ingest->batches_written)));
     out.push_back(Single("hotrow_batch_events_total",
