@@ -59,6 +59,8 @@ Fixture* Get(keying::SaltBy by) {
   // Reopen: the write-ahead log is replayed into table files and no flush runs during the measure.
   f->store.reset();
   f->store = std::move(store::EventStore::Open(options).value());
+  // The steady state: closed buckets compacted to one sorted run, as a running service has them.
+  f->store->WaitForCompactions();
   f->engine = std::make_unique<query::QueryEngine>(f->store.get(), query::QueryOptions());
   std::mt19937_64 rng(7);
   for (int i = 0; i < Queries(); ++i) {

@@ -117,6 +117,8 @@ int main() {
   }
   store.reset();
   store = std::move(store::EventStore::Open(options).value());
+  // The steady state: closed buckets compacted to one sorted run, as a running service has them.
+  store->WaitForCompactions();
   const std::string to = std::to_string(spec.now_ms + 1);
 
   // Per-id ranges, in-process (the sink only counts) and over HTTP (2 query threads each).

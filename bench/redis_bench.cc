@@ -317,6 +317,8 @@ std::unique_ptr<HotrowSide> LoadHotrow(const std::vector<GeneratedEvent>& events
   }
   h->store.reset();
   h->store = std::move(store::EventStore::Open(h->options).value());
+  // The steady state: closed buckets compacted to one sorted run, as a running service has them.
+  h->store->WaitForCompactions();
   Record(name + "_disk_bytes", static_cast<double>(h->store->Stats().disk_bytes));
   Record(name + "_memory_bytes", Recorded(name + "_rss_growth_bytes") + Recorded(name + "_disk_bytes"));
   h->engine = std::make_unique<query::QueryEngine>(h->store.get(), query::QueryOptions());

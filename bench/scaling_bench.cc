@@ -308,6 +308,8 @@ int Main(int argc, char** argv) {
     opened = store::EventStore::Open(options);
     if (!opened.ok()) Die(opened.status().ToString());
     store = std::move(*opened);
+    // The steady state: closed buckets in one sorted run each, as a running service has them.
+    store->WaitForCompactions();
     MeasureLatest(store.get(), r.ids, flags.queries, &r);
     r.disk_bytes = store->Stats().disk_bytes;
     r.step_seconds = std::chrono::duration<double>(Clock::now() - step_start).count();

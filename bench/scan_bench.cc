@@ -36,6 +36,8 @@ Fixture* Get() {
   // Reopen: the write-ahead log is replayed into table files and no flush runs during the measure.
   f->store.reset();
   f->store = std::move(store::EventStore::Open(options).value());
+  // The steady state: closed buckets compacted to one sorted run, as a running service has them.
+  f->store->WaitForCompactions();
   return f;
 }
 

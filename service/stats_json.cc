@@ -61,7 +61,10 @@ std::string RenderStatsJson(const ingest::IngestStats* ingest, const store::Stor
                 {"clock", store_options.clock == store::ClockKind::kStream ? "stream" : "wall"}};
   ordered_json buckets = ordered_json::array();
   for (const auto& b : store.buckets) {
-    buckets.push_back({{"start", b.start_ms}, {"events", b.events}, {"bytes", b.bytes}});
+    buckets.push_back({{"start", b.start_ms},
+                       {"events", b.events},
+                       {"bytes", b.bytes},
+                       {"sorted_runs", b.sorted_runs}});
   }
   j["buckets"] = std::move(buckets);
   j["salt_by"] = std::string(keying::SaltByName(store_options.salt_by));

@@ -18,7 +18,7 @@ namespace hotrow::service {
 //                    "lost_to_retention", "skipped_cold"}...],
 //    "assigned": B, "stalled": B, "out_of_disk": B, "last_error": S,
 //    "store": {"events", "now_ms", "window_start_ms", "ttl_ms", "bucket_ms", "clock"},
-//    "buckets": [{"start": MS, "events": N, "bytes": N}...],   oldest first
+//    "buckets": [{"start": MS, "events": N, "bytes": N, "sorted_runs": N}...],   oldest first
 //    "salt_by": "record"|"id",
 //    "salts": [{"salt": S, "events": N}...]}
 // `ingest` is null when this process does not ingest: the ingest fields are then zero or empty.

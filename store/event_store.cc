@@ -27,6 +27,7 @@ constexpr int64_t kIdleFlushMs = 30 * 1000;
 }  // namespace
 
 RocksEventStore::~RocksEventStore() {
+  compactor_.reset();  // a compaction under way is stopped, not waited for
   // The locks in the order every writer takes them: writers_mu_, then state_mu_.
   std::unique_lock writers_lock(writers_mu_);
   std::unique_lock lock(state_mu_);
@@ -300,9 +301,11 @@ void RocksEventStore::FlushIdleBuckets() {
   rocksdb::FlushOptions fo;
   fo.wait = false;
   fo.allow_write_stall = true;
+  const int64_t store_now = NowMs();
   for (const auto& bucket : idle) {
     rocksdb::Status s = db_->Flush(fo, bucket->cf());
     if (!s.ok()) spdlog::warn("store: flushing idle bucket {}: {}", bucket->start_ms(), s.ToString());
+    if (bucket->end_ms() <= store_now) compactor_->Enqueue(bucket);
   }
   // The metadata is written with every batch: flushed too, or it would pin the same WAL files.
   rocksdb::Status s = db_->Flush(fo, meta_);
@@ -365,6 +368,10 @@ std::vector<std::shared_ptr<const Bucket>> RocksEventStore::Buckets() const {
   return out;
 }
 
+void RocksEventStore::WaitForCompactions() {
+  if (compactor_ != nullptr) compactor_->WaitIdle();
+}
+
 StoreStats RocksEventStore::Stats() const {
   StoreStats stats;
   stats.now_ms = NowMs();
@@ -374,6 +381,7 @@ StoreStats RocksEventStore::Stats() const {
   for (const auto& [start, bucket] : buckets_) {
     BucketStats b;
     b.start_ms = start;
+    b.sorted_runs = SortedRuns(db_.get(), bucket->cf());
     auto c = counters_.find(start);
     if (c != counters_.end()) {
       for (size_t salt = 0; salt < c->second.size(); ++salt) {

@@ -93,6 +93,9 @@ struct BucketStats {
   int64_t start_ms = 0;
   uint64_t events = 0;
   uint64_t bytes = 0;  // key + value bytes written
+  // Sorted runs of its table files (each L0 file, each non-empty level below): what a seek
+  // probes besides the memtables. One once a quiet bucket has been compacted.
+  int sorted_runs = 0;
 };
 
 struct StoreStats {
@@ -201,7 +204,8 @@ class EventStore {
 
   // Drops every bucket whose whole span is older than the window. Returns how many went. Also
   // starts a flush of every bucket that has stopped receiving writes (none for 30 s by the wall
-  // clock), so that it does not pin WAL files. Meant to be called every few seconds.
+  // clock), so that it does not pin WAL files, and queues those that are closed for compaction
+  // (WaitForCompactions). Meant to be called every few seconds.
   virtual Result<size_t> DropExpiredBuckets() = 0;
 
   // "now" by the store's clock, and the window's start (now - ttl). Events with ts < the window
@@ -213,6 +217,12 @@ class EventStore {
   virtual std::vector<std::shared_ptr<const Bucket>> Buckets() const = 0;
 
   virtual StoreStats Stats() const = 0;
+
+  // Returns once the compactions of quiet buckets queued so far are done (a bucket no longer
+  // written, by the store's clock closed and by the wall clock idle for 30 s, is compacted once
+  // into one sorted run in the background; so is every closed bucket found at open). Benchmarks
+  // and tests call it to measure the state a running service reaches within a minute.
+  virtual void WaitForCompactions() {}
 
  protected:
   explicit EventStore(const StoreOptions& options)

@@ -152,7 +152,17 @@ Status RocksEventStore::Init() {
                                                              spans[i].first, spans[i].second);
   }
   HOTROW_RETURN_IF_ERROR(CheckFormat(!exists));
-  return LoadMetadata();
+  HOTROW_RETURN_IF_ERROR(LoadMetadata());
+  if (!opt.read_only) {
+    // Buckets closed while the store was down (or still in several runs when it stopped) are
+    // compacted now; FlushIdleBuckets queues the others as they go quiet.
+    compactor_ = std::make_unique<BucketCompactor>(db_);
+    const int64_t now = NowMs();
+    for (const auto& [start, bucket] : buckets_) {
+      if (bucket->end_ms() <= now) compactor_->Enqueue(bucket);
+    }
+  }
+  return Status::Ok();
 }
 
 Status RocksEventStore::CheckFormat(bool is_new) {

@@ -27,6 +27,7 @@ class RocksBucket final : public Bucket {
 
   // Marks the bucket dropped: its files are deleted when the last holder lets go.
   void MarkDropped() { dropped_ = true; }
+  bool dropped() const { return dropped_.load(); }
   // Records the bucket's index.fields. REQUIRES: before the bucket is shared with readers.
   void SetIndexFields(std::vector<std::string> fields) { set_index_fields(std::move(fields)); }
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "store/bucket_compactor.h"
 #include "store/event_store.h"
 #include "store/rocks_bucket.h"
 
@@ -40,6 +41,7 @@ class RocksEventStore final : public EventStore {
   int64_t NowMs() const override;
   std::vector<std::shared_ptr<const Bucket>> Buckets() const override;
   StoreStats Stats() const override;
+  void WaitForCompactions() override;
 
  private:
   rocksdb::ColumnFamilyOptions BucketOptions() const;
@@ -62,7 +64,8 @@ class RocksEventStore final : public EventStore {
   // Records the outcome of a RocksDB write.
   Status NoteWrite(const rocksdb::Status& s, const std::string& context);
   // Starts a flush (not waited for) of every bucket written to but not for kIdleFlushMs, and of
-  // the metadata with them. REQUIRES: writers_mu_ held shared.
+  // the metadata with them; queues the closed ones for compaction. REQUIRES: writers_mu_ held
+  // shared.
   void FlushIdleBuckets();
 
   // Constant after Init().
@@ -72,6 +75,7 @@ class RocksEventStore final : public EventStore {
   std::shared_ptr<rocksdb::DB> db_;
   rocksdb::ColumnFamilyHandle* meta_ = nullptr;  // the default column family; owned by db_
   rocksdb::CompressionType compression_ = rocksdb::kNoCompression;
+  std::unique_ptr<BucketCompactor> compactor_;  // none when read-only
 
   // Writes run in parallel: Write and TopicNumber hold writers_mu_ shared; DropExpiredBuckets and
   // the destructor hold it exclusive, so no write is under way while buckets go. Lock order:

@@ -678,6 +678,7 @@ TEST_F(HttpApiTest, HealthReadinessStatsAndMetricsAnswer) {
   for (const auto& b : s["buckets"]) {
     EXPECT_EQ(b["start"].get<int64_t>() % kBucketMs, 0);
     EXPECT_GT(b["bytes"].get<uint64_t>(), 0u);
+    EXPECT_GE(b["sorted_runs"].get<int>(), 0);
     bucket_events += b["events"].get<uint64_t>();
   }
   EXPECT_EQ(bucket_events, oracle_.size());

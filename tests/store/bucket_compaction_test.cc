@@ -1,0 +1,115 @@
+// A bucket that stopped receiving writes is compacted once into one sorted run (store/
+// bucket_compactor.h), so that a salt seek probes one table file instead of one per flush; every
+// row stays readable.
+
+#include <gtest/gtest.h>
+
+#include "common/clock.h"
+#include "keying/row_key.h"
+#include "keying/row_value.h"
+#include "store/event_store.h"
+#include "tests/support/temp_dir.h"
+
+namespace hotrow::store {
+namespace {
+
+constexpr int64_t kNow = 1'700'000'040'000;
+constexpr int64_t kBucketMs = 60'000;
+// A bucket that closed three minutes before kNow.
+constexpr int64_t kClosedStart = (kNow / kBucketMs - 3) * kBucketMs;
+
+// Writes `count` events of partition 0 from offset `first`, one ms apart from `first_ts`.
+void WriteEvents(EventStore* store, int64_t first, int64_t count, int64_t first_ts) {
+  const uint16_t topic = *store->TopicNumber("events");
+  WriteBatchInput batch;
+  for (int64_t i = first; i < first + count; ++i) {
+    const std::string id = "dev-" + std::to_string(i % 50);
+    keying::RowKey key{store->salter().SaltOf("events", 0, i, id), keying::IdHash(id),
+                       first_ts + (i - first), topic, 0, i};
+    batch.rows.push_back({keying::EncodeRowKey(key), keying::EncodeRowValue(id, R"({"v":1})")});
+  }
+  batch.next_offsets[{"events", 0}] = first + count;
+  WriteOutcome outcome;
+  ASSERT_TRUE(store->Write(batch, &outcome).ok());
+  ASSERT_EQ(outcome.stored, static_cast<size_t>(count));
+}
+
+BucketStats BucketAt(const EventStore& store, int64_t start) {
+  for (const BucketStats& b : store.Stats().buckets) {
+    if (b.start_ms == start) return b;
+  }
+  ADD_FAILURE() << "no bucket at " << start;
+  return BucketStats();
+}
+
+size_t RowsIn(const EventStore& store, int64_t start) {
+  size_t rows = 0;
+  for (const auto& bucket : store.Buckets()) {
+    if (bucket->start_ms() != start) continue;
+    auto it = bucket->NewIterator(keying::KeyRange{"", ""}, /*within_id_prefix=*/false);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) ++rows;
+    EXPECT_TRUE(it->status().ok()) << it->status().ToString();
+  }
+  return rows;
+}
+
+class BucketCompactionTest : public ::testing::Test {
+ protected:
+  StoreOptions Options() {
+    StoreOptions options;
+    options.path = dir_.Sub("store");
+    options.wall_clock = &clock_;
+    options.bucket_ms = kBucketMs;
+    options.salts = 4;
+    return options;
+  }
+
+  testing::TempDir dir_;
+  ManualClock clock_{kNow};
+};
+
+TEST_F(BucketCompactionTest, AClosedBucketQuietFor30SecondsBecomesOneSortedRun) {
+  auto store = std::move(EventStore::Open(Options()).value());
+  // Three rounds of late events into the same closed bucket, each flushed once the bucket has
+  // been quiet for 30 s: one table file each, unless the quiet bucket is compacted.
+  for (int round = 0; round < 3; ++round) {
+    WriteEvents(store.get(), round * 1000, 1000, kClosedStart + round * 1000);
+    clock_.Advance(31'000);
+    ASSERT_TRUE(store->DropExpiredBuckets().ok());
+    store->WaitForCompactions();
+  }
+  EXPECT_EQ(BucketAt(*store, kClosedStart).sorted_runs, 1);
+  EXPECT_EQ(BucketAt(*store, kClosedStart).events, 3000u);
+  EXPECT_EQ(RowsIn(*store, kClosedStart), 3000u);
+}
+
+TEST_F(BucketCompactionTest, ClosedBucketsFoundAtOpenAreCompacted) {
+  // Each reopen turns what the write-ahead log holds into one table file of the bucket.
+  for (int round = 0; round < 2; ++round) {
+    auto store = std::move(EventStore::Open(Options()).value());
+    WriteEvents(store.get(), round * 1000, 1000, kClosedStart + round * 1000);
+  }
+  auto store = std::move(EventStore::Open(Options()).value());
+  store->WaitForCompactions();
+  EXPECT_EQ(BucketAt(*store, kClosedStart).sorted_runs, 1);
+  EXPECT_EQ(RowsIn(*store, kClosedStart), 2000u);
+}
+
+TEST_F(BucketCompactionTest, TheBucketBeingWrittenIsLeftAlone) {
+  const int64_t current = (kNow / kBucketMs) * kBucketMs;
+  {
+    auto store = std::move(EventStore::Open(Options()).value());
+    WriteEvents(store.get(), 0, 1000, current);
+  }
+  {
+    auto store = std::move(EventStore::Open(Options()).value());
+    WriteEvents(store.get(), 1000, 1000, current + 1000);
+  }
+  auto store = std::move(EventStore::Open(Options()).value());
+  store->WaitForCompactions();
+  EXPECT_EQ(BucketAt(*store, current).sorted_runs, 2);  // one table file per reopen
+  EXPECT_EQ(RowsIn(*store, current), 2000u);
+}
+
+}  // namespace
+}  // namespace hotrow::store
