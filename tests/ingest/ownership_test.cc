@@ -154,11 +154,12 @@ TEST_P(OwnershipTest, AnInstanceFrozenPastItsSessionWritesNothingForThePartition
   EXPECT_GT(a->Stats().batches_discarded, 0u);
   EXPECT_EQ(a->Stats().events_stored, 0u);
   ASSERT_TRUE(WaitFor([&] { return a->Stats().assigned && b->Stats().assigned; }, 60s));
+  // Counted before the records exist: a may read its share of them before the test looks again.
+  const uint64_t consumed_before = a->Stats().records_consumed;
   Produce(&producer, 2000, 1000);
   const std::map<int32_t, int64_t> high = High();
   // a's batches close at neither size nor age: its clean stop writes and commits what it read
   // since, and b takes every partition over from there.
-  const uint64_t consumed_before = a->Stats().records_consumed;
   // 90 s, as the other waits here: a keeps its 3 s max.poll.interval.ms, so on a loaded machine
   // (the ASan pass at -j2) it can be sent out of the group again before it settles.
   ASSERT_TRUE(WaitFor([&] { return a->Stats().records_consumed > consumed_before; }, 90s))
