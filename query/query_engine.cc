@@ -160,6 +160,7 @@ Status QueryEngine::RangeImpl(std::string_view id, int64_t from_ms, int64_t to_m
     std::vector<std::unique_ptr<SaltStream>> owned;
     std::vector<SaltStream*> streams;
     for (uint8_t salt : salts) {
+      if (!bucket->MayHoldId(salt, id_hash)) continue;  // no row of the id there
       StreamSpec spec;
       spec.range = keying::IdTimeKeyRange(salt, id_hash, from, to_ms);
       spec.within_id_prefix = true;
@@ -179,6 +180,7 @@ Status QueryEngine::RangeImpl(std::string_view id, int64_t from_ms, int64_t to_m
                                                    options_.chunk_events));
       streams.push_back(owned.back().get());
     }
+    if (streams.empty()) continue;
     QueryRun run(pool_.get(), MaxWorkersPerQuery(), &options_.pool_fill_hook);
     DrainOnExit drain(&run, &streams);
     bool stopped = false;

@@ -99,6 +99,7 @@ Status SmallRange(CursorCache* cache, store::EventStore* store,
     for (Candidate& c : top) spare.push_back(std::move(c));
     top.clear();
     for (uint8_t salt : salts) {
+      if (!bucket->MayHoldId(salt, id_hash)) continue;  // no row of the id there: no seek
       AimAtSalt(salt, id_hash, from_ms, to_ms, &range);
       cursor->SetRange(range);
       desc ? cursor->SeekToFirst() : cursor->SeekToLast();

@@ -147,6 +147,13 @@ class Bucket {
   // (salt, id) prefix, so the prefix bloom filter may skip the bucket's files without that id.
   virtual std::unique_ptr<RowIterator> NewIterator(const keying::KeyRange& range,
                                                    bool within_id_prefix) const = 0;
+  // False only when salt `salt` of this bucket holds no row of an id with hash `id_hash`, so that
+  // a per-id query may skip that salt without a seek. True when unsure.
+  virtual bool MayHoldId(uint8_t salt, uint64_t id_hash) const {
+    (void)salt;
+    (void)id_hash;
+    return true;
+  }
 
  protected:
   Bucket(int64_t start_ms, int64_t end_ms) : start_ms_(start_ms), end_ms_(end_ms) {}

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "store/event_store.h"
+#include "store/id_salt_filter.h"
 #include "store/rocks_support.h"
 
 namespace hotrow::store {
@@ -34,6 +35,12 @@ class RocksBucket final : public Bucket {
   std::unique_ptr<RowIterator> NewIterator(const keying::KeyRange& range,
                                            bool within_id_prefix) const override;
 
+  bool MayHoldId(uint8_t salt, uint64_t id_hash) const override {
+    return ids_.MayHold(salt, id_hash);
+  }
+  // Records that a row of the id is (about to be) in the salt: before its write, or at open.
+  void NoteId(uint8_t salt, uint64_t id_hash) { ids_.Note(salt, id_hash); }
+
   rocksdb::ColumnFamilyHandle* cf() const { return cf_; }
 
   // Adds to `wb` the index rows (keying/index_key.h) of the event `key` for the entries whose
@@ -47,6 +54,7 @@ class RocksBucket final : public Bucket {
   rocksdb::ColumnFamilyHandle* const cf_;
   const std::shared_ptr<const TableChanges> table_changes_;
   std::atomic<bool> dropped_{false};
+  IdSaltFilter ids_;
 };
 
 }  // namespace hotrow::store

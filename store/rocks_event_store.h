@@ -50,7 +50,8 @@ class RocksEventStore final : public EventStore {
   // Rows go in the same WriteBatch as their bucket's counters and are never deleted one by one, so
   // every bucket holds exactly as many rows as its counters say. A lost table file or a MANIFEST
   // cut short (which RocksDB reads as an older, shorter one without complaint) breaks that:
-  // Corruption, rather than answers from part of the store. Reads every row once, at open.
+  // Corruption, rather than answers from part of the store. Reads every row once, at open, and
+  // rebuilds each bucket's IdSaltFilter on the way.
   Status CheckRowsMatchCounters() const;
   // The bucket that holds `ts`, created (under bucket_mu_) when missing. REQUIRES: writers_mu_
   // held, shared or exclusive.

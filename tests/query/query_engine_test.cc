@@ -249,6 +249,34 @@ TEST_F(QueryEngineTest, EmptyStoreAndUnknownIdsAnswerNothing) {
   }
 }
 
+// With salts by record a sparse id sits in a few salts of a bucket: latest-N seeks only those
+// (each bucket's id filter rules the others out), and an id the store has never seen costs no seek.
+TEST_F(QueryEngineTest, LatestSeeksOnlyTheSaltsThatHoldTheId) {
+  ASSERT_NO_FATAL_FAILURE(OpenStore(SaltBy::kRecord, 16));
+  std::vector<TestEvent> events;
+  std::set<uint8_t> sparse_salts;
+  for (int i = 0; i < 2000; ++i) {
+    events.push_back(Ev(i % 500 == 0 ? "sparse" : "busy", kT0 + 50'000 + i));
+    if (events.back().id == "sparse") {
+      sparse_salts.insert(
+          store_->salter().SaltOf("t", 0, events.back().offset, events.back().id));
+    }
+  }
+  ASSERT_NO_FATAL_FAILURE(Write(events));
+  ASSERT_EQ(sparse_salts.size(), 4u);  // 4 events in 4 salts of 16
+  auto engine = NewEngine();
+  const query::QueryWorkStats before = engine->Work();
+  Result<std::vector<Event>> got = engine->Latest("sparse", 10);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->size(), 4u);
+  const query::QueryWorkStats after = engine->Work();
+  EXPECT_EQ(after.seeks - before.seeks, sparse_salts.size());
+  got = engine->Latest("never-seen", 10);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(got->empty());
+  EXPECT_EQ(engine->Work().seeks, after.seeks);
+}
+
 TEST_F(QueryEngineTest, ScanStopsWhenTheSinkReturnsFalse) {
   ASSERT_NO_FATAL_FAILURE(OpenStore(SaltBy::kRecord, 4));
   ASSERT_NO_FATAL_FAILURE(Write(Spread(600)));

@@ -1,0 +1,97 @@
+// Each bucket keeps a filter of the salts that hold an id (store/id_salt_filter.h), so that a
+// per-id query seeks only those: it must never rule out a salt that holds a row of the id, after
+// a write or after a reopen (rebuilt from the rows), and it must rule out the others.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "keying/row_key.h"
+#include "keying/row_value.h"
+#include "store/event_store.h"
+#include "tests/support/temp_dir.h"
+
+namespace hotrow::store {
+namespace {
+
+constexpr int64_t kNow = 1'700'000'040'000;
+constexpr int64_t kBucketMs = 60'000;
+constexpr int kSalts = 16;
+constexpr int kIds = 40;
+
+std::string IdOf(int64_t offset) { return "dev-" + std::to_string(offset % kIds); }
+
+// `count` events of partition 0 from offset `first`, one ms apart from `first_ts`: with salts by
+// record, the 40 ids have 1 to a few events each per call, in a few of the 16 salts.
+void WriteEvents(EventStore* store, int64_t first, int64_t count, int64_t first_ts) {
+  const uint16_t topic = *store->TopicNumber("events");
+  WriteBatchInput batch;
+  for (int64_t i = first; i < first + count; ++i) {
+    const std::string id = IdOf(i);
+    keying::RowKey key{store->salter().SaltOf("events", 0, i, id), keying::IdHash(id),
+                       first_ts + (i - first), topic, 0, i};
+    batch.rows.push_back({keying::EncodeRowKey(key), keying::EncodeRowValue(id, R"({"v":1})")});
+  }
+  batch.next_offsets[{"events", 0}] = first + count;
+  WriteOutcome outcome;
+  ASSERT_TRUE(store->Write(batch, &outcome).ok());
+  ASSERT_EQ(outcome.stored, static_cast<size_t>(count));
+}
+
+// For every bucket, id and salt: the filter says "may hold" exactly where a row of the id is.
+// (Exactly, not only "at least": 40 ids in the filter's 2^17 slots do not share one, and 16 salts
+// have a bit each.) Returns how many (bucket, id, salt) were ruled out.
+int ExpectFilterMatchesRows(const EventStore& store) {
+  int ruled_out = 0;
+  for (const auto& bucket : store.Buckets()) {
+    for (int n = 0; n < kIds; ++n) {
+      const uint64_t hash = keying::IdHash(IdOf(n));
+      for (int salt = 0; salt < kSalts; ++salt) {
+        auto it = bucket->NewIterator(keying::IdKeyRange(static_cast<uint8_t>(salt), hash), true);
+        it->SeekToFirst();
+        const bool holds = it->Valid();
+        EXPECT_TRUE(it->status().ok()) << it->status().ToString();
+        EXPECT_EQ(bucket->MayHoldId(static_cast<uint8_t>(salt), hash), holds)
+            << "bucket " << bucket->start_ms() << ", id " << IdOf(n) << ", salt " << salt;
+        ruled_out += !holds;
+      }
+    }
+  }
+  return ruled_out;
+}
+
+class IdSaltFilterTest : public ::testing::Test {
+ protected:
+  StoreOptions Options() {
+    StoreOptions options;
+    options.path = dir_.Sub("store");
+    options.wall_clock = &clock_;
+    options.bucket_ms = kBucketMs;
+    options.salts = kSalts;
+    return options;
+  }
+
+  testing::TempDir dir_;
+  ManualClock clock_{kNow};
+};
+
+TEST_F(IdSaltFilterTest, RulesOutExactlyTheSaltsWithoutARowOfTheIdAfterWritesAndAfterReopen) {
+  const int64_t bucket_start = (kNow / kBucketMs - 1) * kBucketMs;
+  {
+    auto store = std::move(EventStore::Open(Options()).value());
+    ASSERT_NO_FATAL_FAILURE(WriteEvents(store.get(), 0, 120, bucket_start + 100));
+    ASSERT_EQ(store->Buckets().size(), 1u);
+    // 3 events per id: at most 3 of its 16 salts hold it.
+    EXPECT_GE(ExpectFilterMatchesRows(*store), kIds * (kSalts - 3));
+  }
+  // Reopened, the filter is rebuilt from the rows; a write after the reopen adds to it.
+  auto store = std::move(EventStore::Open(Options()).value());
+  EXPECT_GE(ExpectFilterMatchesRows(*store), kIds * (kSalts - 3));
+  ASSERT_NO_FATAL_FAILURE(WriteEvents(store.get(), 120, 80, bucket_start + 5000));
+  EXPECT_GE(ExpectFilterMatchesRows(*store), kIds * (kSalts - 5));
+}
+
+}  // namespace
+}  // namespace hotrow::store
