@@ -106,12 +106,13 @@ int Rounds() {
   return 20;
 }
 
-// The bare seeks of every bucket latest-10 visits for query i (newest first, until the buckets
-// seen hold 10 events of the id), in the salts the bucket's id filter does not rule out
-// (Bucket::MayHoldId): the seeks latest-10 itself has to make, with no merge, no decoding, no
-// answer. Which buckets each query visits is counted beforehand, untimed, by reading the id's rows.
-std::vector<size_t> VisitedBuckets(Fixture* f,
-                                   const std::vector<std::shared_ptr<const store::Bucket>>& newest_first) {
+// How many buckets latest-10 visits for each query (newest first, until the buckets seen hold 10
+// events of the id), counted untimed by reading the id's rows. The floor timed over them: a bare
+// seek in every salt that holds the id (Bucket::MayHoldId), with no merge, no decoding, no answer;
+// latest-10 itself seeks fewer, since in a bucket it visits only to complete its answer it skips
+// the salts whose newest row is too old for it (Bucket::NewestIdTsBound).
+std::vector<size_t> VisitedBuckets(
+    Fixture* f, const std::vector<std::shared_ptr<const store::Bucket>>& newest_first) {
   std::vector<size_t> visited;
   for (int i = 0; i < Queries(); ++i) {
     const uint64_t hash = keying::IdHash(f->ids[static_cast<size_t>(i)]);
@@ -129,9 +130,9 @@ std::vector<size_t> VisitedBuckets(Fixture* f,
 }
 
 // latest-10 and its floors, timed in turns: 16 bare seeks (one per salt in the newest bucket, each
-// on a fresh iterator, reading one key, on this thread), and for salt_by record the seeks latest-10
-// makes done bare (most ids have fewer than 10 events in the newest, partly filled bucket, so
-// latest-10 visits the next one too).
+// on a fresh iterator, reading one key, on this thread), and for salt_by record a bare seek in each
+// salt holding the id in the buckets latest-10 visits (most ids have fewer than 10 events in the
+// newest, partly filled bucket, so latest-10 visits the next one too).
 void BM_LatestAndFloors(benchmark::State& state, keying::SaltBy by) {
   Fixture* f = Get(by);
   const std::string by_name(keying::SaltByName(by));
@@ -171,7 +172,9 @@ void BM_LatestAndFloors(benchmark::State& state, keying::SaltBy by) {
     const int rounds = Rounds(), per_round = Queries() / rounds;
     for (int r = 0; r < rounds; ++r) {
       const int first = r * per_round, last = first + per_round;
-      auto time_latest = [&] { TimeQueries("latest10_" + by_name, first, last, latest, &latest_us); };
+      auto time_latest = [&] {
+        TimeQueries("latest10_" + by_name, first, last, latest, &latest_us);
+      };
       auto time_floors = [&] {
         TimeQueries("bare16_" + by_name, first, last, bare16, &bare_us);
         if (visited_floor) {
@@ -204,7 +207,8 @@ void BM_LatestAndFloors(benchmark::State& state, keying::SaltBy by) {
   state.counters["events_per_query"] = static_cast<double>(found) / queries;
   // Where the time goes: store work per query (the floor is 16 seeks and no cursor creation).
   const query::QueryWorkStats after = f->engine->Work();
-  Record("latest10_" + by_name + "_seeks", static_cast<double>(after.seeks - before.seeks) / queries);
+  Record("latest10_" + by_name + "_seeks",
+         static_cast<double>(after.seeks - before.seeks) / queries);
   Record("latest10_" + by_name + "_rows",
          static_cast<double>(after.rows_read - before.rows_read) / queries);
   Record("latest10_" + by_name + "_cursors",
@@ -249,11 +253,12 @@ int main(int argc, char** argv) {
                std::string("latest10_") + by + "_p50_us", std::string("bare16_") + by + "_p50_us");
     if (std::string(by) == "record" && Recorded("bare_visited_record_p50_us") > 0) {
       std::printf(
-          "salt_by=record the seeks latest-10 makes, done bare: %.1f per query, p50 %8.1f "
+          "salt_by=record bare seeks of the salts holding the id in the buckets latest-10 visits: "
+          "%.1f per query, p50 %8.1f "
           "us  p99 %8.1f us\n",
           Recorded("bare_visited_record_seeks"), Recorded("bare_visited_record_p50_us"),
           Recorded("bare_visited_record_p99_us"));
-      PrintRatio("latest-10 p50 / the same seeks done bare p50, salt_by=record",
+      PrintRatio("latest-10 p50 / bare seeks of the salts holding the id p50, salt_by=record",
                  "latest10_record_p50_us", "bare_visited_record_p50_us");
     }
   }
@@ -281,12 +286,13 @@ int main(int argc, char** argv) {
     report.Note(
         "With `salt_by: record` an id's events spread over every salt, and most ids have "
         "fewer than 10 events in the newest (partly filled) bucket, so latest-10 visits the "
-        "next bucket too; in each bucket it seeks only the salts the bucket's id filter does "
-        "not rule out (" +
+        "next bucket too. Each bucket's id filter tells which salts hold the id and how new "
+        "their rows can be: latest-10 skips the others, and in the next bucket the salts "
+        "whose rows are too old for the answer (" +
         Fixed(Recorded("latest10_record_seeks"), 1) +
-        " seeks per query). The same seeks done bare (" +
+        " seeks per query). A bare seek in every salt holding the id in the buckets it visits (" +
         Fixed(Recorded("bare_visited_record_seeks"), 1) +
-        " per query, fresh iterators, one key each) take " +
+        " per query, fresh iterators, one key each) takes " +
         Fixed(Recorded("bare_visited_record_p50_us"), 1) + " µs p50: latest-10 is " +
         Fixed(Recorded("latest10_record_p50_us") / Recorded("bare_visited_record_p50_us"), 2) +
         "x that floor.");

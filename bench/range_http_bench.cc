@@ -6,7 +6,6 @@
 // curl about half that, on the same 2 cores the server's threads need).
 
 #include <httplib.h>
-
 #include <sys/resource.h>
 #include <time.h>
 
@@ -81,9 +80,10 @@ uint64_t GetCounting(int port, const std::string& target, char needle, uint64_t*
 // pieces, where httplib's client reads 4 KiB at a time) in a child process; returns the body's
 // size in bytes, or aborts when curl fails. Its CPU shows in ChildCpuSeconds.
 uint64_t CurlDiscarding(int port, const std::string& target) {
-  const std::string command = "curl --silent --show-error --fail --max-time 120 -o /dev/null "
-                              "-w '%{size_download}' 'http://127.0.0.1:" +
-                              std::to_string(port) + target + "'";
+  const std::string command =
+      "curl --silent --show-error --fail --max-time 120 -o /dev/null "
+      "-w '%{size_download}' 'http://127.0.0.1:" +
+      std::to_string(port) + target + "'";
   FILE* out = popen(command.c_str(), "r");
   unsigned long long bytes = 0;
   const bool read = out != nullptr && std::fscanf(out, "%llu", &bytes) == 1;
@@ -244,11 +244,12 @@ int main() {
     Record("scan_http_cpu_ms_t" + t, 1e3 * cpu["http"] / kScanRounds);
     Record("scan_pool_cpu_ms_t" + t, 1e3 * cpu["pool"] / kScanRounds);
     Record("scan_client_cpu_ms_t" + t, 1e3 * client_cpu / kScanRounds);
-    std::printf("full scan over HTTP, query.threads=%d: %llu events, best of %d %.0f events/s; CPU "
-                "per scan: connection thread %.0f ms, pool %.0f ms, client %.0f ms\n",
-                threads, static_cast<unsigned long long>(lines), kScanRounds, best,
-                1e3 * cpu["http"] / kScanRounds, 1e3 * cpu["pool"] / kScanRounds,
-                1e3 * client_cpu / kScanRounds);
+    std::printf(
+        "full scan over HTTP, query.threads=%d: %llu events, best of %d %.0f events/s; CPU "
+        "per scan: connection thread %.0f ms, pool %.0f ms, client %.0f ms\n",
+        threads, static_cast<unsigned long long>(lines), kScanRounds, best,
+        1e3 * cpu["http"] / kScanRounds, 1e3 * cpu["pool"] / kScanRounds,
+        1e3 * client_cpu / kScanRounds);
     server->http->Stop();
   }
   PrintRatio("per-id range events/s, HTTP / in-process", "range_http_events_per_s",

@@ -98,8 +98,24 @@ Status SmallRange(CursorCache* cache, store::EventStore* store,
     }
     for (Candidate& c : top) spare.push_back(std::move(c));
     top.clear();
+    // The salts that may hold a row of the id in [from, to) (the bucket's id filter), newest
+    // bound first when the answer is newest first.
+    std::vector<std::pair<int64_t, uint8_t>>& seek_order = local->seek_order;
+    seek_order.clear();
     for (uint8_t salt : salts) {
-      if (!bucket->MayHoldId(salt, id_hash)) continue;  // no row of the id there: no seek
+      const int64_t bound = bucket->NewestIdTsBound(salt, id_hash);
+      if (bound > std::max(bucket->start_ms(), from_ms)) seek_order.emplace_back(bound, salt);
+    }
+    if (desc) {
+      std::stable_sort(seek_order.begin(), seek_order.end(),
+                       [](const auto& a, const auto& b) { return a.first > b.first; });
+    }
+    for (const auto& [bound, salt] : seek_order) {
+      // Newest first, every row of this salt and of those after it is older than `bound`: once
+      // the best `remaining` so far are all at least that new, none of them can enter.
+      if (desc && static_cast<int64_t>(top.size()) == remaining && top.front().key.ts_ms >= bound) {
+        break;
+      }
       AimAtSalt(salt, id_hash, from_ms, to_ms, &range);
       cursor->SetRange(range);
       desc ? cursor->SeekToFirst() : cursor->SeekToLast();

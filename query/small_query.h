@@ -51,6 +51,8 @@ class CursorCache {
     // nothing of the store.
     std::vector<Candidate> top;    // the best rows so far, a heap
     std::vector<Candidate> spare;  // rows evicted from `top`, their buffers reused
+    // The salts a bucket is sought in, with the bound on their rows' times (a bucket's id filter).
+    std::vector<std::pair<int64_t, uint8_t>> seek_order;
     // Topic names by number: a number never changes its name (EventStore::TopicNumber).
     std::vector<std::pair<uint16_t, std::string>> topics;
   };

@@ -147,12 +147,17 @@ class Bucket {
   // (salt, id) prefix, so the prefix bloom filter may skip the bucket's files without that id.
   virtual std::unique_ptr<RowIterator> NewIterator(const keying::KeyRange& range,
                                                    bool within_id_prefix) const = 0;
-  // False only when salt `salt` of this bucket holds no row of an id with hash `id_hash`, so that
-  // a per-id query may skip that salt without a seek. True when unsure.
-  virtual bool MayHoldId(uint8_t salt, uint64_t id_hash) const {
+  // An upper bound on the times of the rows of an id with hash `id_hash` in salt `salt` of this
+  // bucket: each is below it. start_ms() when the salt holds no row of the id, so that a per-id
+  // query skips it without a seek; end_ms() when unsure.
+  virtual int64_t NewestIdTsBound(uint8_t salt, uint64_t id_hash) const {
     (void)salt;
     (void)id_hash;
-    return true;
+    return end_ms();
+  }
+  // False only when salt `salt` holds no row of the id.
+  bool MayHoldId(uint8_t salt, uint64_t id_hash) const {
+    return NewestIdTsBound(salt, id_hash) > start_ms();
   }
 
  protected:

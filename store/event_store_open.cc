@@ -270,9 +270,9 @@ Status RocksEventStore::CheckRowsMatchCounters() const {
       if (keying::IsIndexKey(key.ToStringView())) continue;
       ++rows;
       // Every row passes here once at open: the bucket's id filter is rebuilt on the way.
-      if (key.size() == keying::kRowKeySize) {
-        bucket->NoteId(static_cast<uint8_t>(key[0]), keying::LoadBigEndian64(key.data() + 1));
-      }
+      keying::RowKey row;
+      if (keying::DecodeRowKey(key.ToStringView(), &row))
+        bucket->NoteId(row.salt, row.id_hash, row.ts_ms);
     }
     if (!it->status().ok())
       return FromRocks(it->status(), "reading bucket " + std::to_string(start));

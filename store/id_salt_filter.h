@@ -1,6 +1,8 @@
-// Internal to store/: which salts of one bucket may hold rows of an id, kept in memory.
+// Internal to store/: which salts of one bucket may hold rows of an id, and how new they can be,
+// kept in memory.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -8,45 +10,67 @@
 
 namespace hotrow::store {
 
-// A filter over (salt, id) pairs of one bucket: MayHold is false only when the bucket holds no row
-// of an id with that hash in that salt. With `salt_by: record` an id's events spread over every
-// salt, but an id with a few events in a bucket sits in a few of them; latest-N asks the filter
-// before it seeks a salt, and the seeks it saves are most of what it did beyond the bare floor
-// (docs/BENCHMARKS.md). RocksDB's prefix bloom answers the same question per table file, but only
-// after a seek has been set up, and not for the memtables in auto prefix mode.
+// A filter over (salt, id) pairs of one bucket [start, end), with a bound on time: for each salt
+// an upper bound on the event times of an id's rows there (NewestTsBound), start when it holds
+// none. With `salt_by: record` an id's events spread over every salt, but an id with a few events
+// in a bucket sits in a few of them; latest-N skips the salts that hold none, and in a bucket it
+// visits only to complete an answer it skips the salts whose newest row cannot beat what it has
+// (docs/BENCHMARKS.md). RocksDB's prefix bloom answers the first question per table file, but only
+// once a seek is under way, and not the second.
 //
-// A fixed table of 2^17 16-bit masks (256 KiB per bucket) indexed by the id hash; bit (salt % 16)
-// of an id's slot is set before any row of the id in that salt is written (RocksEventStore::Write)
-// and for every row found at open (the open already reads every row: CheckRowsMatchCounters).
-// Bits are never cleared: a bucket only grows until it is dropped as a whole. Ids that share a
-// slot, and salts that share a bit (more than 16 salts), only cost seeks that find nothing; with
-// far more ids per bucket than slots the filter fills up and every salt is sought, as before.
+// A fixed table of 2^16 slots (512 KiB per bucket) indexed by the id hash; a slot holds 16 levels
+// of 4 bits, one per salt % 16. Level 0: no row; level L in 1..15: the newest row noted has a time
+// in the L-th fifteenth of the bucket's span. Levels only rise (a compare-and-swap that keeps the
+// maximum), set before any row is written (RocksEventStore::Write) and for every row found at open
+// (the open already reads every row: CheckRowsMatchCounters). Ids that share a slot, and salts
+// that share a level (more than 16 salts), only make a bound looser; with far more ids per bucket
+// than slots every bound becomes the bucket's end and every salt is sought, as without a filter.
 //
-// Thread-safety: Note and MayHold may be called from any thread at once. A row noted before its
-// write is visible is never skipped by a query that starts after the write returned.
+// Thread-safety: Note and NewestTsBound may be called from any thread at once. A row noted before
+// its write is visible is never skipped by a query that starts after the write returned.
 class IdSaltFilter {
  public:
-  static constexpr size_t kSlots = size_t{1} << 17;
+  static constexpr size_t kSlots = size_t{1} << 16;
+  static constexpr int kLevels = 15;
 
-  IdSaltFilter() : slots_(std::make_unique<std::atomic<uint16_t>[]>(kSlots)) {}
+  // REQUIRES: start_ms < end_ms.
+  IdSaltFilter(int64_t start_ms, int64_t end_ms)
+      : start_ms_(start_ms),
+        width_(end_ms - start_ms),
+        slots_(std::make_unique<std::atomic<uint64_t>[]>(kSlots)) {}
 
-  void Note(uint8_t salt, uint64_t id_hash) {
-    std::atomic<uint16_t>& slot = slots_[id_hash & (kSlots - 1)];
-    const uint16_t bit = Bit(salt);
-    // Most writes find the bit set: read first, so that they do not dirty a shared cache line.
-    if ((slot.load(std::memory_order_relaxed) & bit) == 0) {
-      slot.fetch_or(bit, std::memory_order_relaxed);
+  void Note(uint8_t salt, uint64_t id_hash, int64_t ts_ms) {
+    std::atomic<uint64_t>& slot = slots_[id_hash & (kSlots - 1)];
+    const int shift = Shift(salt);
+    const uint64_t level = static_cast<uint64_t>(LevelOf(ts_ms));
+    uint64_t old = slot.load(std::memory_order_relaxed);
+    // Most writes find the level already there: no write to a shared cache line then.
+    while (((old >> shift) & 0xF) < level) {
+      const uint64_t raised = (old & ~(uint64_t{0xF} << shift)) | (level << shift);
+      if (slot.compare_exchange_weak(old, raised, std::memory_order_relaxed)) break;
     }
   }
 
-  bool MayHold(uint8_t salt, uint64_t id_hash) const {
-    return (slots_[id_hash & (kSlots - 1)].load(std::memory_order_relaxed) & Bit(salt)) != 0;
+  // Every row of the id in the salt has a time below the returned bound; start_ms when there is
+  // no row of the id there.
+  int64_t NewestTsBound(uint8_t salt, uint64_t id_hash) const {
+    const uint64_t level =
+        (slots_[id_hash & (kSlots - 1)].load(std::memory_order_relaxed) >> Shift(salt)) & 0xF;
+    // LevelOf(ts) = L means (ts - start) * 15 < L * width: ts < start + ceil(L * width / 15).
+    return start_ms_ + (static_cast<int64_t>(level) * width_ + kLevels - 1) / kLevels;
   }
 
  private:
-  static uint16_t Bit(uint8_t salt) { return static_cast<uint16_t>(1u << (salt % 16)); }
+  static int Shift(uint8_t salt) { return 4 * (salt % 16); }
+  int LevelOf(int64_t ts_ms) const {
+    // Rows are in the bucket of their time; the clamp only keeps a level in 1..15.
+    const int64_t offset = std::clamp<int64_t>(ts_ms - start_ms_, 0, width_ - 1);
+    return 1 + static_cast<int>(offset * kLevels / width_);
+  }
 
-  const std::unique_ptr<std::atomic<uint16_t>[]> slots_;  // value-initialised: all clear
+  const int64_t start_ms_;
+  const int64_t width_;
+  const std::unique_ptr<std::atomic<uint64_t>[]> slots_;  // value-initialised: all level 0
 };
 
 }  // namespace hotrow::store

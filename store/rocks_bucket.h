@@ -23,7 +23,8 @@ class RocksBucket final : public Bucket {
       : Bucket(start_ms, end_ms),
         db_(std::move(db)),
         cf_(cf),
-        table_changes_(std::move(table_changes)) {}
+        table_changes_(std::move(table_changes)),
+        ids_(start_ms, end_ms) {}
   ~RocksBucket() override;
 
   // Marks the bucket dropped: its files are deleted when the last holder lets go.
@@ -35,11 +36,12 @@ class RocksBucket final : public Bucket {
   std::unique_ptr<RowIterator> NewIterator(const keying::KeyRange& range,
                                            bool within_id_prefix) const override;
 
-  bool MayHoldId(uint8_t salt, uint64_t id_hash) const override {
-    return ids_.MayHold(salt, id_hash);
+  int64_t NewestIdTsBound(uint8_t salt, uint64_t id_hash) const override {
+    return ids_.NewestTsBound(salt, id_hash);
   }
-  // Records that a row of the id is (about to be) in the salt: before its write, or at open.
-  void NoteId(uint8_t salt, uint64_t id_hash) { ids_.Note(salt, id_hash); }
+  // Records that a row of the id at ts_ms is (about to be) in the salt: before its write, or at
+  // open.
+  void NoteId(uint8_t salt, uint64_t id_hash, int64_t ts_ms) { ids_.Note(salt, id_hash, ts_ms); }
 
   rocksdb::ColumnFamilyHandle* cf() const { return cf_; }
 

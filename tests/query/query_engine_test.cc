@@ -258,8 +258,7 @@ TEST_F(QueryEngineTest, LatestSeeksOnlyTheSaltsThatHoldTheId) {
   for (int i = 0; i < 2000; ++i) {
     events.push_back(Ev(i % 500 == 0 ? "sparse" : "busy", kT0 + 50'000 + i));
     if (events.back().id == "sparse") {
-      sparse_salts.insert(
-          store_->salter().SaltOf("t", 0, events.back().offset, events.back().id));
+      sparse_salts.insert(store_->salter().SaltOf("t", 0, events.back().offset, events.back().id));
     }
   }
   ASSERT_NO_FATAL_FAILURE(Write(events));
@@ -275,6 +274,37 @@ TEST_F(QueryEngineTest, LatestSeeksOnlyTheSaltsThatHoldTheId) {
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_TRUE(got->empty());
   EXPECT_EQ(engine->Work().seeks, after.seeks);
+}
+
+// latest-N completing its answer from an older bucket seeks there only the salts whose newest row
+// of the id can still enter it (the bucket's id filter bounds each salt's newest time), and
+// answers exactly what reading every salt would.
+TEST_F(QueryEngineTest, LatestSkipsSaltsWhoseRowsAreAllTooOldForTheAnswer) {
+  ASSERT_NO_FATAL_FAILURE(OpenStore(SaltBy::kRecord, 16));
+  const int64_t older = kT0 + 30'000, newest = kT0 + 40'000;  // two buckets
+  std::vector<TestEvent> events;
+  std::set<uint8_t> older_salts, newest_salts;
+  for (int i = 0; i < 32; ++i) {
+    events.push_back(Ev("x", older + 150 + i * 300));  // over the whole older bucket
+    older_salts.insert(store_->salter().SaltOf("t", 0, events.back().offset, "x"));
+  }
+  for (int i = 0; i < 2; ++i) {
+    events.push_back(Ev("x", newest + 1000 + i));
+    newest_salts.insert(store_->salter().SaltOf("t", 0, events.back().offset, "x"));
+  }
+  ASSERT_NO_FATAL_FAILURE(Write(events));
+  auto engine = NewEngine();
+  const query::QueryWorkStats before = engine->Work();
+  Result<std::vector<Event>> got = engine->Latest("x", 5);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  std::vector<Event> want;
+  for (size_t i = events.size(); i-- > events.size() - 5;) want.push_back(ToEvent(events[i]));
+  EXPECT_EQ(*got, want);
+  const uint64_t seeks = engine->Work().seeks - before.seeks;
+  // The 3 older events it needs are in the older bucket's last 900 ms, its last two fifteenths:
+  // few of the salts holding "x" there have a row that new.
+  EXPECT_LT(seeks, newest_salts.size() + older_salts.size() / 2)
+      << older_salts.size() << " older salts hold x";
 }
 
 TEST_F(QueryEngineTest, ScanStopsWhenTheSinkReturnsFalse) {

@@ -1,5 +1,6 @@
-// Each bucket keeps a filter of the salts that hold an id (store/id_salt_filter.h), so that a
-// per-id query seeks only those: it must never rule out a salt that holds a row of the id, after
+// Each bucket keeps a filter of the salts that hold an id and a bound on how new their rows are
+// (store/id_salt_filter.h), so that a per-id query seeks only the salts that can add to its
+// answer: it must never rule out a salt that holds a row of the id nor bound a row too low, after
 // a write or after a reopen (rebuilt from the rows), and it must rule out the others.
 
 #include <gtest/gtest.h>
@@ -30,8 +31,12 @@ void WriteEvents(EventStore* store, int64_t first, int64_t count, int64_t first_
   WriteBatchInput batch;
   for (int64_t i = first; i < first + count; ++i) {
     const std::string id = IdOf(i);
-    keying::RowKey key{store->salter().SaltOf("events", 0, i, id), keying::IdHash(id),
-                       first_ts + (i - first), topic, 0, i};
+    keying::RowKey key{store->salter().SaltOf("events", 0, i, id),
+                       keying::IdHash(id),
+                       first_ts + (i - first),
+                       topic,
+                       0,
+                       i};
     batch.rows.push_back({keying::EncodeRowKey(key), keying::EncodeRowValue(id, R"({"v":1})")});
   }
   batch.next_offsets[{"events", 0}] = first + count;
@@ -40,21 +45,33 @@ void WriteEvents(EventStore* store, int64_t first, int64_t count, int64_t first_
   ASSERT_EQ(outcome.stored, static_cast<size_t>(count));
 }
 
-// For every bucket, id and salt: the filter says "may hold" exactly where a row of the id is.
-// (Exactly, not only "at least": 40 ids in the filter's 2^17 slots do not share one, and 16 salts
-// have a bit each.) Returns how many (bucket, id, salt) were ruled out.
+// For every bucket, id and salt: the filter says "may hold" exactly where a row of the id is, and
+// its bound on their times is above the newest of them by less than a fifteenth of the bucket.
+// (Exactly, not only "at least": 40 ids in the filter's 2^16 slots do not share one, and 16 salts
+// have a level each.) Returns how many (bucket, id, salt) were ruled out.
 int ExpectFilterMatchesRows(const EventStore& store) {
   int ruled_out = 0;
   for (const auto& bucket : store.Buckets()) {
+    const int64_t step = (bucket->end_ms() - bucket->start_ms() + 14) / 15;
     for (int n = 0; n < kIds; ++n) {
       const uint64_t hash = keying::IdHash(IdOf(n));
       for (int salt = 0; salt < kSalts; ++salt) {
         auto it = bucket->NewIterator(keying::IdKeyRange(static_cast<uint8_t>(salt), hash), true);
-        it->SeekToFirst();
+        it->SeekToFirst();  // the newest row of the id in the salt
         const bool holds = it->Valid();
         EXPECT_TRUE(it->status().ok()) << it->status().ToString();
-        EXPECT_EQ(bucket->MayHoldId(static_cast<uint8_t>(salt), hash), holds)
-            << "bucket " << bucket->start_ms() << ", id " << IdOf(n) << ", salt " << salt;
+        const std::string where = "bucket " + std::to_string(bucket->start_ms()) + ", id " +
+                                  IdOf(n) + ", salt " + std::to_string(salt);
+        EXPECT_EQ(bucket->MayHoldId(static_cast<uint8_t>(salt), hash), holds) << where;
+        const int64_t bound = bucket->NewestIdTsBound(static_cast<uint8_t>(salt), hash);
+        if (holds) {
+          keying::RowKey newest;
+          EXPECT_TRUE(keying::DecodeRowKey(it->key(), &newest)) << where;
+          EXPECT_GT(bound, newest.ts_ms) << where;
+          EXPECT_LE(bound, newest.ts_ms + step + 1) << where;
+        } else {
+          EXPECT_EQ(bound, bucket->start_ms()) << where;
+        }
         ruled_out += !holds;
       }
     }
@@ -82,15 +99,16 @@ TEST_F(IdSaltFilterTest, RulesOutExactlyTheSaltsWithoutARowOfTheIdAfterWritesAnd
   {
     auto store = std::move(EventStore::Open(Options()).value());
     ASSERT_NO_FATAL_FAILURE(WriteEvents(store.get(), 0, 120, bucket_start + 100));
+    ASSERT_NO_FATAL_FAILURE(WriteEvents(store.get(), 120, 40, bucket_start + 31'000));
     ASSERT_EQ(store->Buckets().size(), 1u);
-    // 3 events per id: at most 3 of its 16 salts hold it.
-    EXPECT_GE(ExpectFilterMatchesRows(*store), kIds * (kSalts - 3));
+    // 4 events per id: at most 4 of its 16 salts hold it.
+    EXPECT_GE(ExpectFilterMatchesRows(*store), kIds * (kSalts - 4));
   }
   // Reopened, the filter is rebuilt from the rows; a write after the reopen adds to it.
   auto store = std::move(EventStore::Open(Options()).value());
-  EXPECT_GE(ExpectFilterMatchesRows(*store), kIds * (kSalts - 3));
-  ASSERT_NO_FATAL_FAILURE(WriteEvents(store.get(), 120, 80, bucket_start + 5000));
-  EXPECT_GE(ExpectFilterMatchesRows(*store), kIds * (kSalts - 5));
+  EXPECT_GE(ExpectFilterMatchesRows(*store), kIds * (kSalts - 4));
+  ASSERT_NO_FATAL_FAILURE(WriteEvents(store.get(), 160, 80, bucket_start + 50'000));
+  EXPECT_GE(ExpectFilterMatchesRows(*store), kIds * (kSalts - 6));
 }
 
 }  // namespace
