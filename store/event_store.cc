@@ -125,7 +125,18 @@ Result<std::shared_ptr<RocksBucket>> RocksEventStore::BucketFor(int64_t ts) {
   rocksdb::ColumnFamilyHandle* cf = nullptr;
   HOTROW_RETURN_IF_ERROR(NoteWrite(db_->CreateColumnFamily(BucketOptions(), BucketName(start, end), &cf),
                                    "creating the bucket for " + std::to_string(start)));
-  auto bucket = std::make_shared<RocksBucket>(db_, cf, table_changes_, start, end);
+  // Its id filter is sized like the biggest bucket so far: the next one is likely much the same.
+  uint64_t biggest = 0;
+  {
+    std::shared_lock lock(state_mu_);
+    for (const auto& [bucket_start, per_salt] : counters_) {
+      uint64_t events = 0;
+      for (const SaltCounter& salt : per_salt) events += salt.events;
+      biggest = std::max(biggest, events);
+    }
+  }
+  auto bucket = std::make_shared<RocksBucket>(db_, cf, table_changes_, start, end,
+                                              IdSaltFilter::SlotsFor(biggest));
   bucket->SetIndexFields(options().index_fields);
   std::unique_lock lock(state_mu_);
   buckets_[start] = bucket;

@@ -148,8 +148,10 @@ Status RocksEventStore::Init() {
       meta_ = handles[i];
       continue;
     }
-    buckets_[spans[i].first] = std::make_shared<RocksBucket>(db_, handles[i], table_changes_,
-                                                             spans[i].first, spans[i].second);
+    // The id filter is sized and rebuilt once the counters are read (CheckRowsMatchCounters).
+    buckets_[spans[i].first] =
+        std::make_shared<RocksBucket>(db_, handles[i], table_changes_, spans[i].first,
+                                      spans[i].second, IdSaltFilter::kMinSlots);
   }
   HOTROW_RETURN_IF_ERROR(CheckFormat(!exists));
   HOTROW_RETURN_IF_ERROR(LoadMetadata());
@@ -260,6 +262,7 @@ Status RocksEventStore::CheckRowsMatchCounters() const {
     if (auto c = counters_.find(start); c != counters_.end()) {
       for (const SaltCounter& salt : c->second) expected += salt.events;
     }
+    bucket->ResetIdFilter(IdSaltFilter::SlotsFor(expected));
     rocksdb::ReadOptions ro;
     ro.fill_cache = false;
     ro.total_order_seek = true;

@@ -18,8 +18,9 @@ namespace hotrow::store {
 // (docs/BENCHMARKS.md). RocksDB's prefix bloom answers the first question per table file, but only
 // once a seek is under way, and not the second.
 //
-// A fixed table of 2^16 slots (512 KiB per bucket) indexed by the id hash; a slot holds 16 levels
-// of 4 bits, one per salt % 16. Level 0: no row; level L in 1..15: the newest row noted has a time
+// A table of slots indexed by the id hash, sized when the bucket is made (or opened) from the
+// events of the biggest bucket (SlotsFor: about one slot per two events, 4096 to 2^19 slots, 32
+// KiB to 4 MiB per bucket); a slot holds 16 levels of 4 bits, one per salt % 16. Level 0: no row; level L in 1..15: the newest row noted has a time
 // in the L-th fifteenth of the bucket's span. Levels only rise (a compare-and-swap that keeps the
 // maximum), set before any row is written (RocksEventStore::Write) and for every row found at open
 // (the open already reads every row: CheckRowsMatchCounters). Ids that share a slot, and salts
@@ -30,17 +31,29 @@ namespace hotrow::store {
 // its write is visible is never skipped by a query that starts after the write returned.
 class IdSaltFilter {
  public:
-  static constexpr size_t kSlots = size_t{1} << 16;
+  static constexpr size_t kMinSlots = size_t{1} << 12;
+  static constexpr size_t kMaxSlots = size_t{1} << 19;
   static constexpr int kLevels = 15;
 
-  // REQUIRES: start_ms < end_ms.
-  IdSaltFilter(int64_t start_ms, int64_t end_ms)
+  // The slots for a bucket of about `events` events: a power of two near events / 2, so that ids
+  // seldom share one (an id has at least one event), within [kMinSlots, kMaxSlots].
+  static size_t SlotsFor(uint64_t events) {
+    size_t slots = kMinSlots;
+    while (slots < kMaxSlots && slots < events / 2) slots *= 2;
+    return slots;
+  }
+
+  // REQUIRES: start_ms < end_ms; slots a power of two.
+  IdSaltFilter(int64_t start_ms, int64_t end_ms, size_t slots)
       : start_ms_(start_ms),
         width_(end_ms - start_ms),
-        slots_(std::make_unique<std::atomic<uint64_t>[]>(kSlots)) {}
+        mask_(slots - 1),
+        slots_(std::make_unique<std::atomic<uint64_t>[]>(slots)) {}
+
+  size_t bytes() const { return (mask_ + 1) * sizeof(uint64_t); }
 
   void Note(uint8_t salt, uint64_t id_hash, int64_t ts_ms) {
-    std::atomic<uint64_t>& slot = slots_[id_hash & (kSlots - 1)];
+    std::atomic<uint64_t>& slot = slots_[id_hash & mask_];
     const int shift = Shift(salt);
     const uint64_t level = static_cast<uint64_t>(LevelOf(ts_ms));
     uint64_t old = slot.load(std::memory_order_relaxed);
@@ -55,7 +68,7 @@ class IdSaltFilter {
   // no row of the id there.
   int64_t NewestTsBound(uint8_t salt, uint64_t id_hash) const {
     const uint64_t level =
-        (slots_[id_hash & (kSlots - 1)].load(std::memory_order_relaxed) >> Shift(salt)) & 0xF;
+        (slots_[id_hash & mask_].load(std::memory_order_relaxed) >> Shift(salt)) & 0xF;
     // LevelOf(ts) = L means (ts - start) * 15 < L * width: ts < start + ceil(L * width / 15).
     return start_ms_ + (static_cast<int64_t>(level) * width_ + kLevels - 1) / kLevels;
   }
@@ -70,6 +83,7 @@ class IdSaltFilter {
 
   const int64_t start_ms_;
   const int64_t width_;
+  const uint64_t mask_;
   const std::unique_ptr<std::atomic<uint64_t>[]> slots_;  // value-initialised: all level 0
 };
 

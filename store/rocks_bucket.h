@@ -19,12 +19,13 @@ namespace hotrow::store {
 class RocksBucket final : public Bucket {
  public:
   RocksBucket(std::shared_ptr<rocksdb::DB> db, rocksdb::ColumnFamilyHandle* cf,
-              std::shared_ptr<const TableChanges> table_changes, int64_t start_ms, int64_t end_ms)
+              std::shared_ptr<const TableChanges> table_changes, int64_t start_ms, int64_t end_ms,
+              size_t id_filter_slots)
       : Bucket(start_ms, end_ms),
         db_(std::move(db)),
         cf_(cf),
         table_changes_(std::move(table_changes)),
-        ids_(start_ms, end_ms) {}
+        ids_(std::make_unique<IdSaltFilter>(start_ms, end_ms, id_filter_slots)) {}
   ~RocksBucket() override;
 
   // Marks the bucket dropped: its files are deleted when the last holder lets go.
@@ -37,11 +38,17 @@ class RocksBucket final : public Bucket {
                                            bool within_id_prefix) const override;
 
   int64_t NewestIdTsBound(uint8_t salt, uint64_t id_hash) const override {
-    return ids_.NewestTsBound(salt, id_hash);
+    return ids_->NewestTsBound(salt, id_hash);
   }
   // Records that a row of the id at ts_ms is (about to be) in the salt: before its write, or at
   // open.
-  void NoteId(uint8_t salt, uint64_t id_hash, int64_t ts_ms) { ids_.Note(salt, id_hash, ts_ms); }
+  void NoteId(uint8_t salt, uint64_t id_hash, int64_t ts_ms) { ids_->Note(salt, id_hash, ts_ms); }
+  // Replaces the id filter with an empty one of `slots`. REQUIRES: the bucket is not shared yet
+  // (the open, before it rebuilds the filter).
+  void ResetIdFilter(size_t slots) {
+    ids_ = std::make_unique<IdSaltFilter>(start_ms(), end_ms(), slots);
+  }
+  size_t id_filter_bytes() const { return ids_->bytes(); }
 
   rocksdb::ColumnFamilyHandle* cf() const { return cf_; }
 
@@ -56,7 +63,7 @@ class RocksBucket final : public Bucket {
   rocksdb::ColumnFamilyHandle* const cf_;
   const std::shared_ptr<const TableChanges> table_changes_;
   std::atomic<bool> dropped_{false};
-  IdSaltFilter ids_;
+  std::unique_ptr<IdSaltFilter> ids_;  // replaced only before the bucket is shared
 };
 
 }  // namespace hotrow::store
