@@ -6,9 +6,8 @@
 
 #include "common/clock.h"
 #include "keying/row_key.h"
-#include "keying/row_value.h"
 #include "store/event_store.h"
-#include "tests/support/temp_dir.h"
+#include "tests/store/numbered_events.h"
 
 namespace hotrow::store {
 namespace {
@@ -18,20 +17,9 @@ constexpr int64_t kBucketMs = 60'000;
 // A bucket that closed three minutes before kNow.
 constexpr int64_t kClosedStart = (kNow / kBucketMs - 3) * kBucketMs;
 
-// Writes `count` events of partition 0 from offset `first`, one ms apart from `first_ts`.
 void WriteEvents(EventStore* store, int64_t first, int64_t count, int64_t first_ts) {
-  const uint16_t topic = *store->TopicNumber("events");
-  WriteBatchInput batch;
-  for (int64_t i = first; i < first + count; ++i) {
-    const std::string id = "dev-" + std::to_string(i % 50);
-    keying::RowKey key{store->salter().SaltOf("events", 0, i, id), keying::IdHash(id),
-                       first_ts + (i - first), topic, 0, i};
-    batch.rows.push_back({keying::EncodeRowKey(key), keying::EncodeRowValue(id, R"({"v":1})")});
-  }
-  batch.next_offsets[{"events", 0}] = first + count;
-  WriteOutcome outcome;
-  ASSERT_TRUE(store->Write(batch, &outcome).ok());
-  ASSERT_EQ(outcome.stored, static_cast<size_t>(count));
+  WriteNumberedEvents(store, first, count, first_ts,
+                      [](int64_t i) { return "dev-" + std::to_string(i % 50); });
 }
 
 BucketStats BucketAt(const EventStore& store, int64_t start) {
@@ -53,19 +41,9 @@ size_t RowsIn(const EventStore& store, int64_t start) {
   return rows;
 }
 
-class BucketCompactionTest : public ::testing::Test {
+class BucketCompactionTest : public ManualClockStoreTest {
  protected:
-  StoreOptions Options() {
-    StoreOptions options;
-    options.path = dir_.Sub("store");
-    options.wall_clock = &clock_;
-    options.bucket_ms = kBucketMs;
-    options.salts = 4;
-    return options;
-  }
-
-  testing::TempDir dir_;
-  ManualClock clock_{kNow};
+  BucketCompactionTest() : ManualClockStoreTest(kNow, kBucketMs, 4) {}
 };
 
 TEST_F(BucketCompactionTest, AClosedBucketQuietFor30SecondsBecomesOneSortedRun) {

@@ -10,9 +10,8 @@
 
 #include "common/clock.h"
 #include "keying/row_key.h"
-#include "keying/row_value.h"
 #include "store/event_store.h"
-#include "tests/support/temp_dir.h"
+#include "tests/store/numbered_events.h"
 
 namespace hotrow::store {
 namespace {
@@ -24,25 +23,9 @@ constexpr int kIds = 40;
 
 std::string IdOf(int64_t offset) { return "dev-" + std::to_string(offset % kIds); }
 
-// `count` events of partition 0 from offset `first`, one ms apart from `first_ts`: with salts by
-// record, the 40 ids have 1 to a few events each per call, in a few of the 16 salts.
+// With salts by record, the 40 ids have 1 to a few events each per call, in a few of the 16 salts.
 void WriteEvents(EventStore* store, int64_t first, int64_t count, int64_t first_ts) {
-  const uint16_t topic = *store->TopicNumber("events");
-  WriteBatchInput batch;
-  for (int64_t i = first; i < first + count; ++i) {
-    const std::string id = IdOf(i);
-    keying::RowKey key{store->salter().SaltOf("events", 0, i, id),
-                       keying::IdHash(id),
-                       first_ts + (i - first),
-                       topic,
-                       0,
-                       i};
-    batch.rows.push_back({keying::EncodeRowKey(key), keying::EncodeRowValue(id, R"({"v":1})")});
-  }
-  batch.next_offsets[{"events", 0}] = first + count;
-  WriteOutcome outcome;
-  ASSERT_TRUE(store->Write(batch, &outcome).ok());
-  ASSERT_EQ(outcome.stored, static_cast<size_t>(count));
+  WriteNumberedEvents(store, first, count, first_ts, IdOf);
 }
 
 // For every bucket, id and salt: the filter says "may hold" exactly where a row of the id is, and
@@ -79,19 +62,9 @@ int ExpectFilterMatchesRows(const EventStore& store) {
   return ruled_out;
 }
 
-class IdSaltFilterTest : public ::testing::Test {
+class IdSaltFilterTest : public ManualClockStoreTest {
  protected:
-  StoreOptions Options() {
-    StoreOptions options;
-    options.path = dir_.Sub("store");
-    options.wall_clock = &clock_;
-    options.bucket_ms = kBucketMs;
-    options.salts = kSalts;
-    return options;
-  }
-
-  testing::TempDir dir_;
-  ManualClock clock_{kNow};
+  IdSaltFilterTest() : ManualClockStoreTest(kNow, kBucketMs, kSalts) {}
 };
 
 TEST_F(IdSaltFilterTest, RulesOutExactlyTheSaltsWithoutARowOfTheIdAfterWritesAndAfterReopen) {
