@@ -206,8 +206,8 @@ Status RocksEventStore::Write(const WriteBatchInput& batch, WriteOutcome* outcom
     }
     auto bucket = BucketFor(a.key.ts_ms);
     if (!bucket.ok()) return bucket.status();
-    (*bucket)->NoteId(a.key.salt, a.key.id_hash,
-                      a.key.ts_ms);  // before the row can be read: see IdSaltFilter
+    // Before the row can be read, so that no query skips its salt (IdSaltFilter).
+    (*bucket)->NoteId(a.key.salt, a.key.id_hash, a.key.ts_ms);
     HOTROW_RETURN_IF_ERROR(FromRocks(wb.Put((*bucket)->cf(), a.row->key, a.row->value), "batching"));
     uint64_t index_bytes = 0;
     HOTROW_RETURN_IF_ERROR((*bucket)->PutIndexRows(a.key, a.row->index, &wb, &index_bytes));
