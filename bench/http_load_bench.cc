@@ -101,6 +101,19 @@ std::vector<std::pair<double, double>> ServerLatestBuckets(int port) {
   return out;
 }
 
+// A counter of serve's /metrics (a line "name value"); -1 when it is not there.
+double ServerCounter(int port, const std::string& name) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(std::chrono::seconds(10));
+  httplib::Result res = client.Get("/metrics");
+  if (!res || res->status != 200) return -1;
+  std::istringstream lines(res->body);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(name + " ", 0) == 0) return std::atof(line.c_str() + name.size() + 1);
+  }
+  return -1;
+}
+
 // The smallest histogram bound under which 99 % of the queries between `before` and `after` fell.
 double ServerP99Bound(const std::vector<std::pair<double, double>>& before,
                       const std::vector<std::pair<double, double>>& after) {
@@ -141,6 +154,7 @@ struct PhaseResult {
   double p50_us = 0;
   double p99_us = 0;
   double server_p99_le_s = NAN;  // serve's handler time: the histogram bound holding its p99
+  double seeks_per_query = NAN;  // serve's store seeks (hotrow_query_seeks_total) per answer
   double qps = 0;
   uint64_t non200 = 0;         // other statuses and failed requests
   uint64_t short_answers = 0;  // sampled 200 answers with fewer than 10 events
@@ -181,6 +195,7 @@ PhaseResult RunClients(int port, int clients, const Flags& flags, uint64_t seed)
   std::vector<std::vector<double>> micros(static_cast<size_t>(clients));
   std::vector<uint64_t> non200(static_cast<size_t>(clients)), short_answers(non200.size());
   const auto server_before = ServerLatestBuckets(port);
+  const double seeks_before = ServerCounter(port, "hotrow_query_seeks_total");
   const Clock::time_point start = Clock::now();
   const Clock::time_point deadline = start + std::chrono::seconds(flags.seconds);
   std::vector<std::thread> threads;
@@ -201,6 +216,10 @@ PhaseResult RunClients(int port, int clients, const Flags& flags, uint64_t seed)
   r.p50_us = Percentile(&all, 50);
   r.p99_us = Percentile(&all, 99);
   r.server_p99_le_s = ServerP99Bound(server_before, ServerLatestBuckets(port));
+  if (!all.empty()) {
+    r.seeks_per_query = (ServerCounter(port, "hotrow_query_seeks_total") - seeks_before) /
+                        static_cast<double>(all.size());
+  }
   return r;
 }
 
@@ -242,8 +261,8 @@ PhaseResult IngestPhase(int port, const std::string& bootstrap, int clients, dou
 void PrintPhase(const char* what, int clients, const PhaseResult& r, double target) {
   std::printf(
       "%-6s K=%2d: latest-10 p50 %8.0f us  p99 %8.0f us (in serve's handler: p99 <= %.1f ms)  "
-      "%7.0f queries/s  non-200 %llu  short %llu",
-      what, clients, r.p50_us, r.p99_us, r.server_p99_le_s * 1000, r.qps,
+      "%7.0f queries/s  %.1f seeks/query  non-200 %llu  short %llu",
+      what, clients, r.p50_us, r.p99_us, r.server_p99_le_s * 1000, r.qps, r.seeks_per_query,
       static_cast<unsigned long long>(r.non200), static_cast<unsigned long long>(r.short_answers));
   if (target > 0) {
     std::printf(" | ingest %.0f events/s (%.0f%% of the %.0f target; producer delivered %.0f/s)",
@@ -287,15 +306,17 @@ std::string Markdown(const std::vector<Row>& rows, const Flags& flags, double ma
                 static_cast<long long>(flags.backlog), max_rate / 1000, max_rate / 2000);
   md << line
      << "| clients | idle p50 (ms) | idle p99 (ms) | idle queries/s | ingesting p50 (ms) | "
-        "ingesting p99 (ms) | ingesting queries/s | non-200 idle / ingesting | ingest achieved "
-        "(k events/s, % of target) |\n|---|---|---|---|---|---|---|---|---|\n";
+        "ingesting p99 (ms) | ingesting queries/s | seeks per query idle / ingesting | non-200 "
+        "idle / "
+        "ingesting | ingest achieved (k events/s, % of target) |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     std::snprintf(line, sizeof(line),
-                  "| %d | %.2f | %.2f | %.0f | %.2f | %.2f | %.0f | %llu / %llu | %.0f (%.0f %%) "
-                  "|\n",
+                  "| %d | %.2f | %.2f | %.0f | %.2f | %.2f | %.0f | %.1f / %.1f | %llu / %llu | "
+                  "%.0f (%.0f %%) |\n",
                   r.clients, r.idle.p50_us / 1000, r.idle.p99_us / 1000, r.idle.qps,
-                  r.load.p50_us / 1000, r.load.p99_us / 1000, r.load.qps,
-                  static_cast<unsigned long long>(r.idle.non200),
+                  r.load.p50_us / 1000, r.load.p99_us / 1000, r.load.qps, r.idle.seeks_per_query,
+                  r.load.seeks_per_query, static_cast<unsigned long long>(r.idle.non200),
                   static_cast<unsigned long long>(r.load.non200), r.load.ingest_per_s / 1000,
                   200 * r.load.ingest_per_s / max_rate);
     md << line;

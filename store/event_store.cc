@@ -127,16 +127,18 @@ Result<std::shared_ptr<RocksBucket>> RocksEventStore::BucketFor(int64_t ts) {
                                    "creating the bucket for " + std::to_string(start)));
   // Its id filter is sized like the biggest bucket so far: the next one is likely much the same.
   uint64_t biggest = 0;
+  bool first = true;
   {
     std::shared_lock lock(state_mu_);
     for (const auto& [bucket_start, per_salt] : counters_) {
+      first = false;
       uint64_t events = 0;
       for (const SaltCounter& salt : per_salt) events += salt.events;
       biggest = std::max(biggest, events);
     }
   }
-  auto bucket = std::make_shared<RocksBucket>(db_, cf, table_changes_, start, end,
-                                              IdSaltFilter::SlotsFor(biggest));
+  const size_t slots = first ? IdSaltFilter::kFirstBucketSlots : IdSaltFilter::SlotsFor(biggest);
+  auto bucket = std::make_shared<RocksBucket>(db_, cf, table_changes_, start, end, slots);
   bucket->SetIndexFields(options().index_fields);
   std::unique_lock lock(state_mu_);
   buckets_[start] = bucket;

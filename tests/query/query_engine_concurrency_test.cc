@@ -233,8 +233,9 @@ TEST_F(QueryEngineTest, QueriesRunWhileBucketsAreWrittenAndDropped) {
   EXPECT_EQ(problems.load(), 0) << first_problem;
 }
 
-// latest-N at the seek floor: one cursor per bucket per thread (not one per salt), one seek per
-// salt, and a salt's rows read only while they can still be in the answer. Rows written after a
+// latest-N at the seek floor: one cursor per bucket per thread (not one per salt), at most one
+// seek per salt (fewer where the id filter shows a salt's rows too old for the answer), and a
+// salt's rows read only while they can still be in the answer. Rows written after a
 // cursor was cached are seen by the next query.
 TEST_F(QueryEngineTest, LatestReadsOnlyTheRowsItNeedsOnCachedCursors) {
   ASSERT_NO_FATAL_FAILURE(OpenStore(SaltBy::kRecord, 16));
@@ -251,7 +252,7 @@ TEST_F(QueryEngineTest, LatestReadsOnlyTheRowsItNeedsOnCachedCursors) {
   EXPECT_EQ(got->front().ts_ms, kT0 + 50'000 + 2999);
   const query::QueryWorkStats first = engine->Work();
   EXPECT_EQ(first.iterators_created - before.iterators_created, 1u);  // one bucket
-  EXPECT_EQ(first.seeks - before.seeks, 16u);                         // one per salt
+  EXPECT_LE(first.seeks - before.seeks, 16u);                         // at most one per salt
   // Every salt reads the rows that enter the best 10 so far and one more that cannot: about
   // 10 * (1 + ln 16) + 16 = 54 here (63 measured). The pool path read a first chunk of 16 rows from
   // every salt (256); reading every salt to 10 rows would be 160.
@@ -266,7 +267,7 @@ TEST_F(QueryEngineTest, LatestReadsOnlyTheRowsItNeedsOnCachedCursors) {
   EXPECT_EQ(got->front().ts_ms, kT0 + 59'000);
   const query::QueryWorkStats second = engine->Work();
   EXPECT_EQ(second.iterators_created, first.iterators_created);
-  EXPECT_EQ(second.seeks - first.seeks, 16u);
+  EXPECT_LE(second.seeks - first.seeks, 16u);
 }
 
 // Small queries keep their candidate rows and payload buffers per thread between queries: a query

@@ -29,13 +29,13 @@ void WriteEvents(EventStore* store, int64_t first, int64_t count, int64_t first_
 }
 
 // For every bucket, id and salt: the filter says "may hold" exactly where a row of the id is, and
-// its bound on their times is above the newest of them by less than a fifteenth of the bucket.
+// its bound on their times is above the newest of them by less than a 255th of the bucket.
 // (Exactly, not only "at least": 40 ids in the filter's 2^16 slots do not share one, and 16 salts
 // have a level each.) Returns how many (bucket, id, salt) were ruled out.
 int ExpectFilterMatchesRows(const EventStore& store) {
   int ruled_out = 0;
   for (const auto& bucket : store.Buckets()) {
-    const int64_t step = (bucket->end_ms() - bucket->start_ms() + 14) / 15;
+    const int64_t step = (bucket->end_ms() - bucket->start_ms() + 254) / 255;
     for (int n = 0; n < kIds; ++n) {
       const uint64_t hash = keying::IdHash(IdOf(n));
       for (int salt = 0; salt < kSalts; ++salt) {
