@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -82,6 +84,37 @@ class QueryEngineTest : public ::testing::Test {
     Status st = testing::WriteEvents(store_.get(), events, &outcome);
     ASSERT_TRUE(st.ok()) << st.ToString();
     ASSERT_EQ(outcome.stored, events.size());
+  }
+
+  // How many salts latest-`n` of `id` must and may seek, its answer lying in one bucket: it must
+  // seek every salt holding a row of the answer, and may seek those whose newest row of the id is
+  // at most one level of the bucket's id filter (a 255th of the bucket) older than the answer's
+  // oldest row; the salts in between have bounds too old for the answer.
+  struct SeekBounds {
+    size_t must = 0;
+    size_t may = 0;
+  };
+  SeekBounds LatestSeekBounds(const std::vector<TestEvent>& events, const std::string& id,
+                              size_t n) {
+    std::vector<const TestEvent*> rows;
+    for (const TestEvent& e : events) {
+      if (e.id == id) rows.push_back(&e);
+    }
+    std::sort(rows.begin(), rows.end(),
+              [](const TestEvent* a, const TestEvent* b) { return a->ts_ms > b->ts_ms; });
+    auto salt_of = [&](const TestEvent& e) {
+      return store_->salter().SaltOf(e.topic, e.partition, e.offset, e.id);
+    };
+    SeekBounds bounds;
+    std::set<uint8_t> answer_salts;
+    for (size_t i = 0; i < std::min(n, rows.size()); ++i) answer_salts.insert(salt_of(*rows[i]));
+    bounds.must = answer_salts.size();
+    const int64_t oldest = rows[std::min(n, rows.size()) - 1]->ts_ms;
+    const int64_t level = (kBucketMs + 254) / 255;
+    std::map<uint8_t, int64_t> newest_of_salt;
+    for (const TestEvent* e : rows) newest_of_salt.emplace(salt_of(*e), e->ts_ms);  // newest first
+    for (const auto& [salt, ts] : newest_of_salt) bounds.may += ts >= oldest - level;
+    return bounds;
   }
 
   // `count` events over a few ids, partitions and buckets, all in the window.
