@@ -80,16 +80,21 @@ int64_t Ingested(int port) {
   return stats->at("ingested").get<int64_t>();
 }
 
+// Serve's /metrics, as text; empty when it does not answer.
+std::string MetricsText(int port) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(std::chrono::seconds(10));
+  httplib::Result res = client.Get("/metrics");
+  if (!res || res->status != 200) return "";
+  return res->body;
+}
+
 // Serve's own view of latest-10 latency (from the query arriving at the handler to its answer
 // being built, queueing and socket time excluded): the cumulative counts of the
 // hotrow_query_seconds{kind="latest"} histogram in /metrics, by upper bound in seconds.
-std::vector<std::pair<double, double>> ServerLatestBuckets(int port) {
-  httplib::Client client("127.0.0.1", port);
-  client.set_read_timeout(std::chrono::seconds(10));
+std::vector<std::pair<double, double>> ServerLatestBuckets(const std::string& metrics) {
   std::vector<std::pair<double, double>> out;
-  httplib::Result res = client.Get("/metrics");
-  if (!res || res->status != 200) return out;
-  std::istringstream lines(res->body);
+  std::istringstream lines(metrics);
   const std::string prefix = "hotrow_query_seconds_bucket{kind=\"latest\",le=\"";
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind(prefix, 0) != 0) continue;
@@ -101,13 +106,9 @@ std::vector<std::pair<double, double>> ServerLatestBuckets(int port) {
   return out;
 }
 
-// A counter of serve's /metrics (a line "name value"); -1 when it is not there.
-double ServerCounter(int port, const std::string& name) {
-  httplib::Client client("127.0.0.1", port);
-  client.set_read_timeout(std::chrono::seconds(10));
-  httplib::Result res = client.Get("/metrics");
-  if (!res || res->status != 200) return -1;
-  std::istringstream lines(res->body);
+// A counter without labels in /metrics (a line "name value"); -1 when it is not there.
+double ServerCounter(const std::string& metrics, const std::string& name) {
+  std::istringstream lines(metrics);
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind(name + " ", 0) == 0) return std::atof(line.c_str() + name.size() + 1);
   }
@@ -194,8 +195,7 @@ void ClientLoop(int port, int devices, uint64_t seed, Clock::time_point deadline
 PhaseResult RunClients(int port, int clients, const Flags& flags, uint64_t seed) {
   std::vector<std::vector<double>> micros(static_cast<size_t>(clients));
   std::vector<uint64_t> non200(static_cast<size_t>(clients)), short_answers(non200.size());
-  const auto server_before = ServerLatestBuckets(port);
-  const double seeks_before = ServerCounter(port, "hotrow_query_seeks_total");
+  const std::string metrics_before = MetricsText(port);
   const Clock::time_point start = Clock::now();
   const Clock::time_point deadline = start + std::chrono::seconds(flags.seconds);
   std::vector<std::thread> threads;
@@ -215,10 +215,14 @@ PhaseResult RunClients(int port, int clients, const Flags& flags, uint64_t seed)
   r.qps = static_cast<double>(all.size() + r.non200) / seconds;
   r.p50_us = Percentile(&all, 50);
   r.p99_us = Percentile(&all, 99);
-  r.server_p99_le_s = ServerP99Bound(server_before, ServerLatestBuckets(port));
+  const std::string metrics_after = MetricsText(port);
+  r.server_p99_le_s =
+      ServerP99Bound(ServerLatestBuckets(metrics_before), ServerLatestBuckets(metrics_after));
   if (!all.empty()) {
-    r.seeks_per_query = (ServerCounter(port, "hotrow_query_seeks_total") - seeks_before) /
-                        static_cast<double>(all.size());
+    const std::string seeks = "hotrow_query_seeks_total";
+    r.seeks_per_query =
+        (ServerCounter(metrics_after, seeks) - ServerCounter(metrics_before, seeks)) /
+        static_cast<double>(all.size());
   }
   return r;
 }
@@ -306,9 +310,8 @@ std::string Markdown(const std::vector<Row>& rows, const Flags& flags, double ma
                 static_cast<long long>(flags.backlog), max_rate / 1000, max_rate / 2000);
   md << line
      << "| clients | idle p50 (ms) | idle p99 (ms) | idle queries/s | ingesting p50 (ms) | "
-        "ingesting p99 (ms) | ingesting queries/s | seeks per query idle / ingesting | non-200 "
-        "idle / "
-        "ingesting | ingest achieved (k events/s, % of target) |\n"
+        "ingesting p99 (ms) | ingesting queries/s | seeks per query idle / ingesting | "
+        "non-200 idle / ingesting | ingest achieved (k events/s, % of target) |\n"
         "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     std::snprintf(line, sizeof(line),
