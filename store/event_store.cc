@@ -253,7 +253,7 @@ Status RocksEventStore::Write(const WriteBatchInput& batch, WriteOutcome* outcom
   rocksdb::WriteOptions wo;
   wo.sync = false;
   wo.memtable_insert_hint_per_batch = true;  // the rows are sorted: see above
-  HOTROW_RETURN_IF_ERROR(NoteWrite(db_->Write(wo, &wb), "writing a batch"));
+  HOTROW_RETURN_IF_ERROR(NoteWrite(WriteToDb(db_.get(), wo, &wb), "writing a batch"));
 
   std::unique_lock lock(state_mu_);
   for (const auto& [start, per_salt] : touched) {
@@ -358,7 +358,7 @@ Result<size_t> RocksEventStore::DropExpiredBuckets() {
     // A bucket is dropped even while RocksDB refuses writes: expiry is what frees a full disk.
     // Its counters are then left behind, which LoadMetadata ignores.
     if (s.ok() && ResumeAfterFailedWrite().ok()) {
-      s = db_->Write(rocksdb::WriteOptions(), &wb);
+      s = WriteToDb(db_.get(), rocksdb::WriteOptions(), &wb);
       if (!s.ok()) write_failed_ = true;
     }
     if (!s.ok()) spdlog::warn("store: clearing counters of bucket {}: {}", bucket->start_ms(), s.ToString());

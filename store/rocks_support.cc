@@ -7,6 +7,11 @@
 #include <cstdio>
 #include <filesystem>
 
+#ifdef __SANITIZE_THREAD__
+extern "C" void AnnotateIgnoreReadsBegin(const char* file, int line);
+extern "C" void AnnotateIgnoreReadsEnd(const char* file, int line);
+#endif
+
 namespace hotrow::store {
 namespace {
 
@@ -72,6 +77,18 @@ std::shared_ptr<rocksdb::Logger> NewSpdlogRocksLogger() { return std::make_share
 rocksdb::Env* NoFreeSpaceEnv() {
   static NoFreeSpaceEnvImpl env;  // stateless; shared by every store
   return &env;
+}
+
+rocksdb::Status WriteToDb(rocksdb::DB* db, const rocksdb::WriteOptions& options,
+                          rocksdb::WriteBatch* batch) {
+#ifdef __SANITIZE_THREAD__
+  AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
+  rocksdb::Status s = db->Write(options, batch);
+  AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
+  return s;
+#else
+  return db->Write(options, batch);
+#endif
 }
 
 }  // namespace hotrow::store
