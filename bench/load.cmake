@@ -15,7 +15,14 @@ hotrow_bench(http_load_bench
 add_dependencies(http_load_bench hotrow)
 hotrow_bench(scaling_bench LIBS hotrow_bench_support hotrow_query)
 # Per-id ranges over HTTP against the same ranges in-process, and HTTP scans on 1 and 2 threads.
-hotrow_bench(range_http_bench LIBS hotrow_service hotrow_bench_support PkgConfig::HTTPLIB)
+# Its scan client is libcurl (HOTROW_WITH_BENCH=1 scripts/install-deps.sh); skipped without it.
+pkg_check_modules(LIBCURL IMPORTED_TARGET libcurl)
+if(LIBCURL_FOUND)
+  hotrow_bench(range_http_bench
+    LIBS hotrow_service hotrow_bench_support PkgConfig::HTTPLIB PkgConfig::LIBCURL)
+else()
+  message(STATUS "libcurl not found: skipping bench/range_http_bench (HOTROW_WITH_BENCH=1 scripts/install-deps.sh)")
+endif()
 # Scale-out (issue 15): latest-10 through fan-out over 3 `hotrow serve` against 1, ingest by 2 against 1.
 hotrow_bench(cluster_bench
   LIBS hotrow_ingest hotrow_peer_support hotrow_serve_process PkgConfig::HTTPLIB

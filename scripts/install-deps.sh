@@ -33,6 +33,7 @@ if [[ "${HOTROW_WITH_BROWSER:-}" == 1 ]]; then   # scripts/test.sh: the status p
 fi
 if [[ "${HOTROW_WITH_BENCH:-}" == 1 ]]; then
   packages+=(redis-server libhiredis-dev  # the Redis peer benchmark
+             libcurl4-openssl-dev         # range_http_bench's scan client
              gnuplot-nox)                 # the plots in docs/BENCHMARKS.md and the soak run
 fi
 
