@@ -163,8 +163,12 @@ struct PhaseResult {
   double produced_per_s = 0;   // delivered by the producer during the phase
 };
 
-// One client thread: latest-10 of random known ids on one keep-alive connection until `deadline`.
-void ClientLoop(int port, int devices, uint64_t seed, Clock::time_point deadline,
+// What the clients ask: latest-10 of random known ids, or /healthz (the floor: the same clients,
+// connections, server threads and machine, and no query).
+enum class Ask { kLatest, kHealthz };
+
+// One client thread: `ask` on one keep-alive connection until `deadline`.
+void ClientLoop(int port, int devices, Ask ask, uint64_t seed, Clock::time_point deadline,
                 std::vector<double>* micros, uint64_t* non200, uint64_t* short_answers) {
   httplib::Client client("127.0.0.1", port);
   client.set_keep_alive(true);
@@ -172,9 +176,11 @@ void ClientLoop(int port, int devices, uint64_t seed, Clock::time_point deadline
   client.set_read_timeout(std::chrono::seconds(10));
   std::mt19937_64 rng(seed);
   for (uint64_t i = 0; Clock::now() < deadline; ++i) {
-    const std::string path = "/v1/events/" +
-                             ingest::SyntheticEvents::DeviceId(static_cast<int>(rng() % devices)) +
-                             "/latest?n=10";
+    const std::string path =
+        ask == Ask::kHealthz
+            ? std::string("/healthz")
+            : "/v1/events/" + ingest::SyntheticEvents::DeviceId(static_cast<int>(rng() % devices)) +
+                  "/latest?n=10";
     const Clock::time_point start = Clock::now();
     httplib::Result res = client.Get(path);
     const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
@@ -185,14 +191,15 @@ void ClientLoop(int port, int devices, uint64_t seed, Clock::time_point deadline
     micros->push_back(us);
     // Checking every answer would spend the clients' CPU, which the server shares; one in 16 shows
     // the answers are whole.
-    if (i % 16 == 0) {
+    if (ask == Ask::kLatest && i % 16 == 0) {
       const json doc = json::parse(res->body, nullptr, false);
       if (doc.is_discarded() || doc.value("events", json::array()).size() != 10) ++*short_answers;
     }
   }
 }
 
-PhaseResult RunClients(int port, int clients, const Flags& flags, uint64_t seed) {
+PhaseResult RunClients(int port, int clients, const Flags& flags, uint64_t seed,
+                       Ask ask = Ask::kLatest) {
   std::vector<std::vector<double>> micros(static_cast<size_t>(clients));
   std::vector<uint64_t> non200(static_cast<size_t>(clients)), short_answers(non200.size());
   const std::string metrics_before = MetricsText(port);
@@ -200,8 +207,8 @@ PhaseResult RunClients(int port, int clients, const Flags& flags, uint64_t seed)
   const Clock::time_point deadline = start + std::chrono::seconds(flags.seconds);
   std::vector<std::thread> threads;
   for (size_t c = 0; c < static_cast<size_t>(clients); ++c) {
-    threads.emplace_back(ClientLoop, port, flags.devices, seed * 1000 + c, deadline, &micros[c],
-                         &non200[c], &short_answers[c]);
+    threads.emplace_back(ClientLoop, port, flags.devices, ask, seed * 1000 + c, deadline,
+                         &micros[c], &non200[c], &short_answers[c]);
   }
   for (std::thread& t : threads) t.join();
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -230,7 +237,7 @@ PhaseResult RunClients(int port, int clients, const Flags& flags, uint64_t seed)
 // K clients while the producer runs at `rate`; the achieved ingest rate is measured over the
 // clients' window. Returns after serve has caught up with everything produced.
 PhaseResult IngestPhase(int port, const std::string& bootstrap, int clients, double rate,
-                        const Flags& flags, int64_t* expected_ingested) {
+                        const Flags& flags, int64_t* expected_ingested, Ask ask = Ask::kLatest) {
   ingest::ProducerOptions options;
   options.brokers = bootstrap;
   options.topic = "events";
@@ -245,7 +252,7 @@ PhaseResult IngestPhase(int port, const std::string& bootstrap, int clients, dou
   const int64_t ingested_before = Ingested(port);
   const uint64_t delivered_before = (*producer)->delivered();
   const Clock::time_point start = Clock::now();
-  PhaseResult r = RunClients(port, clients, flags, static_cast<uint64_t>(clients));
+  PhaseResult r = RunClients(port, clients, flags, static_cast<uint64_t>(clients), ask);
   const int64_t ingested_after = Ingested(port);
   const uint64_t delivered_after = (*producer)->delivered();
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -262,12 +269,14 @@ PhaseResult IngestPhase(int port, const std::string& bootstrap, int clients, dou
   return r;
 }
 
-void PrintPhase(const char* what, int clients, const PhaseResult& r, double target) {
+void PrintPhase(const char* what, int clients, const PhaseResult& r, double target,
+                Ask ask = Ask::kLatest) {
   std::printf(
-      "%-6s K=%2d: latest-10 p50 %8.0f us  p99 %8.0f us (in serve's handler: p99 <= %.1f ms)  "
+      "%-6s K=%2d: %s p50 %8.0f us  p99 %8.0f us (in serve's handler: p99 <= %.1f ms)  "
       "%7.0f queries/s  %.1f seeks/query  non-200 %llu  short %llu",
-      what, clients, r.p50_us, r.p99_us, r.server_p99_le_s * 1000, r.qps, r.seeks_per_query,
-      static_cast<unsigned long long>(r.non200), static_cast<unsigned long long>(r.short_answers));
+      what, clients, ask == Ask::kHealthz ? "/healthz " : "latest-10", r.p50_us, r.p99_us,
+      r.server_p99_le_s * 1000, r.qps, r.seeks_per_query, static_cast<unsigned long long>(r.non200),
+      static_cast<unsigned long long>(r.short_answers));
   if (target > 0) {
     std::printf(" | ingest %.0f events/s (%.0f%% of the %.0f target; producer delivered %.0f/s)",
                 r.ingest_per_s, 100 * r.ingest_per_s / target, target, r.produced_per_s);
@@ -280,7 +289,11 @@ struct Row {
   int clients = 0;
   PhaseResult idle;
   PhaseResult load;
+  std::optional<PhaseResult> floor;  // /healthz under the same ingest (K = kFloorClients)
 };
+
+// The client count whose ingesting phase is repeated with /healthz: issue 11's figure.
+constexpr int kFloorClients = 8;
 
 std::string Csv(const std::vector<Row>& rows, double target) {
   std::ostringstream csv;
@@ -322,6 +335,16 @@ std::string Markdown(const std::vector<Row>& rows, const Flags& flags, double ma
                   r.load.seeks_per_query, static_cast<unsigned long long>(r.idle.non200),
                   static_cast<unsigned long long>(r.load.non200), r.load.ingest_per_s / 1000,
                   200 * r.load.ingest_per_s / max_rate);
+    md << line;
+  }
+  for (const Row& r : rows) {
+    if (!r.floor) continue;
+    std::snprintf(line, sizeof(line),
+                  "\nThe floor, %d clients asking `/healthz` instead (no query; the same "
+                  "connections, server threads and ingest): p50 %.2f ms, p99 %.2f ms at %.0f "
+                  "requests/s, ingest %.0f k events/s (%.0f %% of target).\n",
+                  r.clients, r.floor->p50_us / 1000, r.floor->p99_us / 1000, r.floor->qps,
+                  r.floor->ingest_per_s / 1000, 200 * r.floor->ingest_per_s / max_rate);
     md << line;
   }
   std::snprintf(line, sizeof(line),
@@ -371,6 +394,10 @@ int Main(int argc, char** argv) {
     row.clients = clients;
     row.load = IngestPhase(port, bootstrap, clients, target, flags, &expected);
     PrintPhase("ingest", clients, row.load, target);
+    if (clients == kFloorClients) {
+      row.floor = IngestPhase(port, bootstrap, clients, target, flags, &expected, Ask::kHealthz);
+      PrintPhase("ingest", clients, *row.floor, target, Ask::kHealthz);
+    }
     row.idle = RunClients(port, clients, flags, static_cast<uint64_t>(1000 + clients));
     PrintPhase("idle", clients, row.idle, 0);
     rows.push_back(row);
@@ -399,6 +426,12 @@ int Main(int argc, char** argv) {
                "http_p99_us_idle_k" + k);
     PrintRatio("http ingest achieved / 50% target, K=" + k, "http_ingest_achieved_per_s_k" + k,
                "http_ingest_target_per_s");
+    if (r.floor) {
+      Record("http_p50_us_ingesting_healthz_k" + k, r.floor->p50_us);
+      Record("http_p99_us_ingesting_healthz_k" + k, r.floor->p99_us);
+      PrintRatio("http latest-10 p99 / /healthz p99, ingesting, K=" + k,
+                 "http_p99_us_ingesting_k" + k, "http_p99_us_ingesting_healthz_k" + k);
+    }
   }
   const double run_seconds = std::chrono::duration<double>(Clock::now() - run_start).count();
   std::printf("http_load_bench: run time %.0f s\n", run_seconds);
