@@ -19,7 +19,7 @@ hotrow_bench(scaling_bench LIBS hotrow_bench_support hotrow_query)
 pkg_check_modules(LIBCURL IMPORTED_TARGET libcurl)
 if(LIBCURL_FOUND)
   hotrow_bench(range_http_bench
-    LIBS hotrow_service hotrow_bench_support PkgConfig::HTTPLIB PkgConfig::LIBCURL)
+    LIBS hotrow_http hotrow_bench_support PkgConfig::HTTPLIB PkgConfig::LIBCURL)
 else()
   message(STATUS "libcurl not found: skipping bench/range_http_bench (HOTROW_WITH_BENCH=1 scripts/install-deps.sh)")
 endif()

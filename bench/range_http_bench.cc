@@ -21,10 +21,10 @@
 
 #include "bench/bench_support.h"
 #include "common/clock.h"
+#include "http/metrics.h"
+#include "http/server.h"
 #include "query/query_engine.h"
-#include "service/event_json.h"
-#include "service/http_server.h"
-#include "service/metrics.h"
+#include "wire/event_json.h"
 
 namespace hotrow::bench {
 namespace {

@@ -13,7 +13,7 @@ packages=(
   libsimdjson-dev         # parsing event records
   nlohmann-json3-dev      # building JSON answers
   libcpp-httplib-dev      # the HTTP server and the query client
-  libssl-dev              # HTTPS (cpp-httplib's OpenSSL support; service/http_tls.cc)
+  libssl-dev              # HTTPS (cpp-httplib's OpenSSL support; access/tls.cc)
   openssl                 # the HTTPS tests make their certificates with the openssl CLI
   libyaml-cpp-dev         # the config file
   libcli11-dev            # command-line parsing

@@ -9,14 +9,14 @@
 #include <string>
 #include <thread>
 
+#include "cluster/cluster.h"
 #include "common/status.h"
+#include "config/config.h"
+#include "http/auth.h"
+#include "http/metrics.h"
+#include "http/server.h"
 #include "ingest/ingestor.h"
 #include "query/query_engine.h"
-#include "service/cluster.h"
-#include "service/config.h"
-#include "service/http_auth.h"
-#include "service/http_server.h"
-#include "service/metrics.h"
 #include "store/event_store.h"
 
 namespace hotrow::service {

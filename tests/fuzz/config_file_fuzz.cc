@@ -1,4 +1,4 @@
-// Fuzz target: the config loader (service/config.h LoadConfig) reading a YAML file.
+// Fuzz target: the config loader (config/config.h LoadConfig) reading a YAML file.
 //
 // Input: the file's bytes. LoadConfig takes a path, so the bytes go into an in-memory file
 // (memfd) read through /proc/self/fd: nothing touches the disk, and nothing is left behind when
@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "service/config.h"
+#include "config/config.h"
 #include "tests/fuzz/config_properties.h"
 
 namespace {

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "common/status.h"
-#include "service/config.h"
+#include "config/config.h"
 
 namespace hotrow::fuzz {
 

@@ -1,4 +1,4 @@
-// Fuzz target: the config loader's --set path (service/config.h LoadConfig with overrides and no
+// Fuzz target: the config loader's --set path (config/config.h LoadConfig with overrides and no
 // file), where each value is read as YAML on its own.
 //
 // Input: one override per line, "section.key=value"; at most kMaxOverrides lines are used.
@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "service/config.h"
+#include "config/config.h"
 #include "tests/fuzz/config_properties.h"
 
 namespace {

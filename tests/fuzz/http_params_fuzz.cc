@@ -1,6 +1,6 @@
 // Fuzz target: what the HTTP API does with a request target before it reaches the query engine
-// (service/http_server.cc): split and percent-decode the path, split and decode the query string,
-// and the route rules of service/query_params.h (which names a route takes, ranges of n and limit,
+// (http/server.cc): split and percent-decode the path, split and decode the query string,
+// and the route rules of http/query_params.h (which names a route takes, ranges of n and limit,
 // times, from < to, order).
 //
 // Input: a raw request target, "/v1/events/dev%2F1?from=...&to=...".
@@ -15,7 +15,7 @@
 // - what the latest, range and scan parsers accept is inside the contract's bounds (1 <= n <=
 //   10000, from < to, 1 <= limit <= 100000 for a range, any positive limit for a scan), and every
 //   refusal says why;
-// - the same bytes as an Authorization header value (service/bearer_token.h): a token ParseBearer
+// - the same bytes as an Authorization header value (access/bearer_token.h): a token ParseBearer
 //   gives back is a non-empty token68 inside the header, and "Bearer " + that token parses back
 //   to it; ConstantTimeEquals agrees with ==.
 #include <cstdint>
@@ -23,11 +23,11 @@
 #include <string_view>
 #include <vector>
 
+#include "access/bearer_token.h"
 #include "common/time_format.h"
-#include "service/bearer_token.h"
-#include "service/query_params.h"
-#include "service/url_codec.h"
+#include "http/query_params.h"
 #include "tests/fuzz/fuzz_check.h"
+#include "wire/url_codec.h"
 
 namespace {
 

@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "service/event_json.h"
 #include "tests/support/oracle.h"
+#include "wire/event_json.h"
 
 namespace hotrow::testing::fault {
 namespace {

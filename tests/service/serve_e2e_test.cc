@@ -34,12 +34,12 @@
 #include "common/time_format.h"
 #include "ingest/synthetic_producer.h"
 #include "query/query_engine.h"
-#include "service/event_json.h"
-#include "service/url_codec.h"
 #include "store/event_store.h"
 #include "tests/support/oracle.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
+#include "wire/event_json.h"
+#include "wire/url_codec.h"
 
 namespace hotrow::service {
 namespace {
@@ -445,7 +445,7 @@ TEST(ServeCommandTest, BadConfigurationExitsTwoWithOneLineNamingTheKey) {
     EXPECT_NE(err.find(c.fragment), std::string::npos) << err;
     std::remove(dir.Sub("err").c_str());
   }
-  // Without --config, serve runs with the defaults: tests/service/serve_defaults_test.cc.
+  // Without --config, serve runs with the defaults: tests/config/serve_defaults_test.cc.
 }
 
 TEST(ServeCommandTest, AStoreOfOtherSaltsIsRefusedWithExitTwo) {

@@ -1,0 +1,318 @@
+// `hotrow keys explain HEX` and `hotrow keys analyze --data DIR`: tools for looking at stored row
+// keys, the way HBase operators check a row-key design before and after going live.
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/commands.h"
+#include "common/logging.h"
+#include "common/status.h"
+#include "common/time_format.h"
+#include "config/config.h"
+#include "keying/index_key.h"
+#include "keying/row_key.h"
+#include "keying/salter.h"
+#include "store/event_store.h"
+
+namespace hotrow::service {
+namespace {
+
+// Flags shared by both subcommands.
+struct KeysFlags {
+  std::string config_file;
+  std::vector<std::string> overrides;
+  std::string data_dir;
+  std::string hex;
+};
+
+int Fail(int code, const std::string& message) {
+  std::fprintf(stderr, "hotrow: %s\n", message.c_str());
+  return code;
+}
+
+void AddConfigFlags(CLI::App* command, KeysFlags* flags) {
+  command
+      ->add_option("--config", flags->config_file,
+                   "YAML configuration (for keying.salts and keying.salt_by)")
+      ->type_name("FILE");
+  // One value per --set, so that `--set a=1 HEX` never swallows the positional argument.
+  command->add_option("--set", flags->overrides, "override one key: section.key=value")
+      ->allow_extra_args(false)
+      ->type_name("KEY=VALUE");
+}
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Turns the user's hex text into key bytes. An optional 0x prefix is allowed (ldb --hex prints
+// one). Every failure names what was wrong and what a key looks like.
+Result<std::string> DecodeHex(std::string_view text) {
+  if (text.size() >= 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
+    text.remove_prefix(2);
+  const std::string expected =
+      "a row key is " + std::to_string(keying::kRowKeySize) + " bytes (" +
+      std::to_string(2 * keying::kRowKeySize) + " hex digits), an index key " +
+      std::to_string(keying::kIndexKeySize) + " bytes";
+  if (text.empty()) return Status::InvalidArgument("key is empty: " + expected);
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (HexDigit(text[i]) < 0) {
+      const unsigned char c = static_cast<unsigned char>(text[i]);
+      const std::string shown =
+          c >= 0x20 && c < 0x7f ? "'" + std::string(1, text[i]) + "'" : "byte " + std::to_string(c);
+      return Status::InvalidArgument("key is not hex: " + shown + " at position " +
+                                     std::to_string(i + 1) + "; " + expected);
+    }
+  }
+  if (text.size() % 2 != 0) {
+    return Status::InvalidArgument("key has an odd number of hex digits (" +
+                                   std::to_string(text.size()) + "); " + expected);
+  }
+  if (text.size() != 2 * keying::kRowKeySize && text.size() != 2 * keying::kIndexKeySize) {
+    return Status::InvalidArgument("key is " + std::to_string(text.size() / 2) + " bytes (" +
+                                   std::to_string(text.size()) + " hex digits); " + expected);
+  }
+  std::string bytes(text.size() / 2, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    bytes[i] = static_cast<char>(HexDigit(text[2 * i]) * 16 + HexDigit(text[2 * i + 1]));
+  }
+  return bytes;
+}
+
+// Says which field DecodeRowKey refused, reading the layout documented in keying/row_key.h.
+std::string WhyUndecodable(const std::string& bytes) {
+  const char* p = bytes.data();
+  const uint64_t ts = UINT64_MAX - keying::LoadBigEndian64(p + 9);
+  const uint32_t partition = ~keying::LoadBigEndian32(p + 19);
+  const uint64_t offset = ~keying::LoadBigEndian64(p + 23);
+  if (ts > static_cast<uint64_t>(INT64_MAX)) {
+    return "key field ts is out of range: bytes 10-17 give a negative time";
+  }
+  if (partition > static_cast<uint32_t>(INT32_MAX)) {
+    return "key field partition is out of range: bytes 20-23 give a negative partition";
+  }
+  if (offset > static_cast<uint64_t>(INT64_MAX)) {
+    return "key field offset is out of range: bytes 24-31 give a negative offset";
+  }
+  return "key cannot be decoded";
+}
+
+// Where a store open failed: a wrong --data or settings that do not match the store are the
+// user's to fix (2); a damaged store or a failing disk is a runtime failure (1).
+int ExitCodeForOpen(const Status& status) {
+  switch (status.code()) {
+    case Status::Code::kInvalidArgument:
+    case Status::Code::kNotFound:
+    case Status::Code::kIncompatible:
+      return kExitUsage;
+    default:
+      return kExitFailure;
+  }
+}
+
+// Opens the store at `dir` read-only with the salts of `config`.
+Result<std::unique_ptr<store::EventStore>> OpenReadOnly(const std::string& dir,
+                                                        const Config& config, int* exit_code) {
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) {
+    *exit_code = kExitUsage;
+    return Status::NotFound("--data " + dir + ": no such directory");
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    *exit_code = kExitUsage;
+    return Status::InvalidArgument("--data " + dir + ": not a directory");
+  }
+  store::StoreOptions options = config.ToStoreOptions();
+  options.path = dir;
+  options.read_only = true;
+  options.create_if_missing = false;
+  Result<std::unique_ptr<store::EventStore>> store = store::EventStore::Open(options);
+  if (!store.ok()) {
+    *exit_code = ExitCodeForOpen(store.status());
+    std::string message = "--data " + dir + ": cannot open the store: " + store.status().message();
+    // Only a store made with other salts can be opened by giving its settings.
+    if (store.status().code() == Status::Code::kIncompatible &&
+        store.status().message().find("was created with") != std::string::npos) {
+      message +=
+          " (give the store's settings with --config or --set keying.salts=N --set "
+          "keying.salt_by=record|id)";
+    }
+    if (store.status().code() == Status::Code::kIncompatible) {
+      return Status::Incompatible(message);
+    }
+    return Status::IOError(message);
+  }
+  return store;
+}
+
+int RunExplain(const KeysFlags& flags) {
+  InitLogging("warn");  // the store's warnings go to stderr; stdout holds only the fields
+  Result<Config> config = LoadConfig(flags.config_file, flags.overrides);
+  if (!config.ok()) return Fail(kExitUsage, config.status().message());
+
+  Result<std::string> bytes = DecodeHex(flags.hex);
+  if (!bytes.ok()) return Fail(kExitUsage, bytes.status().message());
+  keying::RowKey key;
+  keying::IndexKey index_key;
+  const bool is_index = bytes->size() == keying::kIndexKeySize;
+  if (is_index) {
+    // An index key (keying/index_key.h): the same fields but the value hash for the id hash.
+    if (!keying::DecodeIndexKey(*bytes, &index_key)) {
+      return Fail(kExitUsage, keying::IsIndexKey(*bytes)
+                                  ? "index key field ts, partition or offset is out of range"
+                                  : "a 32-byte key is an index key, whose byte 10 is the tag 00");
+    }
+    key = keying::EventKeyOf(index_key, 0);
+  } else if (!keying::DecodeRowKey(*bytes, &key)) {
+    return Fail(kExitUsage, WhyUndecodable(*bytes));
+  }
+  if (key.salt >= config->keying.salts) {
+    return Fail(kExitUsage,
+                "key salt " + std::to_string(key.salt) + " is out of range: keying.salts is " +
+                    std::to_string(config->keying.salts) +
+                    " (give the store's settings with --config or --set keying.salts=N)");
+  }
+
+  std::string topic_name;
+  if (!flags.data_dir.empty()) {
+    int exit_code = kExitFailure;
+    Result<std::unique_ptr<store::EventStore>> store =
+        OpenReadOnly(flags.data_dir, *config, &exit_code);
+    if (!store.ok()) return Fail(exit_code, store.status().message());
+    std::optional<std::string> name = (*store)->TopicName(key.topic);
+    topic_name =
+        name ? *name : "(unknown: this store has no topic " + std::to_string(key.topic) + ")";
+  }
+
+  if (is_index) std::printf("kind: index\n");
+  std::printf("salt: %u\n", static_cast<unsigned>(key.salt));
+  if (is_index) {
+    std::printf("value_hash: 0x%016" PRIx64 "\n", index_key.value_hash);
+  } else {
+    std::printf("id_hash: 0x%016" PRIx64 "\n", key.id_hash);
+  }
+  std::printf("ts_ms: %" PRId64 "\n", key.ts_ms);
+  std::printf("ts: %s\n", FormatRfc3339Ms(key.ts_ms).c_str());
+  std::printf("topic: %u\n", static_cast<unsigned>(key.topic));
+  if (!flags.data_dir.empty()) std::printf("topic_name: %s\n", topic_name.c_str());
+  std::printf("partition: %" PRId32 "\n", key.partition);
+  std::printf("offset: %" PRId64 "\n", key.offset);
+  return kExitOk;
+}
+
+int RunAnalyze(const KeysFlags& flags) {
+  InitLogging("warn");  // the store's warnings go to stderr; stdout holds only the table
+  Result<Config> config = LoadConfig(flags.config_file, flags.overrides);
+  if (!config.ok()) return Fail(kExitUsage, config.status().message());
+  int exit_code = kExitFailure;
+  Result<std::unique_ptr<store::EventStore>> store =
+      OpenReadOnly(flags.data_dir, *config, &exit_code);
+  if (!store.ok()) return Fail(exit_code, store.status().message());
+
+  const int salts = (*store)->options().salts;
+  std::vector<uint64_t> per_salt(static_cast<size_t>(salts), 0);
+  std::vector<uint64_t> index_per_salt(static_cast<size_t>(salts), 0);  // index rows, not keys
+  uint64_t index_total = 0;
+  struct BucketCount {
+    int64_t start_ms;
+    uint64_t keys;
+  };
+  std::vector<BucketCount> per_bucket;
+  uint64_t total = 0;
+  for (const std::shared_ptr<const store::Bucket>& bucket : (*store)->Buckets()) {
+    BucketCount count{bucket->start_ms(), 0};
+    for (int salt = 0; salt < salts; ++salt) {
+      std::unique_ptr<store::RowIterator> it =
+          bucket->NewIterator(keying::SaltKeyRange(static_cast<uint8_t>(salt)), false);
+      uint64_t n = 0, index_rows = 0;
+      for (it->SeekToFirst(); it->Valid(); it->Next()) {
+        ++(keying::IsIndexKey(it->key()) ? index_rows : n);
+      }
+      index_per_salt[static_cast<size_t>(salt)] += index_rows;
+      index_total += index_rows;
+      Status status = it->status();
+      if (!status.ok()) {
+        return Fail(kExitFailure, "reading bucket " + FormatRfc3339Ms(bucket->start_ms()) +
+                                      " salt " + std::to_string(salt) + ": " + status.ToString());
+      }
+      per_salt[static_cast<size_t>(salt)] += n;
+      count.keys += n;
+    }
+    total += count.keys;
+    per_bucket.push_back(count);
+  }
+
+  const double mean = static_cast<double>(total) / salts;
+  auto deviation = [&](uint64_t n) {
+    return total == 0 ? 0.0 : (static_cast<double>(n) - mean) / mean * 100.0;
+  };
+  std::printf("store %s: %" PRIu64 " keys in %zu buckets, %d salts by %s\n", flags.data_dir.c_str(),
+              total, per_bucket.size(), salts,
+              std::string(keying::SaltByName((*store)->options().salt_by)).c_str());
+  std::printf("\n%-6s %14s %12s\n", "salt", "keys", "deviation");
+  double max_deviation = 0;
+  for (int salt = 0; salt < salts; ++salt) {
+    const double d = deviation(per_salt[static_cast<size_t>(salt)]);
+    max_deviation = std::max(max_deviation, std::fabs(d));
+    std::printf("%-6d %14" PRIu64 " %+11.2f%%\n", salt, per_salt[static_cast<size_t>(salt)], d);
+  }
+  std::printf("\n%-26s %14s\n", "bucket", "keys");
+  for (const BucketCount& b : per_bucket) {
+    std::printf("%-26s %14" PRIu64 "\n", FormatRfc3339Ms(b.start_ms).c_str(), b.keys);
+  }
+  if (index_total > 0) {
+    // Index rows (keying/index_key.h) live in their event's salt: they spread as the events do.
+    const double index_mean = static_cast<double>(index_total) / salts;
+    std::printf("\n%" PRIu64 " index rows\n%-6s %14s %12s\n", index_total, "salt", "index rows",
+                "deviation");
+    for (int salt = 0; salt < salts; ++salt) {
+      const uint64_t n = index_per_salt[static_cast<size_t>(salt)];
+      std::printf("%-6d %14" PRIu64 " %+11.2f%%\n", salt, n,
+                  (static_cast<double>(n) - index_mean) / index_mean * 100.0);
+    }
+  }
+  std::printf("\nmax deviation from mean: %.2f%% over %d salts\n", max_deviation, salts);
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddKeysCommand(CLI::App& app, int* exit_code) {
+  CLI::App* keys = app.add_subcommand("keys", "inspect stored row keys");
+  keys->require_subcommand(1);
+
+  auto explain_flags = std::make_shared<KeysFlags>();
+  CLI::App* explain =
+      keys->add_subcommand("explain", "decode one stored row key (hex) into its fields");
+  explain->add_option("HEX", explain_flags->hex,
+                      "the key: 62 hex digits (a 31-byte event key) or 64 (a 32-byte index key)")
+      ->required();
+  explain
+      ->add_option("--data", explain_flags->data_dir,
+                   "store directory, to print the topic name as well (opened read-only)")
+      ->type_name("DIR");
+  AddConfigFlags(explain, explain_flags.get());
+  explain->callback([explain_flags, exit_code] { *exit_code = RunExplain(*explain_flags); });
+
+  auto analyze_flags = std::make_shared<KeysFlags>();
+  CLI::App* analyze = keys->add_subcommand(
+      "analyze", "count stored keys per salt and per bucket, with the deviation from the mean");
+  analyze->add_option("--data", analyze_flags->data_dir, "store directory (opened read-only)")
+      ->type_name("DIR")
+      ->required();
+  AddConfigFlags(analyze, analyze_flags.get());
+  analyze->callback([analyze_flags, exit_code] { *exit_code = RunAnalyze(*analyze_flags); });
+}
+
+}  // namespace hotrow::service

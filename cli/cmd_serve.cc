@@ -1,0 +1,73 @@
+// `hotrow serve [--config FILE] [--set section.key=value]...`: the long-lived service. Without
+// --config every key has its documented default (configs/hotrow.yaml), then the --set overrides.
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/process_exit.h"
+#include "common/logging.h"
+#include "config/config.h"
+#include "service/server.h"
+#include "service/signals.h"
+
+namespace hotrow::service {
+
+namespace {
+
+struct ServeFlags {
+  std::string config_file;
+  std::vector<std::string> overrides;
+};
+
+int RunServe(const ServeFlags& flags) {
+  BlockTerminationSignals();
+  Result<Config> config = LoadConfig(flags.config_file, flags.overrides);
+  if (!config.ok()) {
+    std::fprintf(stderr, "hotrow: %s\n", config.status().message().c_str());
+    return kExitUsage;
+  }
+  InitLogging("info");
+  Result<std::unique_ptr<Server>> server = Server::Start(*config);
+  if (!server.ok()) {
+    spdlog::error("serve: cannot start: {}", server.status().ToString());
+    return ExitCodeForStartFailure(server.status());
+  }
+  int sig = 0;
+  while ((sig = WaitForTerminationSignal()) == SIGHUP) {
+    const Status reloaded = (*server)->ReloadToken();
+    if (reloaded.ok()) {
+      spdlog::info("serve: SIGHUP received; http.token_file re-read");
+    } else {
+      spdlog::error("serve: SIGHUP received; keeping the old token: {}", reloaded.message());
+    }
+  }
+  spdlog::info("serve: {} received; stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  Server* running = server->get();
+  return StopWithin(
+      std::chrono::milliseconds(9000), [running] { return running->Stop(); },
+      [running] { return running->ingestion_stopped(); });
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<ServeFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve", "Consume Kafka topics into the hot store and serve the HTTP API until SIGTERM");
+  cmd->add_option("--config", flags->config_file,
+                  "YAML configuration file, e.g. configs/hotrow.yaml (default: none, every key at "
+                  "its documented default)");
+  cmd->add_option("--set", flags->overrides,
+                  "Override one key, section.key=value (the value read as YAML); repeatable")
+      ->allow_extra_args(false);
+  cmd->callback([flags, exit_code] { *exit_code = RunServe(*flags); });
+}
+
+}  // namespace hotrow::service

@@ -1,0 +1,32 @@
+// hotrow: a hot-data store for event streams. See README.md and ../shared/CONTRACT.md.
+
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"hotrow: the last minutes of an event stream, queryable in milliseconds"};
+  app.require_subcommand(1);
+  int exit_code = hotrow::service::kExitOk;
+  hotrow::service::AddServeCommand(app, &exit_code);
+  hotrow::service::AddDemoCommand(app, &exit_code);
+  hotrow::service::AddEmbeddedKafkaCommand(app, &exit_code);
+  hotrow::service::AddProduceCommand(app, &exit_code);
+  hotrow::service::AddQueryCommand(app, &exit_code);
+  hotrow::service::AddKeysCommand(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "hotrow: %s\n", e.what());
+    return hotrow::service::kExitUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hotrow: %s\n", e.what());
+    return hotrow::service::kExitFailure;
+  }
+  return exit_code;
+}

@@ -1,0 +1,290 @@
+#include "config/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <string_view>
+
+#include "common/byte_size.h"
+#include "common/time_format.h"
+#include "config/config_keys.h"
+#include "keying/row_key.h"
+
+namespace hotrow::service {
+namespace {
+
+// Applies a whole parsed file: a map of sections, each a map of keys.
+Status ApplyDocument(const YAML::Node& root, const std::string& file, Config* config) {
+  if (!root.IsDefined() || root.IsNull()) return Status::Ok();  // an empty file: the defaults
+  if (!root.IsMap()) {
+    return Status::InvalidArgument("config file " + file +
+                                   ": expected a map of sections (kafka, store, keying, ingest, "
+                                   "http, query), got " +
+                                   Describe(root));
+  }
+  std::set<std::string> seen;
+  for (auto section = root.begin(); section != root.end(); ++section) {
+    if (!section->first.IsScalar()) {
+      return Status::InvalidArgument("config file " + file + ": expected section names, got " +
+                                     Describe(section->first));
+    }
+    const std::string name = section->first.Scalar();
+    if (!IsSection(name)) {
+      return Status::InvalidArgument(
+          name + ": unknown section (expected kafka, store, keying, ingest, http or query)");
+    }
+    if (!seen.insert(name).second) return Status::InvalidArgument(name + ": section given twice");
+    // A copy: the iterator hands out a temporary pair, and a Node is only a handle.
+    const YAML::Node keys = section->second;
+    if (keys.IsNull()) continue;  // every key of the section commented out
+    if (!keys.IsMap()) return Expected(name, "a map of keys", keys);
+    for (auto entry = keys.begin(); entry != keys.end(); ++entry) {
+      if (!entry->first.IsScalar()) return Expected(name, "key names", entry->first);
+      const std::string key = name + "." + entry->first.Scalar();
+      if (FindKey(key) == nullptr) return Status::InvalidArgument(key + ": unknown key");
+      if (!seen.insert(key).second) return Status::InvalidArgument(key + ": given twice");
+      HOTROW_RETURN_IF_ERROR(SetKey(key, entry->second, config));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::string> ReadWholeFile(const std::string& file) {
+  auto cannot_read = [&] {
+    return Status::InvalidArgument("config file " + file +
+                                   ": cannot read: " + std::strerror(errno));
+  };
+  std::FILE* f = std::fopen(file.c_str(), "rb");
+  if (f == nullptr) return cannot_read();
+  std::string text;
+  char buf[8192];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, n);
+  const bool failed = std::ferror(f) != 0;
+  const int saved = errno;
+  std::fclose(f);
+  if (failed) {
+    errno = saved;
+    return cannot_read();
+  }
+  return text;
+}
+
+std::string YamlError(const YAML::Exception& e) {
+  std::string out;
+  if (e.mark.line >= 0) {
+    out = "line " + std::to_string(e.mark.line + 1) + ", column " +
+          std::to_string(e.mark.column + 1) + ": ";
+  }
+  return out + e.msg;
+}
+
+Status LoadFile(const std::string& file, Config* config) {
+  Result<std::string> text = ReadWholeFile(file);
+  if (!text.ok()) return text.status();
+  YAML::Node root;
+  try {
+    root = YAML::Load(*text);
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument("config file " + file + ": not valid YAML: " + YamlError(e));
+  }
+  return ApplyDocument(root, file, config);
+}
+
+Status ApplyOverride(const std::string& item, Config* config) {
+  const size_t eq = item.find('=');
+  if (eq == std::string::npos) {
+    return Status::InvalidArgument("--set " + item +
+                                   ": expected section.key=value, such as store.ttl=20s");
+  }
+  const std::string key = item.substr(0, eq);
+  const std::string text = item.substr(eq + 1);
+  if (key.empty()) {
+    return Status::InvalidArgument("--set " + item +
+                                   ": expected section.key=value, such as store.ttl=20s");
+  }
+  if (FindKey(key) == nullptr && key.rfind("kafka.properties.", 0) != 0) {
+    return Status::InvalidArgument(key + ": unknown key (see configs/hotrow.yaml for every key)");
+  }
+  YAML::Node value;
+  try {
+    value = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(key + ": the --set value is not valid YAML: " + YamlError(e));
+  }
+  return SetKey(key, value, config);
+}
+
+// Checks that span several keys, once every value is in.
+Status CheckWhole(const Config& config) {
+  if (config.store.bucket_ms > config.store.ttl_ms) {
+    // Most often store.ttl was lowered and the bucket left at its default: say what to set.
+    return Status::InvalidArgument(
+        "store.bucket: expected a duration of at most store.ttl (" +
+        FormatDurationMs(config.store.ttl_ms) + "), got " +
+        FormatDurationMs(config.store.bucket_ms) +
+        "; set both, e.g. --set store.ttl=" + FormatDurationMs(config.store.ttl_ms) +
+        " --set store.bucket=" + FormatDurationMs(std::max<int64_t>(1, config.store.ttl_ms / 10)));
+  }
+  if (config.query.max_concurrent >= config.http.threads) {
+    // A connection thread must stay free for /healthz, /readyz and /metrics however many queries
+    // arrive.
+    return Status::InvalidArgument(
+        "query.max_concurrent: expected less than http.threads (" +
+        std::to_string(config.http.threads) + ") so that health checks are always answered, got " +
+        std::to_string(config.query.max_concurrent));
+  }
+  // HTTPS needs both files (the files themselves are read when the server starts).
+  if (config.http.tls_cert.empty() != config.http.tls_key.empty()) {
+    return config.http.tls_key.empty()
+               ? Status::InvalidArgument(
+                     "http.tls_key: expected the PEM private key of http.tls_cert (HTTPS needs "
+                     "both, or neither for HTTP), got none")
+               : Status::InvalidArgument(
+                     "http.tls_cert: expected the PEM certificate of http.tls_key (HTTPS needs "
+                     "both, or neither for HTTP), got none");
+  }
+  return Status::Ok();
+}
+
+Status Load(const std::string& file, const std::vector<std::string>& overrides, Config* config) {
+  // store.bucket left unset follows the ttl: 1m for the default 10m window, ttl/10 for a shorter
+  // one, so that `--set store.ttl=20s` alone gives 2s buckets instead of an error.
+  config->store.bucket_ms = 0;
+  if (!file.empty()) HOTROW_RETURN_IF_ERROR(LoadFile(file, config));
+  for (const std::string& item : overrides) HOTROW_RETURN_IF_ERROR(ApplyOverride(item, config));
+  if (config->store.bucket_ms == 0) {
+    config->store.bucket_ms =
+        std::clamp<int64_t>(config->store.ttl_ms / 10, 1, Config::Store().bucket_ms);
+  }
+  return CheckWhole(*config);
+}
+
+// yaml-cpp throws; nothing may escape this boundary.
+Status LoadCatching(const std::string& file, const std::vector<std::string>& overrides,
+                    Config* config) {
+  try {
+    return Load(file, overrides, config);
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument("config: " + YamlError(e));
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(std::string("config: ") + e.what());
+  }
+}
+
+// CONTRACT: a bad key is reported in one line. Messages quote user text (keys, YAML parser
+// errors, values), which may hold line breaks or other control bytes: escape them all, once, here.
+std::string OneLine(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", byte);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Config> LoadConfig(const std::string& file, const std::vector<std::string>& overrides) {
+  Config config;
+  Status loaded = LoadCatching(file, overrides, &config);
+  if (!loaded.ok()) return Status::InvalidArgument(OneLine(loaded.message()));
+  return config;
+}
+
+store::StoreOptions Config::ToStoreOptions() const {
+  store::StoreOptions options;
+  options.path = store.path;
+  options.ttl_ms = store.ttl_ms;
+  options.bucket_ms = store.bucket_ms;
+  options.clock = store.clock;
+  options.max_future_ms = ingest.max_future_ms;
+  options.salts = keying.salts;
+  options.salt_by = keying.salt_by;
+  options.block_cache_bytes = static_cast<size_t>(store.block_cache_bytes);
+  options.write_buffer_bytes = static_cast<size_t>(store.write_buffer_bytes);
+  options.index_fields = index.fields;
+  return options;
+}
+
+ingest::IngestOptions Config::ToIngestOptions() const {
+  ingest::IngestOptions options;
+  options.brokers = kafka.brokers;
+  options.topics = kafka.topics;
+  options.group_id = kafka.group_id;
+  options.instance_id = kafka.instance_id;
+  options.properties = kafka.properties;
+  options.batch_max_events = static_cast<size_t>(ingest.batch_max_events);
+  options.batch_max_ms = ingest.batch_max_ms;
+  options.id_field = ingest.id_field;
+  options.ts_field = ingest.ts_field;
+  options.index_fields = index.fields;
+  options.max_future_ms = ingest.max_future_ms;
+  options.dead_letter_topic = ingest.dead_letter_topic;
+  options.stall_after_ms = ingest.stall_after_ms;
+  options.writers = static_cast<int>(ingest.writers);
+  return options;
+}
+
+query::QueryOptions Config::ToQueryOptions() const {
+  query::QueryOptions options;
+  options.threads = query.threads;
+  // The HTTP slots refuse first (HttpServerOptions::max_queries); this bounds in-process callers.
+  options.max_concurrent_queries = query.max_concurrent;
+  return options;
+}
+
+HttpServerOptions Config::ToHttpOptions() const {
+  HttpServerOptions options;
+  options.listen = http.listen;
+  options.threads = http.threads;
+  options.max_queries = query.max_concurrent;
+  options.tls_cert_file = http.tls_cert;
+  options.tls_key_file = http.tls_key;
+  return options;
+}
+
+std::string Config::Summary() const {
+  std::string topics;
+  for (const std::string& t : kafka.topics) topics += (topics.empty() ? "" : ",") + t;
+  // Property values may hold secrets (sasl.password): only their names are logged.
+  std::string properties;
+  for (const auto& [name, value] : kafka.properties) {
+    properties += (properties.empty() ? "" : ",") + name;
+  }
+  return "brokers=" + kafka.brokers + " topics=" + topics + " group=" + kafka.group_id +
+         " properties=[" + properties + "] store=" + store.path +
+         " ttl=" + FormatDurationMs(store.ttl_ms) + " bucket=" + FormatDurationMs(store.bucket_ms) +
+         " clock=" + (store.clock == store::ClockKind::kWall ? "wall" : "stream") +
+         " salts=" + std::to_string(keying.salts) +
+         " salt_by=" + std::string(keying::SaltByName(keying.salt_by)) +
+         " batch=" + std::to_string(ingest.batch_max_events) + "/" +
+         FormatDurationMs(ingest.batch_max_ms) + " id_field=" + ingest.id_field +
+         " ts_field=" + ingest.ts_field + " max_future=" + FormatDurationMs(ingest.max_future_ms) +
+         " dead_letter=" + (ingest.dead_letter_topic.empty() ? "none" : ingest.dead_letter_topic) +
+         " stall_after=" + FormatDurationMs(ingest.stall_after_ms) + " listen=" + http.listen +
+         " tls=" + (http.tls_cert.empty() ? "off" : http.tls_cert) +
+         " query.threads=" + (query.threads == 0 ? "auto" : std::to_string(query.threads)) +
+         " block_cache=" + FormatByteSize(store.block_cache_bytes) +
+         " write_buffer=" + FormatByteSize(store.write_buffer_bytes) +
+         " http.threads=" + std::to_string(http.threads) +
+         " query.max_concurrent=" + std::to_string(query.max_concurrent) +
+         " cluster.peers=" + std::to_string(cluster.peers.size()) +
+         " cluster.peer_timeout=" + FormatDurationMs(cluster.peer_timeout_ms);
+}
+
+}  // namespace hotrow::service

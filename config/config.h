@@ -1,0 +1,88 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "http/server.h"
+#include "ingest/ingestor.h"
+#include "query/query_engine.h"
+#include "store/event_store.h"
+
+namespace hotrow::service {
+
+// The whole configuration of a hotrow process: every key of CONTRACT.md "Configuration", with its
+// default. configs/hotrow.yaml documents each key; keep the two in step.
+struct Config {
+  struct Kafka {
+    std::string brokers = "127.0.0.1:9092";
+    std::vector<std::string> topics = {"events"};
+    std::string group_id = "hotrow";
+    std::string instance_id;  // group.instance.id (static membership); empty = none
+    std::map<std::string, std::string> properties;  // passed to librdkafka as is
+  } kafka;
+  struct Store {
+    std::string path = "./hotrow-data";
+    int64_t ttl_ms = 10 * 60 * 1000;       // store.ttl, a duration
+    int64_t bucket_ms = 60 * 1000;         // store.bucket, a duration
+    store::ClockKind clock = store::ClockKind::kWall;  // "wall" or "stream"
+    int64_t block_cache_bytes = int64_t{256} << 20;   // store.block_cache, a size
+    int64_t write_buffer_bytes = int64_t{64} << 20;   // store.write_buffer, a size
+  } store;
+  struct Keying {
+    int salts = 16;                                     // 1..256
+    keying::SaltBy salt_by = keying::SaltBy::kRecord;  // "record" or "id"
+  } keying;
+  struct Ingest {
+    int64_t batch_max_events = 5000;       // 1..1000000
+    int64_t batch_max_ms = 200;            // a duration or integer ms, 1ms..1h
+    std::string id_field = "event_id";     // dotted path
+    std::string ts_field = "ts";           // dotted path
+    int64_t max_future_ms = 60 * 1000;     // ingest.max_future, a duration
+    std::string dead_letter_topic;         // empty: none
+    int64_t stall_after_ms = 30 * 1000;    // ingest.stall_after, a duration
+    int64_t writers = 0;                   // 0..16; 0: the machine's cores (at most 16)
+  } ingest;
+  struct Index {
+    std::vector<std::string> fields;  // dotted paths, at most 16, no duplicates; empty = none
+  } index;
+  struct Http {
+    std::string listen = "127.0.0.1:8080";  // host:port
+    int threads = 16;                       // connection threads, 2..1024
+    std::string token_file;                 // empty: no token asked (loopback only, see allow_open)
+    bool allow_open = false;                // true: listen beyond loopback without a token
+    std::string tls_cert;                   // PEM certificate (chain); with tls_key: HTTPS
+    std::string tls_key;                    // PEM private key of tls_cert; both or neither
+  } http;
+  struct Query {
+    int threads = 0;          // 0: the number of cores; else 1..256
+    int max_concurrent = 12;  // queries at once before 503; 1..http.threads-1
+  } query;
+  struct Cluster {
+    // HTTP host:port of every instance of the group, this one included; empty: single instance.
+    std::vector<std::string> peers;
+    // How long a peer may take to connect or send its next bytes before its partitions count as
+    // missing from the answer; a duration or integer ms, 1ms..60s.
+    int64_t peer_timeout_ms = 2000;
+  } cluster;
+
+  store::StoreOptions ToStoreOptions() const;
+  ingest::IngestOptions ToIngestOptions() const;
+  query::QueryOptions ToQueryOptions() const;
+  // listen, threads, max_queries (= query.max_concurrent) and the TLS files; the rest keeps its
+  // defaults.
+  HttpServerOptions ToHttpOptions() const;
+  // A one-line summary for the start-up log.
+  std::string Summary() const;
+};
+
+// Loads the configuration: the defaults, then `file` when not empty, then each `--set` override
+// ("section.key=value", the value read as YAML) in order. Every key is checked: an unknown key, a
+// value of the wrong type or out of range is InvalidArgument whose message is one line naming
+// the key and what was expected, e.g.
+//   "store.ttl: expected a duration such as 500ms, 20s, 10m or 1h, got \"ten\"".
+Result<Config> LoadConfig(const std::string& file, const std::vector<std::string>& overrides);
+
+}  // namespace hotrow::service

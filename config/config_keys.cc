@@ -1,0 +1,474 @@
+#include "config/config_keys.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <functional>
+#include <optional>
+#include <string_view>
+
+#include "common/byte_size.h"
+#include "common/time_format.h"
+#include "keying/index_key.h"
+#include "keying/row_key.h"
+
+namespace hotrow::service {
+namespace {
+
+// Checks one value and stores it in the config. `key` ("store.ttl") names the key in messages: it
+// is what a user looks up in configs/hotrow.yaml, whether the value came from the file or --set.
+using Setter =
+    std::function<Status(const YAML::Node& value, const std::string& key, Config* config)>;
+
+}  // namespace
+
+// A value as a message shows it: quoted scalars (one line, at most 64 characters), or what kind of
+// node stood where a scalar was expected.
+std::string Describe(const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) return "nothing";
+  if (node.IsSequence()) return "a list";
+  if (node.IsMap()) return "a map";
+  const std::string& text = node.Scalar();
+  std::string out = "\"";
+  size_t shown = 0;
+  for (char c : text) {
+    if (shown++ == 64) {
+      out += "...";
+      break;
+    }
+    switch (c) {
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      default:
+        out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+    }
+  }
+  return out + "\"";
+}
+
+Status Expected(const std::string& key, const std::string& what, const YAML::Node& got) {
+  return Status::InvalidArgument(key + ": expected " + what + ", got " + Describe(got));
+}
+
+namespace {
+
+// Integers are plain decimal, optionally signed: "16", "-1". Nothing else (no 0x, no 1e3).
+std::optional<int64_t> ParseInteger(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  int64_t value = 0;
+  const char* begin = text.data();
+  if (text[0] == '+') ++begin;
+  auto [ptr, ec] = std::from_chars(begin, text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// Reads an integer in [lo, hi]. `what` describes the whole expectation for messages.
+Status ReadInteger(const YAML::Node& node, const std::string& key, int64_t lo, int64_t hi,
+                   const std::string& what, int64_t* out) {
+  if (!node.IsScalar()) return Expected(key, what, node);
+  std::optional<int64_t> value = ParseInteger(node.Scalar());
+  if (!value) return Expected(key, what, node);
+  if (*value < lo || *value > hi) {
+    return Status::InvalidArgument(key + ": expected " + what + ", got " + std::to_string(*value));
+  }
+  *out = *value;
+  return Status::Ok();
+}
+
+// Reads a duration ("500ms", "20s", "10m", "1h") of at least `min_ms`.
+Status ReadDuration(const YAML::Node& node, const std::string& key, int64_t min_ms, int64_t* out) {
+  static const std::string kWhat = "a duration such as 500ms, 20s, 10m or 1h";
+  if (!node.IsScalar()) return Expected(key, kWhat, node);
+  Result<int64_t> ms = ParseDurationMs(node.Scalar());
+  if (!ms.ok()) return Status::InvalidArgument(key + ": " + ms.status().message());
+  if (*ms < min_ms) {
+    const std::string bound =
+        min_ms == 1 ? "greater than 0" : "of at least " + FormatDurationMs(min_ms);
+    return Status::InvalidArgument(key + ": expected a duration " + bound + ", got " +
+                                   Describe(node));
+  }
+  *out = *ms;
+  return Status::Ok();
+}
+
+// Reads a `*_ms` key: a duration ("200ms", "2s") or a plain integer of milliseconds, within
+// [lo_ms, hi_ms]. `what` describes the whole expectation for messages.
+Status ReadMilliseconds(const YAML::Node& node, const std::string& key, int64_t lo_ms,
+                        int64_t hi_ms, const std::string& what, int64_t* out) {
+  if (!node.IsScalar()) return Expected(key, what, node);
+  int64_t ms = 0;
+  if (std::optional<int64_t> n = ParseInteger(node.Scalar())) {
+    ms = *n;
+  } else if (Result<int64_t> d = ParseDurationMs(node.Scalar()); d.ok()) {
+    ms = *d;
+  } else {
+    return Expected(key, what, node);
+  }
+  if (ms < lo_ms || ms > hi_ms) return Expected(key, what, node);
+  *out = ms;
+  return Status::Ok();
+}
+
+// Reads a size ("256MiB", "1GiB"; common/byte_size.h) within [min_bytes, max_bytes].
+Status ReadSize(const YAML::Node& node, const std::string& key, int64_t min_bytes,
+                int64_t max_bytes, int64_t* out) {
+  const std::string what = "a size such as 64MiB or 1GiB, from " + FormatByteSize(min_bytes) +
+                           " to " + FormatByteSize(max_bytes);
+  if (!node.IsScalar()) return Expected(key, what, node);
+  Result<int64_t> bytes = ParseByteSize(node.Scalar());
+  if (!bytes.ok()) return Status::InvalidArgument(key + ": " + bytes.status().message());
+  if (*bytes < min_bytes || *bytes > max_bytes) return Expected(key, what, node);
+  *out = *bytes;
+  return Status::Ok();
+}
+
+Status ReadString(const YAML::Node& node, const std::string& key, bool allow_empty,
+                  std::string* out) {
+  if (allow_empty && node.IsNull()) {
+    out->clear();
+    return Status::Ok();
+  }
+  const char* what = allow_empty ? "a string" : "a non-empty string";
+  if (!node.IsScalar()) return Expected(key, what, node);
+  if (!allow_empty && node.Scalar().empty()) return Expected(key, what, node);
+  *out = node.Scalar();
+  return Status::Ok();
+}
+
+Status ReadBool(const YAML::Node& node, const std::string& key, bool* out) {
+  if (node.IsScalar()) {
+    const std::string& text = node.Scalar();
+    if (text == "true") {
+      *out = true;
+      return Status::Ok();
+    }
+    if (text == "false") {
+      *out = false;
+      return Status::Ok();
+    }
+  }
+  return Expected(key, "true or false", node);
+}
+
+// A dotted path into a JSON object: "event_id", "meta.device.id". No empty segment.
+Status ReadDottedPath(const YAML::Node& node, const std::string& key, std::string* out) {
+  static const std::string kWhat = "a dotted field path such as event_id or device.id";
+  if (!node.IsScalar()) return Expected(key, kWhat, node);
+  const std::string& path = node.Scalar();
+  if (path.empty() || path.front() == '.' || path.back() == '.' ||
+      path.find("..") != std::string::npos) {
+    return Expected(key, kWhat + " (no empty segment)", node);
+  }
+  *out = path;
+  return Status::Ok();
+}
+
+// index.fields: a list of distinct dotted paths (at most 16, each at most 255 bytes); [] for none.
+Status ReadIndexFields(const YAML::Node& node, const std::string& key,
+                       std::vector<std::string>* out) {
+  if (!node.IsSequence()) {
+    return Expected(key, "a list of dotted field paths such as [site, meta.type]", node);
+  }
+  std::vector<std::string> fields;
+  for (const YAML::Node& item : node) {
+    std::string path;
+    HOTROW_RETURN_IF_ERROR(ReadDottedPath(item, key, &path));
+    if (path.size() > keying::kMaxIndexFieldSize || path.find('\n') != std::string::npos) {
+      return Expected(key, "paths of at most 255 bytes, on one line", item);
+    }
+    if (std::find(fields.begin(), fields.end(), path) != fields.end()) {
+      return Status::InvalidArgument(key + ": \"" + path + "\" is listed twice");
+    }
+    fields.push_back(path);
+  }
+  if (fields.size() > 16) return Expected(key, "at most 16 fields", node);
+  *out = std::move(fields);
+  return Status::Ok();
+}
+
+// "host:port": port 0..65535, host an IPv4 address or a host name.
+Status ReadListen(const YAML::Node& node, const std::string& key, std::string* out) {
+  static const std::string kWhat =
+      "host:port such as 127.0.0.1:8080 (an IPv4 address or a host name, a port from 0 to 65535)";
+  if (!node.IsScalar()) return Expected(key, kWhat, node);
+  const std::string& text = node.Scalar();
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) return Expected(key, kWhat, node);
+  const std::string host = text.substr(0, colon);
+  for (char c : host) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '-' || c == '_';
+    if (!ok) return Expected(key, kWhat, node);
+  }
+  const std::string port_text = text.substr(colon + 1);
+  if (port_text.empty() || port_text.size() > 5 ||
+      port_text.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(port_text) > 65535) {
+    return Expected(key, kWhat, node);
+  }
+  *out = text;
+  return Status::Ok();
+}
+
+Status ReadTopics(const YAML::Node& node, const std::string& key, std::vector<std::string>* out) {
+  static const std::string kWhat = "a non-empty list of topic names such as [events]";
+  std::vector<std::string> topics;
+  if (node.IsScalar()) {
+    if (node.Scalar().empty()) return Expected(key, kWhat, node);
+    if (node.Scalar().find(',') != std::string::npos) {  // "a,b": meant as a list
+      return Status::InvalidArgument(key + ": expected " + kWhat + ", got " + Describe(node) +
+                                     " (write several topics as a list: [a, b])");
+    }
+    topics.push_back(node.Scalar());
+  } else if (node.IsSequence()) {
+    if (node.size() == 0) {
+      return Status::InvalidArgument(key + ": expected " + kWhat + ", got an empty list");
+    }
+    for (size_t i = 0; i < node.size(); ++i) {
+      const YAML::Node item = node[i];
+      if (!item.IsScalar() || item.Scalar().empty()) {
+        return Status::InvalidArgument(key + ": expected " + kWhat + ", got " + Describe(item) +
+                                       " as item " + std::to_string(i + 1));
+      }
+      topics.push_back(item.Scalar());
+    }
+  } else {
+    return Expected(key, kWhat, node);
+  }
+  *out = std::move(topics);
+  return Status::Ok();
+}
+
+// cluster.peers: a list of host:port (maybe empty), none twice.
+Status ReadPeers(const YAML::Node& node, const std::string& key, std::vector<std::string>* out) {
+  std::vector<std::string> peers;
+  if (!node.IsNull() && !node.IsSequence()) {
+    return Expected(key, "a list of host:port HTTP addresses such as [127.0.0.1:8080]", node);
+  }
+  for (size_t i = 0; node.IsSequence() && i < node.size(); ++i) {
+    std::string peer;
+    HOTROW_RETURN_IF_ERROR(ReadListen(node[i], key, &peer));
+    for (const std::string& p : peers) {
+      if (p == peer) return Status::InvalidArgument(key + ": " + peer + " is given twice");
+    }
+    peers.push_back(std::move(peer));
+  }
+  *out = std::move(peers);
+  return Status::Ok();
+}
+
+Status ReadProperty(const YAML::Node& node, const std::string& key, std::string* out) {
+  if (!node.IsScalar()) return Expected(key, "a scalar value (a string or a number)", node);
+  *out = node.Scalar();
+  return Status::Ok();
+}
+
+Status ReadProperties(const YAML::Node& node, const std::string& key,
+                      std::map<std::string, std::string>* out) {
+  std::map<std::string, std::string> properties;
+  if (node.IsNull()) {
+    out->clear();
+    return Status::Ok();
+  }
+  if (!node.IsMap()) {
+    return Expected(key, "a map of librdkafka properties such as {fetch.min.bytes: 1}", node);
+  }
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (!it->first.IsScalar() || it->first.Scalar().empty()) {
+      return Expected(key, "property names that are non-empty strings", it->first);
+    }
+    const std::string name = it->first.Scalar();
+    if (properties.count(name) != 0) {
+      return Status::InvalidArgument(key + "." + name + ": given twice");
+    }
+    HOTROW_RETURN_IF_ERROR(ReadProperty(it->second, key + "." + name, &properties[name]));
+  }
+  *out = std::move(properties);
+  return Status::Ok();
+}
+
+}  // namespace
+
+// Every key of CONTRACT.md "Configuration", in the order configs/hotrow.yaml lists them.
+struct KeySpec {
+  const char* name;
+  Setter set;
+};
+
+namespace {
+
+const std::vector<KeySpec>& Keys() {
+  static const std::vector<KeySpec> keys = {
+      {"kafka.brokers", [](const YAML::Node& v, const std::string& k,
+                           Config* c) { return ReadString(v, k, false, &c->kafka.brokers); }},
+      {"kafka.topics", [](const YAML::Node& v, const std::string& k,
+                          Config* c) { return ReadTopics(v, k, &c->kafka.topics); }},
+      {"kafka.group_id", [](const YAML::Node& v, const std::string& k,
+                            Config* c) { return ReadString(v, k, false, &c->kafka.group_id); }},
+      {"kafka.instance_id", [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadString(v, k, true, &c->kafka.instance_id);
+       }},
+      {"kafka.properties", [](const YAML::Node& v, const std::string& k,
+                              Config* c) { return ReadProperties(v, k, &c->kafka.properties); }},
+      {"store.path", [](const YAML::Node& v, const std::string& k,
+                        Config* c) { return ReadString(v, k, false, &c->store.path); }},
+      {"store.ttl", [](const YAML::Node& v, const std::string& k,
+                       Config* c) { return ReadDuration(v, k, 1, &c->store.ttl_ms); }},
+      {"store.bucket", [](const YAML::Node& v, const std::string& k,
+                          Config* c) { return ReadDuration(v, k, 1, &c->store.bucket_ms); }},
+      {"store.clock",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         if (v.IsScalar() && v.Scalar() == "wall") {
+           c->store.clock = store::ClockKind::kWall;
+         } else if (v.IsScalar() && v.Scalar() == "stream") {
+           c->store.clock = store::ClockKind::kStream;
+         } else {
+           return Expected(k, "wall or stream", v);
+         }
+         return Status::Ok();
+       }},
+      {"store.block_cache",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadSize(v, k, int64_t{1} << 20, int64_t{1} << 40, &c->store.block_cache_bytes);
+       }},
+      {"store.write_buffer",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadSize(v, k, int64_t{4} << 20, int64_t{1} << 40, &c->store.write_buffer_bytes);
+       }},
+      {"keying.salts",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         int64_t salts = 0;
+         HOTROW_RETURN_IF_ERROR(
+             ReadInteger(v, k, 1, keying::kMaxSalts, "an integer from 1 to 256", &salts));
+         c->keying.salts = static_cast<int>(salts);
+         return Status::Ok();
+       }},
+      {"keying.salt_by",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         std::optional<keying::SaltBy> by;
+         if (v.IsScalar()) by = keying::ParseSaltBy(v.Scalar());
+         if (!by) return Expected(k, "record or id", v);
+         c->keying.salt_by = *by;
+         return Status::Ok();
+       }},
+      {"ingest.batch_max_events",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadInteger(v, k, 1, 1'000'000, "an integer from 1 to 1000000",
+                            &c->ingest.batch_max_events);
+       }},
+      {"ingest.writers",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadInteger(v, k, 0, 16, "an integer from 0 to 16 (0: the machine's cores)",
+                            &c->ingest.writers);
+       }},
+      {"ingest.batch_max_ms",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadMilliseconds(
+             v, k, 1, 3'600'000,
+             "a duration from 1ms to 1h such as 200ms, or an integer of milliseconds",
+             &c->ingest.batch_max_ms);
+       }},
+      {"ingest.id_field", [](const YAML::Node& v, const std::string& k,
+                             Config* c) { return ReadDottedPath(v, k, &c->ingest.id_field); }},
+      {"ingest.ts_field", [](const YAML::Node& v, const std::string& k,
+                             Config* c) { return ReadDottedPath(v, k, &c->ingest.ts_field); }},
+      {"ingest.max_future",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadDuration(v, k, 0, &c->ingest.max_future_ms);
+       }},
+      {"ingest.dead_letter_topic",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadString(v, k, true, &c->ingest.dead_letter_topic);
+       }},
+      {"ingest.stall_after",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadDuration(v, k, 1, &c->ingest.stall_after_ms);
+       }},
+      {"index.fields", [](const YAML::Node& v, const std::string& k,
+                          Config* c) { return ReadIndexFields(v, k, &c->index.fields); }},
+      {"http.listen", [](const YAML::Node& v, const std::string& k,
+                         Config* c) { return ReadListen(v, k, &c->http.listen); }},
+      {"http.threads",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         int64_t threads = 0;
+         HOTROW_RETURN_IF_ERROR(ReadInteger(v, k, 2, 1024, "an integer from 2 to 1024", &threads));
+         c->http.threads = static_cast<int>(threads);
+         return Status::Ok();
+       }},
+      {"http.token_file", [](const YAML::Node& v, const std::string& k,
+                             Config* c) { return ReadString(v, k, true, &c->http.token_file); }},
+      {"http.allow_open", [](const YAML::Node& v, const std::string& k,
+                             Config* c) { return ReadBool(v, k, &c->http.allow_open); }},
+      {"http.tls_cert", [](const YAML::Node& v, const std::string& k,
+                           Config* c) { return ReadString(v, k, true, &c->http.tls_cert); }},
+      {"http.tls_key", [](const YAML::Node& v, const std::string& k,
+                          Config* c) { return ReadString(v, k, true, &c->http.tls_key); }},
+      {"query.threads",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         int64_t threads = 0;
+         HOTROW_RETURN_IF_ERROR(ReadInteger(
+             v, k, 0, 256, "an integer from 0 to 256 (0: the number of cores)", &threads));
+         c->query.threads = static_cast<int>(threads);
+         return Status::Ok();
+       }},
+      {"query.max_concurrent",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         int64_t max = 0;
+         HOTROW_RETURN_IF_ERROR(ReadInteger(v, k, 1, 1023, "an integer from 1 to 1023", &max));
+         c->query.max_concurrent = static_cast<int>(max);
+         return Status::Ok();
+       }},
+      {"cluster.peers", [](const YAML::Node& v, const std::string& k,
+                           Config* c) { return ReadPeers(v, k, &c->cluster.peers); }},
+      {"cluster.peer_timeout_ms",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadMilliseconds(
+             v, k, 1, 60'000,
+             "a duration from 1ms to 60s such as 500ms, or an integer of milliseconds",
+             &c->cluster.peer_timeout_ms);
+       }},
+  };
+  return keys;
+}
+
+}  // namespace
+
+const KeySpec* FindKey(std::string_view name) {
+  for (const KeySpec& spec : Keys()) {
+    if (name == spec.name) return &spec;
+  }
+  return nullptr;
+}
+
+bool IsSection(std::string_view name) {
+  for (const KeySpec& spec : Keys()) {
+    std::string_view full = spec.name;
+    if (full.substr(0, full.find('.')) == name) return true;
+  }
+  return false;
+}
+
+// Sets one key, "section.key" or "kafka.properties.<name>" (one librdkafka property).
+Status SetKey(const std::string& key, const YAML::Node& value, Config* config) {
+  if (const KeySpec* spec = FindKey(key)) return spec->set(value, key, config);
+  static const std::string kPropertyPrefix = "kafka.properties.";
+  if (key.size() > kPropertyPrefix.size() &&
+      key.compare(0, kPropertyPrefix.size(), kPropertyPrefix) == 0) {
+    return ReadProperty(value, key, &config->kafka.properties[key.substr(kPropertyPrefix.size())]);
+  }
+  return Status::InvalidArgument(key + ": unknown key (see configs/hotrow.yaml for every key)");
+}
+
+}  // namespace hotrow::service

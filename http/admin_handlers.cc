@@ -1,0 +1,58 @@
+// The operational answers of the HTTP API: /readyz, /metrics and /v1/stats.
+
+#include <spdlog/spdlog.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "cluster/cluster.h"
+#include "http/server_impl.h"
+#include "http/stats_json.h"
+#include "wire/event_json.h"
+
+namespace hotrow::service {
+
+void HttpServer::Impl::Readyz(httplib::Response& res) {
+  std::string reason;
+  if (stopping.load()) {
+    reason = "shutting down";
+  } else if (backend.ingestor == nullptr) {
+    reason = "not ingesting";
+  } else {
+    Status st = backend.ingestor->Ready();
+    if (!st.ok()) reason = st.message().empty() ? st.ToString() : st.message();
+  }
+  if (reason.empty()) {
+    SetJson(res, 200, "{\"ready\":true}");
+    return;
+  }
+  std::string body = "{\"ready\":false,\"reason\":";
+  AppendJsonString(reason, &body);
+  body.push_back('}');
+  SetJson(res, 503, std::move(body));
+}
+
+void HttpServer::Impl::MetricsText(httplib::Response& res) {
+  std::optional<ingest::IngestStats> ingest;
+  if (backend.ingestor != nullptr) ingest = backend.ingestor->Stats();
+  res.status = 200;
+  const query::QueryWorkStats work = backend.engine->Work();
+  std::optional<ingest::OwnershipSnapshot> ownership;  // cluster mode only
+  if (backend.cluster != nullptr && backend.cluster->enabled()) ownership = backend.cluster->Local();
+  res.set_content(backend.metrics->Render(ingest ? &*ingest : nullptr, backend.store->Stats(),
+                                          backend.store->options(), &work,
+                                          ownership ? &*ownership : nullptr),
+                  "text/plain; version=0.0.4; charset=utf-8");
+}
+
+void HttpServer::Impl::Stats(httplib::Response& res) {
+  std::optional<ingest::IngestStats> ingest;
+  if (backend.ingestor != nullptr) ingest = backend.ingestor->Stats();
+  SetJson(res, 200,
+          RenderStatsJson(ingest ? &*ingest : nullptr, backend.store->Stats(),
+                          backend.store->options()));
+}
+
+}  // namespace hotrow::service

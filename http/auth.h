@@ -1,0 +1,73 @@
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "access/bearer_token.h"
+#include "access/token_file.h"
+#include "common/logging.h"
+#include "common/status.h"
+
+namespace httplib {
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace hotrow::service {
+
+class Metrics;
+
+// How a request's credentials were judged; the `outcome` label of hotrow_http_auth_total.
+enum class AuthOutcome {
+  kOk,
+  kMissing,    // no Authorization header
+  kMalformed,  // a header that is not "Bearer <token68>"
+  kWrong,      // a well-formed bearer token that is not ours
+};
+std::string_view AuthOutcomeName(AuthOutcome outcome);  // "ok", "missing", "malformed", "wrong"
+
+// CONTRACT.md, "Access": Ok when `listen` ("host:port") is a loopback address (127.0.0.0/8,
+// localhost, ::1), when a token is asked, or when `allow_open` says an open API is wanted;
+// else InvalidArgument saying why, in one line.
+Status CheckOpenListen(const std::string& listen, bool has_token, bool allow_open);
+
+// The bearer-token gate of the HTTP API (CONTRACT.md, "Access"): every path except "/",
+// "/healthz" and "/readyz" needs "Authorization: Bearer <token>". A refusal is 401 with
+// {"error": ...} and "WWW-Authenticate: Bearer"; every decision is counted in Metrics by outcome;
+// refusals are logged at most 10 per 10 s (the remote address and the outcome, never a token).
+//
+// The token can be replaced while serving (Reload, on SIGHUP); a file that cannot be read then
+// keeps the old token.
+//
+// Thread-safety: every method may be called from any thread.
+class Authenticator {
+ public:
+  // Reads `token_file` (see ReadTokenFile). `metrics` may be null; it must outlive this object.
+  static Result<std::unique_ptr<Authenticator>> Open(const std::string& token_file,
+                                                     Metrics* metrics);
+
+  // Re-reads the token file. On failure the old token stays and the error is returned.
+  Status Reload();
+
+  // True for the paths that are always open: "/", "/healthz", "/readyz" (any query string).
+  static bool IsOpenPath(std::string_view target);
+
+  // Judges one Authorization header value (null: no header). Counts the outcome.
+  AuthOutcome Check(const std::string* authorization) const;
+
+  // The pre-routing hook: true when `req` may go on; else `res` is the 401 answer.
+  bool Admit(const httplib::Request& req, httplib::Response& res) const;
+
+ private:
+  Authenticator(std::string path, std::string token, Metrics* metrics);
+
+  const std::string path_;
+  Metrics* const metrics_;
+  mutable std::mutex mu_;
+  std::string token_;  // guarded by mu_
+  mutable RateLimiter log_limiter_{10, 10000};
+};
+
+}  // namespace hotrow::service

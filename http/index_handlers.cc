@@ -1,0 +1,141 @@
+// The secondary-index queries of the HTTP API (CONTRACT.md "HTTP API"):
+//   GET /v1/index/{field}/{value}/latest?n=N
+//   GET /v1/index/{field}/{value}?from=T&to=T[&limit=L][&order=desc|asc]
+// answered {"field": F, "value": V, "events": [E...]}, plus "unindexed": [{"from": MS, "to":
+// MS}...] when buckets of the range were made before `field` was indexed (their events cannot be
+// found by the index, and the answer says so rather than miss them silently). With cluster.peers they
+// fan out like the per-id queries (HttpServer::Impl::FanOutClusterQuery), `?local=true` included.
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cluster/cluster.h"
+#include "http/query_params.h"
+#include "http/server_impl.h"
+#include "keying/index_key.h"
+#include "query/index_query.h"
+#include "wire/event_json.h"
+#include "wire/url_codec.h"
+
+namespace hotrow::service {
+namespace {
+
+Status CheckIndexValue(std::string_view value) {
+  if (value.size() > keying::kMaxIndexValueSize) {
+    return Status::InvalidArgument("the value is " + std::to_string(value.size()) +
+                                   " bytes; indexed values are at most " +
+                                   std::to_string(keying::kMaxIndexValueSize) + " bytes");
+  }
+  if (!IsValidUtf8(value)) {
+    return Status::InvalidArgument("the value is not valid UTF-8; indexed values are UTF-8 text");
+  }
+  return Status::Ok();
+}
+
+// The answer object up to and including "events":[.
+std::string IndexOpenBody(const std::string& field, const std::string& value) {
+  std::string body = "{\"field\":";
+  AppendJsonString(field, &body);
+  body.append(",\"value\":");
+  AppendJsonString(value, &body);
+  body.append(",\"events\":[");
+  return body;
+}
+
+// ,"unindexed":[{"from":MS,"to":MS}...] when there are such buckets; nothing otherwise.
+void AppendUnindexed(const std::vector<query::UnindexedSpan>& unindexed, std::string* out) {
+  if (unindexed.empty()) return;
+  out->append(",\"unindexed\":[");
+  for (size_t i = 0; i < unindexed.size(); ++i) {
+    if (i > 0) out->push_back(',');
+    out->append("{\"from\":" + std::to_string(unindexed[i].start_ms) +
+                ",\"to\":" + std::to_string(unindexed[i].end_ms) + "}");
+  }
+  out->push_back(']');
+}
+
+std::string IndexBody(const std::string& field, const std::string& value,
+                      const query::IndexAnswer& answer) {
+  std::string body = IndexOpenBody(field, value);
+  bool first = true;
+  for (const query::Event& e : answer.events) {
+    if (!first) body.push_back(',');
+    first = false;
+    AppendEventJson(e, &body);
+  }
+  body.push_back(']');
+  AppendUnindexed(answer.unindexed, &body);
+  body.push_back('}');
+  return body;
+}
+
+}  // namespace
+
+bool HttpServer::Impl::IndexRoute(const std::vector<std::string>& s, std::string_view raw_query,
+                                  httplib::Response& res) {
+  if (s.size() < 4 || s[0] != "v1" || s[1] != "index") return false;
+  const bool latest = s.size() == 5 && s[4] == "latest";
+  if (!latest && s.size() != 4) return false;
+  const QueryKind kind = latest ? QueryKind::kLatest : QueryKind::kRange;
+  const auto start = HttpClock::now();
+  const std::string& field = s[2];
+  const std::string& value = s[3];
+  // Cluster mode: `local=true` answers from this instance's serving partitions; without it every
+  // instance is asked, as for the per-id queries (http_cluster_handlers.cc).
+  const bool cluster = backend.cluster != nullptr && backend.cluster->enabled();
+  bool local = false;
+  std::string rest;
+  if (!cluster) {
+    rest = raw_query;
+  } else if (!TakeClusterLocal(raw_query, kind, &local, &rest, res)) {
+    return true;
+  }
+  Result<LatestParams> latest_params = LatestParams{};
+  Result<RangeParams> range_params = RangeParams{};
+  if (latest) {
+    latest_params = ParseLatestParams(rest);
+    if (!latest_params.ok()) return Fail(res, kind, latest_params.status()), true;
+  } else {
+    range_params = ParseRangeParams(rest);
+    if (!range_params.ok()) return Fail(res, kind, range_params.status()), true;
+  }
+  if (Status st = CheckIndexValue(value); !st.ok()) return Fail(res, kind, st), true;
+  if (cluster) {
+    ClusterQuery q;
+    q.kind = kind;
+    q.peer_path = "/v1/index/" + PercentEncode(field) + "/" + PercentEncode(value) +
+                  (latest ? "/latest" : "");
+    q.rest = std::move(rest);
+    q.limit = latest ? latest_params->n : range_params->limit;
+    q.order = latest ? query::Order::kDesc : range_params->order;
+    q.open_body = IndexOpenBody(field, value);
+    auto filter = std::make_shared<query::PartitionFilter>(backend.cluster->Filter());
+    q.run = [store = backend.store, filter, field, value, latest, n = latest_params->n,
+             r = *range_params](std::string* extra) -> Result<std::vector<query::Event>> {
+      const query::IndexQuery index(store, nullptr, filter.get());
+      Result<query::IndexAnswer> answer =
+          latest ? index.Latest(field, value, n)
+                 : index.Range(field, value, r.from_ms, r.to_ms, r.limit, r.order);
+      if (!answer.ok()) return answer.status();
+      AppendUnindexed(answer->unindexed, extra);
+      return std::move(answer->events);
+    };
+    local ? LocalClusterQuery(q, res) : FanOutClusterQuery(q, res);
+    return true;
+  }
+  QuerySlot slot(this);
+  if (!slot.acquired()) return Busy(res, kind, "too many queries at once; retry later"), true;
+  const query::IndexQuery index(backend.store, nullptr);
+  Result<query::IndexAnswer> answer =
+      latest ? index.Latest(field, value, latest_params->n)
+             : index.Range(field, value, range_params->from_ms, range_params->to_ms,
+                           range_params->limit, range_params->order);
+  if (!answer.ok()) return Fail(res, kind, answer.status()), true;
+  SetJson(res, 200, IndexBody(field, value, *answer));
+  backend.metrics->RecordQuery(kind, QueryOutcome::kOk, SecondsSince(start));
+  return true;
+}
+
+}  // namespace hotrow::service

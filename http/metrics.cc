@@ -1,0 +1,320 @@
+#include "http/metrics.h"
+
+#include <prometheus/counter.h>
+#include <prometheus/histogram.h>
+#include <prometheus/metric_family.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace hotrow::service {
+namespace {
+
+constexpr std::array<QueryKind, 3> kKinds = {QueryKind::kLatest, QueryKind::kRange,
+                                             QueryKind::kScan};
+constexpr std::array<QueryOutcome, 5> kOutcomes = {QueryOutcome::kOk, QueryOutcome::kBadRequest,
+                                                   QueryOutcome::kBusy, QueryOutcome::kError,
+                                                   QueryOutcome::kCancelled};
+// The `outcome` labels of hotrow_http_auth_total (http/auth.h, AuthOutcomeName).
+constexpr std::array<std::string_view, 4> kAuthOutcomes = {"ok", "missing", "malformed", "wrong"};
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+MetricFamily NewFamily(const char* name, const char* help, MetricType type) {
+  MetricFamily family;
+  family.name = name;
+  family.help = help;
+  family.type = type;
+  return family;
+}
+
+ClientMetric Sample(double value, MetricType type, std::vector<ClientMetric::Label> labels = {}) {
+  ClientMetric metric;
+  metric.label = std::move(labels);
+  if (type == MetricType::Counter) {
+    metric.counter.value = value;
+  } else {
+    metric.gauge.value = value;
+  }
+  return metric;
+}
+
+// A family with one unlabelled sample.
+MetricFamily Single(const char* name, const char* help, MetricType type, double value) {
+  MetricFamily family = NewFamily(name, help, type);
+  family.metric.push_back(Sample(value, type));
+  return family;
+}
+
+}  // namespace
+
+std::string_view QueryKindName(QueryKind kind) {
+  switch (kind) {
+    case QueryKind::kLatest:
+      return "latest";
+    case QueryKind::kRange:
+      return "range";
+    case QueryKind::kScan:
+      return "scan";
+  }
+  return "unknown";
+}
+
+std::string_view QueryOutcomeName(QueryOutcome outcome) {
+  switch (outcome) {
+    case QueryOutcome::kOk:
+      return "ok";
+    case QueryOutcome::kBadRequest:
+      return "bad_request";
+    case QueryOutcome::kBusy:
+      return "busy";
+    case QueryOutcome::kError:
+      return "error";
+    case QueryOutcome::kCancelled:
+      return "cancelled";
+  }
+  return "unknown";
+}
+
+struct Metrics::Families {
+  prometheus::Registry registry;
+  // Indexed by kind, then outcome: resolved once so that recording takes no label lookup.
+  prometheus::Counter* queries[kKinds.size()][kOutcomes.size()] = {};
+  prometheus::Histogram* latency[kKinds.size()] = {};
+  prometheus::Family<prometheus::Counter>* responses = nullptr;
+  prometheus::Counter* auth[kAuthOutcomes.size()] = {};
+  std::mutex responses_mu;
+  std::map<int, prometheus::Counter*> responses_by_code;  // guarded by responses_mu
+};
+
+Metrics::Metrics() : families_(std::make_unique<Families>()) {
+  auto& queries = prometheus::BuildCounter()
+                      .Name("hotrow_queries_total")
+                      .Help("HTTP queries answered, by kind and outcome")
+                      .Register(families_->registry);
+  auto& latency = prometheus::BuildHistogram()
+                      .Name("hotrow_query_seconds")
+                      .Help("Time to answer an HTTP query, by kind (a scan: until its last event)")
+                      .Register(families_->registry);
+  const prometheus::Histogram::BucketBoundaries bounds = {
+      0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+  for (size_t k = 0; k < kKinds.size(); ++k) {
+    const std::string kind(QueryKindName(kKinds[k]));
+    for (size_t o = 0; o < kOutcomes.size(); ++o) {
+      families_->queries[k][o] =
+          &queries.Add({{"kind", kind}, {"outcome", std::string(QueryOutcomeName(kOutcomes[o]))}});
+    }
+    families_->latency[k] = &latency.Add({{"kind", kind}}, bounds);
+  }
+  families_->responses = &prometheus::BuildCounter()
+                              .Name("hotrow_http_responses_total")
+                              .Help("HTTP responses, by status code")
+                              .Register(families_->registry);
+  auto& auth = prometheus::BuildCounter()
+                   .Name("hotrow_http_auth_total")
+                   .Help("Bearer-token checks of HTTP requests, by outcome")
+                   .Register(families_->registry);
+  for (size_t i = 0; i < kAuthOutcomes.size(); ++i) {
+    families_->auth[i] = &auth.Add({{"outcome", std::string(kAuthOutcomes[i])}});
+  }
+}
+
+Metrics::~Metrics() = default;
+
+void Metrics::RecordQuery(QueryKind kind, QueryOutcome outcome, double seconds) {
+  const auto k = static_cast<size_t>(kind);
+  families_->queries[k][static_cast<size_t>(outcome)]->Increment();
+  if (outcome == QueryOutcome::kOk) families_->latency[k]->Observe(seconds);
+}
+
+void Metrics::RecordAuth(std::string_view outcome) {
+  for (size_t i = 0; i < kAuthOutcomes.size(); ++i) {
+    if (kAuthOutcomes[i] == outcome) families_->auth[i]->Increment();
+  }
+}
+
+void Metrics::RecordHttpResponse(int status) {
+  prometheus::Counter* counter = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(families_->responses_mu);
+    auto it = families_->responses_by_code.find(status);
+    if (it == families_->responses_by_code.end()) {
+      counter = &families_->responses->Add({{"code", std::to_string(status)}});
+      families_->responses_by_code.emplace(status, counter);
+    } else {
+      counter = it->second;
+    }
+  }
+  counter->Increment();
+}
+
+std::string Metrics::Render(const ingest::IngestStats* ingest, const store::StoreStats& store,
+                            const store::StoreOptions& store_options,
+                            const query::QueryWorkStats* work,
+                            const ingest::OwnershipSnapshot* ownership) const {
+  std::vector<MetricFamily> out = families_->registry.Collect();
+  constexpr auto kCounter = MetricType::Counter;
+  constexpr auto kGauge = MetricType::Gauge;
+
+  if (ownership != nullptr) {
+    MetricFamily serving = NewFamily(
+        "hotrow_partition_serving",
+        "1 when this instance answers for the owned partition (complete window, caught up)",
+        kGauge);
+    MetricFamily progress = NewFamily(
+        "hotrow_partition_rebuild_progress",
+        "Share of the owned partition's rebuild done, 0 to 1 (1 once caught up)", kGauge);
+    double rebuilding = 0;
+    for (const auto& p : ownership->partitions) {
+      std::vector<ClientMetric::Label> labels = {{"partition", std::to_string(p.partition)},
+                                                 {"topic", p.topic}};
+      serving.metric.push_back(Sample(p.serving() ? 1 : 0, kGauge, labels));
+      progress.metric.push_back(Sample(ingest::RebuildProgress(p), kGauge, labels));
+      if (p.rebuilding()) rebuilding += 1;
+    }
+    out.push_back(std::move(serving));
+    out.push_back(std::move(progress));
+    out.push_back(Single("hotrow_rebuilding_partitions",
+                         "Owned partitions still replaying their window from Kafka", kGauge,
+                         rebuilding));
+  }
+
+  if (work != nullptr) {
+    out.push_back(Single("hotrow_query_iterators_created_total",
+                         "Store cursors created by queries (latest-N reuses one per bucket)",
+                         kCounter, static_cast<double>(work->iterators_created)));
+    out.push_back(Single("hotrow_query_seeks_total", "Cursor seeks made by queries", kCounter,
+                         static_cast<double>(work->seeks)));
+    out.push_back(Single("hotrow_query_rows_read_total",
+                         "Rows queries stepped onto in the store, kept or not", kCounter,
+                         static_cast<double>(work->rows_read)));
+  }
+
+  if (ingest != nullptr) {
+    out.push_back(Single("hotrow_records_consumed_total", "Kafka records polled, good or bad",
+                         kCounter, static_cast<double>(ingest->records_consumed)));
+    out.push_back(Single("hotrow_events_stored_total", "Events this process wrote to the store",
+                         kCounter, static_cast<double>(ingest->events_stored)));
+    out.push_back(Single("hotrow_duplicates_total",
+                         "Records the store already held (replays after a restart or rebalance)",
+                         kCounter, static_cast<double>(ingest->duplicates)));
+    MetricFamily rejected =
+        NewFamily("hotrow_rejected_total", "Records refused, by reason; never stored", kCounter);
+    for (const char* reason : ingest::kRejectReasons) {
+      auto it = ingest->rejected.find(reason);
+      const double count = it == ingest->rejected.end() ? 0 : static_cast<double>(it->second);
+      rejected.metric.push_back(Sample(count, kCounter, {{"reason", reason}}));
+    }
+    for (const auto& [reason, count] : ingest->rejected) {  // any reason not in the list
+      bool known = false;
+      for (const char* r : ingest::kRejectReasons) known = known || reason == r;
+      if (!known)
+        rejected.metric.push_back(
+            Sample(static_cast<double>(count), kCounter, {{"reason", reason}}));
+    }
+    out.push_back(std::move(rejected));
+    out.push_back(Single("hotrow_dead_lettered_total",
+                         "Rejected records produced to the dead-letter topic", kCounter,
+                         static_cast<double>(ingest->dead_lettered)));
+    out.push_back(Single("hotrow_lost_to_retention_total",
+                         "Records the broker deleted before hotrow could consume them", kCounter,
+                         static_cast<double>(ingest->lost_to_retention)));
+    out.push_back(Single("hotrow_skipped_cold_total",
+                         "Records skipped unparsed: their Kafka timestamp is before the hot window",
+                         kCounter, static_cast<double>(ingest->skipped_cold)));
+    out.push_back(Single("hotrow_batches_discarded_total",
+                         "Batches not written: their partitions were lost (session timeout, fencing)",
+                         kCounter, static_cast<double>(ingest->batches_discarded)));
+    out.push_back(Single("hotrow_rebalances_total",
+                         "Consumer group rebalance callbacks served (assignments and revocations)",
+                         kCounter, static_cast<double>(ingest->rebalances)));
+    out.push_back(Single("hotrow_batches_written_total", "Batches written to the store", kCounter,
+                         static_cast<double>(ingest->batches_written)));
+    out.push_back(Single("hotrow_batch_events_total",
+                         "Events over every written batch (divide by hotrow_batches_written_total "
+                         "for the mean batch size)",
+                         kCounter, static_cast<double>(ingest->batch_events_sum)));
+    out.push_back(Single("hotrow_batch_write_seconds_total", "Time spent in store writes", kCounter,
+                         ingest->batch_write_seconds_sum));
+    const double mean_batch = ingest->batches_written == 0
+                                  ? 0
+                                  : static_cast<double>(ingest->batch_events_sum) /
+                                        static_cast<double>(ingest->batches_written);
+    out.push_back(Single("hotrow_batch_size_mean", "Mean events per written batch since start",
+                         kGauge, mean_batch));
+
+    MetricFamily lag =
+        NewFamily("hotrow_consumer_lag", "Records behind the partition's end", kGauge);
+    MetricFamily next =
+        NewFamily("hotrow_next_offset", "Next offset to consume, as stored", kGauge);
+    MetricFamily paused = NewFamily("hotrow_partition_paused",
+                                    "1 when the partition is paused (backpressure)", kGauge);
+    double paused_count = 0;
+    for (const auto& p : ingest->partitions) {
+      std::vector<ClientMetric::Label> labels = {{"partition", std::to_string(p.partition)},
+                                                 {"topic", p.topic}};
+      lag.metric.push_back(Sample(static_cast<double>(p.lag), kGauge, labels));
+      next.metric.push_back(Sample(static_cast<double>(p.next_offset), kGauge, labels));
+      paused.metric.push_back(Sample(p.paused ? 1 : 0, kGauge, labels));
+      if (p.paused) paused_count += 1;
+    }
+    out.push_back(std::move(lag));
+    out.push_back(std::move(next));
+    out.push_back(std::move(paused));
+    out.push_back(Single("hotrow_paused_partitions", "Partitions paused for backpressure", kGauge,
+                         paused_count));
+    out.push_back(Single("hotrow_assigned_partitions", "Partitions assigned to this process",
+                         kGauge, static_cast<double>(ingest->partitions.size())));
+    out.push_back(Single("hotrow_ingest_stalled", "1 when lag > 0 and nothing was written lately",
+                         kGauge, ingest->stalled ? 1 : 0));
+    out.push_back(Single("hotrow_out_of_disk", "1 when the last write failed for lack of space",
+                         kGauge, ingest->out_of_disk ? 1 : 0));
+  }
+
+  out.push_back(Single("hotrow_buckets", "Live time buckets in the store", kGauge,
+                       static_cast<double>(store.buckets.size())));
+  double bytes = 0;
+  for (const auto& b : store.buckets) bytes += static_cast<double>(b.bytes);
+  out.push_back(Single("hotrow_store_events", "Events in the live buckets", kGauge,
+                       static_cast<double>(store.events)));
+  out.push_back(Single("hotrow_store_bytes", "Key and value bytes written to the live buckets",
+                       kGauge, bytes));
+  MetricFamily salts =
+      NewFamily("hotrow_salt_events", "Events per salt over the live buckets", kGauge);
+  for (size_t s = 0; s < store.salt_events.size(); ++s) {
+    salts.metric.push_back(
+        Sample(static_cast<double>(store.salt_events[s]), kGauge, {{"salt", std::to_string(s)}}));
+  }
+  out.push_back(std::move(salts));
+  out.push_back(Single("hotrow_store_clock_ms", "Now by the store's clock, ms since the epoch",
+                       kGauge, static_cast<double>(store.now_ms)));
+  out.push_back(Single("hotrow_window_start_ms",
+                       "Start of the hot window; older events are never returned", kGauge,
+                       static_cast<double>(store.window_start_ms)));
+  out.push_back(Single("hotrow_ttl_seconds", "The hot window's length (store.ttl)", kGauge,
+                       static_cast<double>(store_options.ttl_ms) / 1000.0));
+  out.push_back(Single("hotrow_resident_bytes", "Resident set size of the process", kGauge,
+                       static_cast<double>(ResidentBytes())));
+
+  return prometheus::TextSerializer().Serialize(out);
+}
+
+uint64_t ResidentBytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long long size = 0, resident = 0;
+  const int n = std::fscanf(f, "%llu %llu", &size, &resident);
+  std::fclose(f);
+  if (n != 2) return 0;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace hotrow::service

@@ -1,0 +1,301 @@
+#include "http/server.h"
+
+#include <httplib.h>
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <exception>
+#include <thread>
+#include <utility>
+
+#include "access/tls.h"
+#include "http/auth.h"
+#include "http/query_params.h"
+#include "http/server_impl.h"
+#include "http/status_page.h"
+#include "http/task_queue.h"
+#include "wire/url_codec.h"
+
+namespace hotrow::service {
+namespace {
+
+// httplib's compiled-in limit on the request line (CPPHTTPLIB_REQUEST_URI_MAX_LENGTH).
+constexpr size_t kMaxUriBytes = 8192;
+
+}  // namespace
+
+void HttpServer::Impl::Warn(const std::string& message) {
+  uint64_t suppressed = 0;
+  if (!warn_limiter.Allow(&suppressed)) return;
+  if (suppressed > 0) {
+    spdlog::warn("http: {} ({} similar warnings suppressed)", message, suppressed);
+  } else {
+    spdlog::warn("http: {}", message);
+  }
+}
+
+// Answers a GET or HEAD. Never throws.
+void HttpServer::Impl::Handle(const httplib::Request& req, httplib::Response& res) {
+  try {
+    Dispatch(req, res);
+  } catch (const std::exception& e) {
+    Warn("request " + QuoteClientText(req.target) + " failed: " + e.what());
+    SetError(res, 500, std::string("internal error: ") + e.what());
+  } catch (...) {
+    Warn("request " + QuoteClientText(req.target) + " failed with an unknown exception");
+    SetError(res, 500, "internal error");
+  }
+}
+
+void HttpServer::Impl::Dispatch(const httplib::Request& req, httplib::Response& res) {
+  Result<RequestTarget> target = SplitRequestTarget(req.target);
+  if (!target.ok()) {
+    SetError(res, 400, "bad request path: " + target.status().message());
+    return;
+  }
+  std::string id;
+  if (IsStatusPagePath(target->segments)) return ServeStatusPage(&res);  // GET /: the page
+  if (IndexRoute(target->segments, target->raw_query, res)) return;
+  const Endpoint endpoint = MatchRoute(target->segments, &id);
+  const std::string_view raw_query = target->raw_query;
+  if (backend.cluster != nullptr &&
+      ClusterRoute(target->segments, endpoint, id, raw_query, res)) {
+    return;
+  }
+  switch (endpoint) {
+    case Endpoint::kNone:
+      SetError(res, 404,
+               "unknown path " + QuoteClientText(req.path) +
+                   "; the API is /v1/events/{id}/latest, /v1/events/{id}, /v1/scan, /v1/stats, "
+                   "/healthz, /readyz, /metrics");
+      return;
+    case Endpoint::kHealthz:
+      if (!NoParams(raw_query, res)) return;
+      SetJson(res, 200, "{\"status\":\"ok\"}");
+      return;
+    case Endpoint::kReadyz:
+      if (!NoParams(raw_query, res)) return;
+      Readyz(res);
+      return;
+    case Endpoint::kMetrics:
+      if (!NoParams(raw_query, res)) return;
+      MetricsText(res);
+      return;
+    case Endpoint::kStats:
+      if (!NoParams(raw_query, res)) return;
+      Stats(res);
+      return;
+    case Endpoint::kLatest:
+      Latest(id, raw_query, res);
+      return;
+    case Endpoint::kRange:
+      Range(id, raw_query, res);
+      return;
+    case Endpoint::kScan:
+      Scan(raw_query, res);
+      return;
+  }
+}
+
+bool HttpServer::Impl::NoParams(std::string_view raw_query, httplib::Response& res) {
+  Status params = CheckNoParams(raw_query);
+  if (params.ok()) return true;
+  SetError(res, 400, params.message());
+  return false;
+}
+
+// Called by httplib for every answer with status >= 400. Gives a JSON body to the ones httplib
+// made itself (it routes nothing but GET/HEAD to us) and turns its 404 for another method on a
+// known path into 405.
+httplib::Server::HandlerResponse HttpServer::Impl::ErrorPage(const httplib::Request& req,
+                                                             httplib::Response& res) {
+  if (!res.body.empty() || res.is_chunked_content_provider_)
+    return httplib::Server::HandlerResponse::Unhandled;
+  try {
+    std::string message;
+    switch (res.status) {
+      case 404: {
+        Result<RequestTarget> target = SplitRequestTarget(req.target);
+        std::string id;
+        if (!target.ok()) {
+          res.status = 400;
+          message = "bad request path: " + target.status().message();
+        } else if (MatchRoute(target->segments, &id) != Endpoint::kNone ||
+                   IsStatusPagePath(target->segments)) {
+          res.status = 405;
+          res.set_header("Allow", "GET, HEAD");
+          message = "method " + QuoteClientText(req.method) + " is not allowed on " +
+                    QuoteClientText(req.path) + "; use GET";
+        } else {
+          message = "unknown path " + QuoteClientText(req.path);
+        }
+        break;
+      }
+      case 400:
+        message = "malformed HTTP request (request line, method or headers)";
+        break;
+      case 413:
+        message = "request body over " + std::to_string(options.max_body_bytes) + " bytes";
+        break;
+      case 414:
+        message = "request URI over " + std::to_string(kMaxUriBytes) + " bytes";
+        break;
+      default:
+        message = "request refused with HTTP status " + std::to_string(res.status);
+        break;
+    }
+    res.set_content(ErrorBody(message) + "\n", "application/json");
+  } catch (...) {
+    res.set_content("{\"error\":\"bad request\"}\n", "application/json");
+  }
+  return httplib::Server::HandlerResponse::Handled;
+}
+
+Status ParseListenAddress(const std::string& listen, std::string* host, int* port) {
+  const auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument("listen address " + QuoteClientText(listen) + ": " + why +
+                                   "; expected host:port such as 127.0.0.1:8080");
+  };
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0) return bad("no host:port");
+  std::string h = listen.substr(0, colon);
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  if (h.empty()) return bad("empty host");
+  const std::string p = listen.substr(colon + 1);
+  int value = -1;
+  auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
+  if (p.empty() || ec != std::errc() || ptr != p.data() + p.size() || value < 0 || value > 65535) {
+    return bad("port must be 0..65535");
+  }
+  *host = h;
+  *port = value;
+  return Status::Ok();
+}
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+int HttpServer::port() const { return impl_->port; }
+
+std::string HttpServer::address() const {
+  const bool v6 = impl_->host.find(':') != std::string::npos;
+  return (v6 ? "[" + impl_->host + "]" : impl_->host) + ":" + std::to_string(impl_->port);
+}
+
+std::string HttpServer::url() const {
+  return (impl_->options.tls_cert_file.empty() ? "http://" : "https://") + address();
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& options,
+                                                      const HttpBackend& backend) {
+  if (backend.store == nullptr || backend.engine == nullptr || backend.metrics == nullptr) {
+    return Status::InvalidArgument(
+        "http: the store, the query engine and the metrics are required");
+  }
+  if (options.threads < 1 || options.max_queries < 1) {
+    return Status::InvalidArgument("http: threads and max_queries must be at least 1");
+  }
+  auto impl = std::make_unique<Impl>(options, backend);
+  int port = 0;
+  HOTROW_RETURN_IF_ERROR(ParseListenAddress(options.listen, &impl->host, &port));
+
+  Result<std::unique_ptr<httplib::Server>> made =
+      NewHttplibServer(options.tls_cert_file, options.tls_key_file);
+  if (!made.ok()) return made.status();
+  impl->server = std::move(made).value();
+
+  Impl* self = impl.get();
+  httplib::Server& server = *impl->server;
+  const int threads = options.threads;
+  const size_t queued = options.queued_connections;
+  server.new_task_queue = [threads, queued] { return new BoundedTaskQueue(threads, queued); };
+  server.set_read_timeout(std::chrono::milliseconds(options.read_timeout_ms));
+  server.set_write_timeout(std::chrono::milliseconds(options.write_timeout_ms));
+  // cpp-httplib writes headers and body in separate sends; with Nagle on, every answer after the
+  // first on a keep-alive connection waited ~40 ms for the client's delayed ACK.
+  server.set_tcp_nodelay(true);
+  server.set_keep_alive_max_count(options.keep_alive_max_requests);
+  server.set_keep_alive_timeout(std::max<int64_t>(1, options.keep_alive_timeout_ms / 1000));
+  server.set_payload_max_length(options.max_body_bytes);
+  server.set_pre_routing_handler([self](const httplib::Request& req, httplib::Response& res) {
+    if (self->backend.auth != nullptr && !self->backend.auth->Admit(req, res)) {
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (req.method != "GET" && req.method != "HEAD")
+      return httplib::Server::HandlerResponse::Unhandled;
+    self->Handle(req, res);
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  server.set_error_handler(httplib::Server::HandlerWithResponse(
+      [self](const httplib::Request& req, httplib::Response& res) {
+        return self->ErrorPage(req, res);
+      }));
+  server.set_exception_handler(
+      [self](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+          if (ep) std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        self->Warn("request " + QuoteClientText(req.target) + " failed: " + what);
+        SetError(res, 500, "internal error: " + what);
+      });
+  server.set_logger([self](const httplib::Request& req, const httplib::Response& res) {
+    self->backend.metrics->RecordHttpResponse(res.status);
+    if (spdlog::should_log(spdlog::level::debug)) {
+      spdlog::debug("http: {} {} {} from {}:{}", res.status, req.method,
+                    QuoteClientText(req.target), req.remote_addr, req.remote_port);
+    }
+  });
+
+  if (port == 0) {
+    port = server.bind_to_any_port(impl->host);
+    if (port < 0) port = -1;
+  } else if (!server.bind_to_port(impl->host, port)) {
+    port = -1;
+  }
+  if (port <= 0) {
+    return Status::IOError("http: cannot listen on " + options.listen +
+                           " (address in use, or not an address of this machine)");
+  }
+  impl->port = port;
+  impl->listen_thread = std::thread([self] {
+    pthread_setname_np(pthread_self(), "http-listen");
+    if (!self->server->listen_after_bind()) {
+      if (!self->stopping.load())
+        spdlog::error("http: the listener on {} stopped", self->options.listen);
+    }
+  });
+  // Stop() can only stop a server that is running: wait for the listener to start. On failure
+  // listen_after_bind returns at once and is_running() never turns true.
+  const auto deadline = HttpClock::now() + std::chrono::seconds(5);
+  while (!server.is_running() && HttpClock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (!server.is_running()) {
+    self->stopping.store(true);
+    server.stop();
+    impl->listen_thread.join();
+    return Status::IOError("http: the listener on " + options.listen + " did not start");
+  }
+  std::unique_ptr<HttpServer> http(new HttpServer(std::move(impl)));
+  spdlog::info("http: listening on {}", http->url());
+  return http;
+}
+
+void HttpServer::Stop() {
+  std::lock_guard<std::mutex> lock(impl_->stop_mu);
+  if (impl_->stopped) return;
+  impl_->stopped = true;
+  impl_->stopping.store(true);
+  impl_->server->stop();
+  if (impl_->listen_thread.joinable()) impl_->listen_thread.join();
+}
+
+}  // namespace hotrow::service

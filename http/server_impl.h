@@ -1,0 +1,141 @@
+#pragma once
+
+// The state of one HttpServer and its handlers, shared by the files that implement it:
+// http_server.cc (routing, error pages, lifecycle), http_query_handlers.cc (latest, range, scan)
+// and http_admin_handlers.cc (readyz, metrics, stats). Internal to service/.
+
+#include <httplib.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "common/logging.h"
+#include "http/query_params.h"
+#include "http/response.h"
+#include "http/server.h"
+#include "query/query_engine.h"
+
+namespace hotrow::service {
+
+struct HttpServer::Impl {
+  Impl(const HttpServerOptions& o, const HttpBackend& b) : options(o), backend(b) {}
+
+  const HttpServerOptions options;
+  const HttpBackend backend;
+  std::string host;
+  int port = 0;
+  // An httplib::SSLServer for HTTPS (access/tls.h); set before anything uses it.
+  std::unique_ptr<httplib::Server> server;
+  std::thread listen_thread;
+  std::atomic<bool> stopping{false};
+  std::atomic<int> queries_running{0};
+  std::mutex stop_mu;
+  bool stopped = false;  // guarded by stop_mu
+  RateLimiter warn_limiter{10, 10000};
+
+  // One of the `max_queries` slots, held for the life of a query (a scan: until its last byte).
+  class QuerySlot {
+   public:
+    explicit QuerySlot(Impl* impl) : impl_(impl) {
+      if (impl_->queries_running.fetch_add(1) >= impl_->options.max_queries) {
+        impl_->queries_running.fetch_sub(1);
+        impl_ = nullptr;
+      }
+    }
+    ~QuerySlot() {
+      if (impl_ != nullptr) impl_->queries_running.fetch_sub(1);
+    }
+    QuerySlot(const QuerySlot&) = delete;
+    QuerySlot& operator=(const QuerySlot&) = delete;
+    bool acquired() const { return impl_ != nullptr; }
+
+   private:
+    Impl* impl_;
+  };
+
+  // Logs a warning, at most 10 per 10 s.
+  void Warn(const std::string& message);
+
+  // Routing and lifecycle (http_server.cc). Handle answers a GET or HEAD and never throws.
+  void Handle(const httplib::Request& req, httplib::Response& res);
+  void Dispatch(const httplib::Request& req, httplib::Response& res);
+  bool NoParams(std::string_view raw_query, httplib::Response& res);
+  // Called by httplib for every answer with status >= 400. Gives a JSON body to the ones httplib
+  // made itself (it routes nothing but GET/HEAD to us) and turns its 404 for another method on a
+  // known path into 405.
+  httplib::Server::HandlerResponse ErrorPage(const httplib::Request& req, httplib::Response& res);
+
+  // /healthz is answered in Dispatch; /readyz, /metrics, /v1/stats (http_admin_handlers.cc).
+  void Readyz(httplib::Response& res);
+  void MetricsText(httplib::Response& res);
+  void Stats(httplib::Response& res);
+
+  // The queries (http_query_handlers.cc).
+  void Busy(httplib::Response& res, QueryKind kind, const std::string& why);
+  // Answers a bad parameter, or a query's failure.
+  void Fail(httplib::Response& res, QueryKind kind, const Status& st);
+  void Latest(const std::string& id, std::string_view raw_query, httplib::Response& res);
+  void Range(const std::string& id, std::string_view raw_query, httplib::Response& res);
+  // A range over query::kSmallQueryLimit events, streamed in chunks as it is produced.
+  void StreamRange(const std::string& id, const RangeParams& params, httplib::Response& res);
+  static std::string OpenEventsBody(const std::string& id);
+  // What one streamed scan needs after the handler has returned. Records a cancelled query if the
+  // provider never finished (the client went away before the first byte).
+  struct ScanJob {
+    ScanJob(Impl* i, int64_t f, int64_t t, int64_t l)
+        : impl(i), slot(i), from_ms(f), to_ms(t), limit(l) {}
+    ~ScanJob() {
+      if (!recorded)
+        impl->backend.metrics->RecordQuery(QueryKind::kScan, QueryOutcome::kCancelled, 0);
+    }
+    Impl* const impl;
+    QuerySlot slot;
+    const int64_t from_ms, to_ms, limit;
+    const HttpClock::time_point start = HttpClock::now();
+    bool started = false;
+    bool recorded = false;
+  };
+
+  void Scan(std::string_view raw_query, httplib::Response& res);
+
+  // Cluster mode (http_cluster_handlers.cc): GET /v1/cluster, `?local=true` queries and the
+  // fan-out of latest, range and scan to the peers. True when it answered the request.
+  bool ClusterRoute(const std::vector<std::string>& segments, Endpoint endpoint,
+                    const std::string& id, std::string_view raw_query, httplib::Response& res);
+  // A latest or range query in cluster mode, per id or per index value.
+  struct ClusterQuery {
+    QueryKind kind = QueryKind::kLatest;
+    std::string peer_path;  // what peers are asked, without the query string
+    std::string rest;       // the query string, without `local`
+    int64_t limit = 0;
+    query::Order order = query::Order::kDesc;
+    std::string open_body;  // the answer object up to and including "events":[
+    // This instance's events (the cluster's partition filter applied); may add members of the
+    // answer object to `extra`, each starting with a comma.
+    std::function<Result<std::vector<query::Event>>(std::string* extra)> run;
+  };
+  // `?local=true`: this instance's serving partitions only, saying which.
+  void LocalClusterQuery(const ClusterQuery& q, httplib::Response& res);
+  // Every instance asked (this one in process), merged, "complete" or not with "missing".
+  void FanOutClusterQuery(const ClusterQuery& q, httplib::Response& res);
+  // Takes `local` out of `raw_query` into `local` and `rest`; false after answering a 400.
+  bool TakeClusterLocal(std::string_view raw_query, QueryKind kind, bool* local, std::string* rest,
+                        httplib::Response& res);
+  // Runs the whole scan on the first call of the content provider, writing as it goes. Returns
+  // false (no final chunk) when the answer is cut short.
+  bool StreamScan(ScanJob& job, httplib::DataSink& sink);
+
+  // /v1/index/{field}/{value}[/latest] (http_index_handlers.cc): answers and returns true when
+  // `segments` is an index route, else returns false and leaves `res` alone.
+  bool IndexRoute(const std::vector<std::string>& segments, std::string_view raw_query,
+                  httplib::Response& res);
+};
+
+}  // namespace hotrow::service

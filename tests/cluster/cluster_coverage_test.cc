@@ -1,0 +1,142 @@
+// The pure part of answering for the whole group: coverage, merge and the peers' answers.
+
+#include "cluster/coverage.h"
+
+#include <gtest/gtest.h>
+
+#include "wire/event_json.h"
+
+namespace hotrow::service {
+namespace {
+
+using store::TopicPartition;
+
+Partitions All(int n) {
+  Partitions out;
+  for (int p = 0; p < n; ++p) out.push_back({"t", p});
+  return out;
+}
+
+PeerEvent Ev(int64_t ts, int32_t partition, int64_t offset) {
+  PeerEvent e;
+  e.ts_ms = ts;
+  e.topic = "t";
+  e.partition = partition;
+  e.offset = offset;
+  e.json = "{\"ts\":" + std::to_string(ts) + "}";
+  return e;
+}
+
+TEST(ClusterCoverageTest, CompleteOnlyWhenEveryPartitionIsCovered) {
+  std::vector<PeerCoverage> peers(3);
+  peers[0] = {true, {{"t", 0}, {"t", 1}}};
+  peers[1] = {true, {{"t", 2}}};
+  peers[2] = {true, {{"t", 3}}};
+  CoverageDecision d = DecideCoverage(All(4), peers);
+  EXPECT_TRUE(d.complete);
+  EXPECT_TRUE(d.missing.empty());
+  EXPECT_EQ(d.owner.at(TopicPartition{"t", 2}), 1u);
+
+  peers[2].answered = false;  // did not answer in time: its partition is missing
+  d = DecideCoverage(All(4), peers);
+  EXPECT_FALSE(d.complete);
+  EXPECT_EQ(d.missing, (Partitions{{"t", 3}}));
+
+  peers[2] = {true, {}};  // answered, but still rebuilding partition 3
+  d = DecideCoverage(All(5), peers);
+  EXPECT_EQ(d.missing, (Partitions{{"t", 3}, {"t", 4}}));
+}
+
+TEST(ClusterCoverageTest, WithoutThePartitionListOnlyEveryInstanceAnsweringIsComplete) {
+  std::vector<PeerCoverage> peers = {{true, {{"t", 0}}}, {false, {}}};
+  EXPECT_FALSE(DecideCoverage({}, peers).complete);
+  peers[1].answered = true;
+  EXPECT_TRUE(DecideCoverage({}, peers).complete);
+}
+
+TEST(ClusterCoverageTest, APartitionCoveredTwiceCountsOnceAndItsEventsAreNeverDoubled) {
+  std::vector<PeerCoverage> peers = {{true, {{"t", 0}}}, {true, {{"t", 0}, {"t", 1}}}};
+  CoverageDecision d = DecideCoverage(All(2), peers);
+  EXPECT_TRUE(d.complete);
+  EXPECT_EQ(d.owner.at(TopicPartition{"t", 0}), 0u);
+  std::vector<std::vector<PeerEvent>> per_peer = {{Ev(10, 0, 1), Ev(5, 0, 0)},
+                                                  {Ev(10, 0, 1), Ev(7, 1, 0), Ev(5, 0, 0)}};
+  std::vector<PeerEvent> merged = MergePeerEvents(per_peer, d, 10, query::Order::kDesc);
+  ASSERT_EQ(merged.size(), 3u);
+  EXPECT_EQ(merged[0].ts_ms, 10);
+  EXPECT_EQ(merged[1].ts_ms, 7);
+  EXPECT_EQ(merged[2].ts_ms, 5);
+}
+
+TEST(ClusterCoverageTest, MergeOrdersTiesByTopicPartitionOffsetAndCutsAtTheLimit) {
+  std::vector<PeerCoverage> peers = {{true, {{"t", 0}}}, {true, {{"t", 1}}}};
+  CoverageDecision d = DecideCoverage(All(2), peers);
+  std::vector<std::vector<PeerEvent>> per_peer = {{Ev(5, 0, 9), Ev(4, 0, 8)},
+                                                  {Ev(5, 1, 2), Ev(3, 1, 1)}};
+  std::vector<PeerEvent> desc = MergePeerEvents(per_peer, d, 3, query::Order::kDesc);
+  ASSERT_EQ(desc.size(), 3u);
+  EXPECT_EQ(desc[0].partition, 1);  // ts tie: partition 1 before 0, descending
+  EXPECT_EQ(desc[1].partition, 0);
+  EXPECT_EQ(desc[2].ts_ms, 4);
+  std::vector<PeerEvent> asc = MergePeerEvents(per_peer, d, 2, query::Order::kAsc);
+  ASSERT_EQ(asc.size(), 2u);
+  EXPECT_EQ(asc[0].ts_ms, 3);
+  EXPECT_EQ(asc[1].ts_ms, 4);
+}
+
+TEST(ClusterCoverageTest, LocalAnswersAreReadWithTheirEventsByteForByte) {
+  query::Event e{"dev-1", 1700000000123, "t", 3, 42, "{\"x\":1.50,\"a\":[1, 2]}"};
+  std::string body = "{\"event_id\":\"dev-1\",\"events\":[";
+  AppendEventJson(e, &body);
+  body += "],\"partitions\":";
+  AppendPartitionsJson({{"t", 3}, {"t", 1}, {"u", 0}}, &body);
+  body += "}";
+  std::vector<PeerEvent> events;
+  Partitions covered;
+  Status st = ParseLocalAnswer(body, &events, &covered);
+  ASSERT_TRUE(st.ok()) << st.ToString() << " in " << body;
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].ts_ms, e.ts_ms);
+  EXPECT_EQ(events[0].partition, 3);
+  EXPECT_EQ(events[0].offset, 42);
+  std::string expected;
+  AppendEventJson(e, &expected);
+  EXPECT_EQ(events[0].json, expected);
+  EXPECT_EQ(covered, (Partitions{{"t", 1}, {"t", 3}, {"u", 0}}));
+
+  EXPECT_FALSE(ParseLocalAnswer("{\"event_id\":\"x\",\"events\":[]}", &events, &covered).ok());
+  EXPECT_FALSE(ParseLocalAnswer("not json", &events, &covered).ok());
+}
+
+TEST(ClusterCoverageTest, ScanLinesAreEventsOrTheFinalCoverageLine) {
+  query::Event e{"d", 5, "t", 0, 7, "{}"};
+  std::string line;
+  AppendEventJson(e, &line);
+  bool is_event = false;
+  PeerEvent ev;
+  Partitions covered;
+  ASSERT_TRUE(ParseScanLine(line, &is_event, &ev, &covered).ok());
+  EXPECT_TRUE(is_event);
+  EXPECT_EQ(ev.json, line);
+  ASSERT_TRUE(
+      ParseScanLine("{\"complete\":true,\"partitions\":{\"t\":[0,2]}}", &is_event, &ev, &covered)
+          .ok());
+  EXPECT_FALSE(is_event);
+  EXPECT_EQ(covered, (Partitions{{"t", 0}, {"t", 2}}));
+  EXPECT_FALSE(ParseScanLine("{\"error\":\"scan failed\"}", &is_event, &ev, &covered).ok());
+}
+
+TEST(ClusterCoverageTest, PartitionsJsonGroupsByTopic) {
+  std::string out;
+  AppendPartitionsJson({{"b", 2}, {"a", 1}, {"b", 0}}, &out);
+  EXPECT_EQ(out, "{\"a\":[1],\"b\":[0,2]}");
+  out.clear();
+  AppendPartitionsJson({}, &out);
+  EXPECT_EQ(out, "{}");
+  Partitions back;
+  ASSERT_TRUE(ParsePartitionsJson("{\"a\":[1],\"b\":[0,2]}", &back).ok());
+  EXPECT_EQ(back, (Partitions{{"a", 1}, {"b", 0}, {"b", 2}}));
+}
+
+}  // namespace
+}  // namespace hotrow::service
