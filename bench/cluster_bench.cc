@@ -1,4 +1,5 @@
-// What does scale-out (issue 15) cost? Two questions, each against one instance in the same run:
+// What does scale-out (CONTRACT.md, `cluster.peers`) cost? Two questions, each against one instance
+// in the same run:
 //
 //  1. Latest-10 over HTTP through fan-out: three `hotrow serve` in one consumer group with
 //     cluster.peers (each asks the other two with ?local=true and merges), against one `hotrow

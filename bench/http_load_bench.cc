@@ -292,7 +292,8 @@ struct Row {
   std::optional<PhaseResult> floor;  // /healthz under the same ingest (K = kFloorClients)
 };
 
-// The client count whose ingesting phase is repeated with /healthz: issue 11's figure.
+// The client count whose ingesting phase is repeated with /healthz: the floor that
+// docs/BENCHMARKS.md sets the latency figure against.
 constexpr int kFloorClients = 8;
 
 std::string Csv(const std::vector<Row>& rows, double target) {

@@ -1,4 +1,4 @@
-// What the secondary index costs and buys (issue 14).
+// What the secondary index costs and buys (CONTRACT.md, `index.fields`).
 //
 // Write cost: the same events written with 0, 1 and 3 indexed fields, as a ratio to no index (aim:
 // one field at most 1.3x). Queries: index latest-10 and a 1-minute index range

@@ -23,7 +23,8 @@ if(LIBCURL_FOUND)
 else()
   message(STATUS "libcurl not found: skipping bench/range_http_bench (HOTROW_WITH_BENCH=1 scripts/install-deps.sh)")
 endif()
-# Scale-out (issue 15): latest-10 through fan-out over 3 `hotrow serve` against 1, ingest by 2 against 1.
+# Scale-out (CONTRACT.md, `cluster.peers`): latest-10 through fan-out over 3 `hotrow serve` against
+# 1, ingest by 2 against 1.
 hotrow_bench(cluster_bench
   LIBS hotrow_ingest hotrow_peer_support hotrow_serve_process PkgConfig::HTTPLIB
        nlohmann_json::nlohmann_json)

@@ -18,14 +18,14 @@
 //    a device's first query after a restart costs.
 //  - steady state: random ids of the step again, now that each has been asked once. This is the
 //    service's usual state (dashboards poll the same devices) and the figure the ratios use.
-// The baselines are the first step (100k events) and the 1M step (issue 11: latest-10 at 10M
-// within 2x of 1M); the first-touch ratio is printed beside them.
+// The baselines are the first step (100k events) and the 1M step (docs/BENCHMARKS.md: latest-10 at
+// 10M within 2x of 1M); the first-touch ratio is printed beside them.
 //
-// The 1M step and the last are also timed in turns, which is the figure issue 11's ratio uses: the
-// store is copied as it is at the 1M step, and once the last step is measured both are open side
-// by side and take turns over 20 rounds of latest-10 (alternating which goes first). Measured a
-// minute apart, the same code gave 10M / 1M 2.37, 1.79 and 1.25 in three runs back to back: the 1M
-// p50 alone moved between 29 and 47 us with the spells of this shared VM.
+// The 1M step and the last are also timed in turns, which is the figure the 10M / 1M ratio uses:
+// the store is copied as it is at the 1M step, and once the last step is measured both are open
+// side by side and take turns over 20 rounds of latest-10 (alternating which goes first). Measured
+// a minute apart, the same code gave 10M / 1M 2.37, 1.79 and 1.25 in three runs back to back: the
+// 1M p50 alone moved between 29 and 47 us with the spells of this shared VM.
 //
 //   scaling_bench [--max-events N] [--queries Q]
 
@@ -55,7 +55,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kSteps[] = {100'000, 300'000, 1'000'000, 3'000'000, 10'000'000};
-// The second baseline: issue 11 asks latest-10 at 10M events to stay within 2x of this size.
+// The second baseline: latest-10 at 10M events should stay within 2x of this size.
 constexpr size_t kMidStep = 1'000'000;
 constexpr size_t kEventsPerId = 100;
 constexpr size_t kBatchEvents = 5000;  // ingest.batch_max_events' default
@@ -429,8 +429,8 @@ int Main(int argc, char** argv) {
              "latest10_p50_us_at_" + first);
   PrintRatio("scaling: write rate at " + last + " / at " + first, "write_events_per_s_at_" + last,
              "write_events_per_s_at_" + first);
-  // Issue 11's figure: latest-10 at the largest size against 1M events, 10x fewer, timed in turns.
-  // The steps' own ratio (measured a minute apart) is printed after it.
+  // The 10M / 1M figure: latest-10 at the largest size against 1M events, 10x fewer, timed in
+  // turns. The steps' own ratio (measured a minute apart) is printed after it.
   for (const StepResult& s : steps) {
     if (s.events != kMidStep || s.events == steps.back().events) continue;
     const std::string mid = std::to_string(s.events);

@@ -1,4 +1,5 @@
-# Store and query benchmarks (issue 3). Each prints its baseline beside it and RATIO lines at the end.
+# Store and query benchmarks (docs/BENCHMARKS.md). Each prints its baseline beside it and RATIO
+# lines at the end.
 add_library(hotrow_bench_support STATIC ${CMAKE_CURRENT_LIST_DIR}/bench_support.cc)
 target_link_libraries(hotrow_bench_support PUBLIC hotrow_store)
 

@@ -8,7 +8,7 @@
 #include "query/query_engine.h"
 #include "store/event_store.h"
 
-// The pure part of answering for the whole consumer group (issue 15, CONTRACT.md "cluster.peers"):
+// The pure part of answering for the whole consumer group (CONTRACT.md "cluster.peers"):
 // which instance's events count for which partition, what is missing, and the merge of the
 // instances' answers. No I/O; unit-tested in tests/cluster/cluster_coverage_test.cc.
 namespace hotrow::service {

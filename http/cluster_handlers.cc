@@ -1,4 +1,4 @@
-// Cluster mode (issue 15, CONTRACT.md "cluster.peers"): GET /v1/cluster, `?local=true` queries
+// Cluster mode (CONTRACT.md "cluster.peers"): GET /v1/cluster, `?local=true` queries
 // (this instance's owned, complete partitions only, saying which), and the fan-out of latest,
 // range and scan to every peer, merged and marked "complete" or not.
 

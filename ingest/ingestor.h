@@ -67,8 +67,8 @@ struct IngestOptions {
   int writers = 0;
   // Clock for batch ages and stall detection. Not owned. Default: the system clock.
   const Clock* clock = WallClock::Default();
-  // Told of every assignment and revocation (issue 15: which partitions this instance answers
-  // for). Not owned; must outlive the Ingestor. Default: none.
+  // Told of every assignment and revocation (cluster/cluster.h: which partitions this instance
+  // answers for). Not owned; must outlive the Ingestor. Default: none.
   PartitionOwnership* ownership = nullptr;
   // For tests: called by the poller thread before each poll (a test may block in it to freeze
   // the poller). Default: none.

@@ -51,9 +51,9 @@ struct StartOffset {
 //    the group follows, so after a power cut the group may be ahead of the store: the store
 //    wins, and the records in between are read again (never max(store, group)).
 //    A commit ahead of the store made by ANOTHER hotrow store (its metadata names it) does not
-//    win either (issue 15): each instance answers from its own store for the partitions it
-//    owns, so a new owner must hold the whole window, not only what follows the previous
-//    owner's commit. The previous owner's copy stops counting when it loses the partition.
+//    win either (CONTRACT.md, `cluster.peers`): each instance answers from its own store for the
+//    partitions it owns, so a new owner must hold the whole window, not only what follows the
+//    previous owner's commit. The previous owner's copy stops counting when it loses the partition.
 // 2. Else the group's committed offset is NOT used: the partition is new to this store, which
 //    must rebuild its window from Kafka (the input topic is the changelog).
 // 3. When the broker names the first record of the hot window and the choice above is before it

@@ -66,8 +66,8 @@ class Server {
 
   Config config_;
   std::unique_ptr<store::EventStore> store_;
-  // Which partitions this instance answers for (fed by the ingestor) and its peers (issue 15);
-  // both outlive the engine, the ingestor and the HTTP server that use them.
+  // Which partitions this instance answers for (fed by the ingestor) and its peers
+  // (cluster/cluster.h); both outlive the engine, the ingestor and the HTTP server that use them.
   std::unique_ptr<ingest::PartitionOwnership> ownership_;
   std::unique_ptr<Cluster> cluster_;
   std::unique_ptr<query::QueryEngine> engine_;
@@ -83,18 +83,5 @@ class Server {
   bool stopped_ = false;   // guarded by mu_
   std::atomic<bool> ingestion_stopped_{false};
 };
-
-// For the commands that run a Server as their process (serve, demo).
-
-// The exit code for a Server that failed to start: a store that is not hotrow's or settings that
-// do not fit it are the user's to fix (2, CONTRACT.md); anything else is a runtime failure (1).
-int ExitCodeForStartFailure(const Status& st);
-
-// Runs `stop` (which stops a Server and whatever else the command runs) and returns the process
-// exit code: 0, or 1 when `stop` failed. Should stopping hang past `budget` (a client that will
-// not let go of a connection), exits the process at once: with 0 when `ingestion_stopped()` says
-// that everything consumed is durable, else 1.
-int StopWithin(std::chrono::milliseconds budget, const std::function<Status()>& stop,
-               const std::function<bool()>& ingestion_stopped);
 
 }  // namespace hotrow::service

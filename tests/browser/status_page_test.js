@@ -259,8 +259,9 @@ async function checkPage(context, base) {
   await page.close();
 }
 
-// A server with http.token_file (issue 17) answers 401 to /v1/* and /metrics without the token;
-// simulated here by intercepting the page's requests, so the page's side is tested either way.
+// A server with http.token_file (CONTRACT.md, "Access") answers 401 to /v1/* and /metrics without
+// the token; simulated here by intercepting the page's requests, so the page's side is tested
+// either way.
 async function checkToken(context, base) {
   const TOKEN = "s3cret-token";
   const page = await context.newPage();

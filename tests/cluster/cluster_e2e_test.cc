@@ -1,8 +1,8 @@
-// Three `hotrow serve` processes in one consumer group with cluster.peers (issue 15), through the
-// real binary: `hotrow embedded-kafka` with 16 partitions as the broker, `hotrow produce` as the
-// source. Every instance answers for the whole group; one is killed with SIGKILL while records
-// keep coming: answers say "complete": false (never a silently short answer) until its
-// partitions have moved and been rebuilt from Kafka, then match the oracle again.
+// Three `hotrow serve` processes in one consumer group with cluster.peers (CONTRACT.md), through
+// the real binary: `hotrow embedded-kafka` with 16 partitions as the broker, `hotrow produce` as
+// the source. Every instance answers for the whole group; one is killed with SIGKILL while records
+// keep coming: answers say "complete": false (never a silently short answer) until its partitions
+// have moved and been rebuilt from Kafka, then match the oracle again.
 //
 // The oracle: every produced record is stored once per owner, so a complete scan holds each
 // (partition, offset) of the topic exactly once, [0, high) per partition, high summing to what

@@ -37,8 +37,8 @@ TEST(StartOffsetTest, TheStoreWinsOverAGroupCommitBehindIt) {
 
 TEST(StartOffsetTest, ACommitOfAnotherStoreAheadOfThisOneDoesNotWin) {
   // Another instance owned the partition meanwhile; its store holds 100..249. This store answers
-  // for the partition alone once it owns it again, so it reads 100..249 itself (issue 15):
-  // jumping to 250 would leave a hole in its window.
+  // for the partition alone once it owns it again, so it reads 100..249 itself (CONTRACT.md,
+  // `cluster.peers`): jumping to 250 would leave a hole in its window.
   StartOffset s = ChooseStartOffset(In(100, 250, true, -1));
   EXPECT_EQ(s.offset, 100);
   EXPECT_EQ(s.reason, StartReason::kStore);
