@@ -1,3 +1,3 @@
-# Ingest benchmark (docs/BENCHMARKS.md, "Ingest"): end-to-end ingestion against a bare librdkafka
+# Ingest benchmark (docs/BENCHMARKS.md): end-to-end ingestion against a bare librdkafka
 # consumer, same broker, same run. A plain main(): see the comment at the top of ingest_bench.cc.
 hotrow_bench(ingest_bench LIBS hotrow_ingest hotrow_bench_support PkgConfig::RDKAFKA)
