@@ -1,6 +1,6 @@
 #include "access/bearer_token.h"
 
-namespace hotrow::service {
+namespace hotrow::access {
 namespace {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t'; }
@@ -51,4 +51,4 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::access

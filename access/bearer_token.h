@@ -5,7 +5,7 @@
 
 #include <string_view>
 
-namespace hotrow::service {
+namespace hotrow::access {
 
 // Parses the value of an Authorization header as a bearer credential (RFC 6750 section 2.1):
 // the scheme "Bearer" in any case, one or more spaces, then a token68 (A-Z a-z 0-9 - . _ ~ + /,
@@ -21,4 +21,4 @@ bool IsToken68(std::string_view token);
 // without stopping early on a length mismatch.
 bool ConstantTimeEquals(std::string_view a, std::string_view b);
 
-}  // namespace hotrow::service
+}  // namespace hotrow::access

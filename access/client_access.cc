@@ -5,7 +5,7 @@
 #include "access/tls.h"
 #include "access/token_file.h"
 
-namespace hotrow::service {
+namespace hotrow::access {
 
 Result<ClientAccess> ClientAccess::Load(const std::string& token_file) {
   ClientAccess access;
@@ -29,4 +29,4 @@ void ClientAccess::ApplyTo(httplib::Client* client) const {
   if (!ca_cert_file.empty()) client->set_ca_cert_path(ca_cert_file);
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::access

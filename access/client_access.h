@@ -8,7 +8,7 @@ namespace httplib {
 class Client;
 }  // namespace httplib
 
-namespace hotrow::service {
+namespace hotrow::access {
 
 // What a client of a hotrow HTTP API needs to be let in (CONTRACT.md, "Access"): the bearer
 // token of the server's http.token_file and, over HTTPS, the CAs its certificate is verified
@@ -35,4 +35,4 @@ struct ClientAccess {
   void ApplyTo(httplib::Client* client) const;
 };
 
-}  // namespace hotrow::service
+}  // namespace hotrow::access

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <utility>
 
-namespace hotrow::service {
+namespace hotrow::access {
 namespace {
 
 // A PEM file larger than this is not a certificate or a key (and /dev/zero is not read forever).
@@ -213,4 +213,4 @@ std::string CertificateVerifyError(long verify_result) {
   return X509_verify_cert_error_string(verify_result);
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::access

@@ -15,7 +15,7 @@ namespace httplib {
 class Server;
 }  // namespace httplib
 
-namespace hotrow::service {
+namespace hotrow::access {
 
 // The server HttpServer runs: an httplib::SSLServer serving `cert_file` and `key_file` when both
 // are set, a plain httplib::Server when both are empty.
@@ -43,4 +43,4 @@ Status CheckCaCertFile(const std::string& ca_file);
 // certificate".
 std::string CertificateVerifyError(long verify_result);
 
-}  // namespace hotrow::service
+}  // namespace hotrow::access

@@ -7,7 +7,7 @@
 
 #include "access/bearer_token.h"
 
-namespace hotrow::service {
+namespace hotrow::access {
 namespace {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t'; }
@@ -37,4 +37,4 @@ Result<std::string> ReadTokenFile(const std::string& path) {
   return token;
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::access

@@ -4,11 +4,11 @@
 
 #include "common/status.h"
 
-namespace hotrow::service {
+namespace hotrow::access {
 
 // The token of a token file: its whole content with trailing spaces, tabs, CR and LF removed.
 // InvalidArgument naming `path` when the file cannot be read, is empty, or holds a token that is
 // not a token68 (a client could never send it).
 Result<std::string> ReadTokenFile(const std::string& path);
 
-}  // namespace hotrow::service
+}  // namespace hotrow::access

@@ -40,8 +40,8 @@ double Seconds(Steady::time_point start) {
 
 struct Server {
   std::unique_ptr<query::QueryEngine> engine;
-  service::Metrics metrics;
-  std::unique_ptr<service::HttpServer> http;
+  http::Metrics metrics;
+  std::unique_ptr<http::HttpServer> http;
 };
 
 std::unique_ptr<Server> StartServer(store::EventStore* store, int threads) {
@@ -49,9 +49,9 @@ std::unique_ptr<Server> StartServer(store::EventStore* store, int threads) {
   query::QueryOptions q;
   q.threads = threads;
   s->engine = std::make_unique<query::QueryEngine>(store, q);
-  service::HttpServerOptions options;
+  http::HttpServerOptions options;
   options.listen = "127.0.0.1:0";
-  auto http = service::HttpServer::Start(options, {store, s->engine.get(), nullptr, &s->metrics});
+  auto http = http::HttpServer::Start(options, {store, s->engine.get(), nullptr, &s->metrics});
   if (!http.ok()) {
     std::fprintf(stderr, "%s\n", http.status().ToString().c_str());
     std::abort();
@@ -208,7 +208,7 @@ int main() {
     q.threads = 1;
     query::QueryEngine engine(store.get(), q);
     const query::EventEncoder encode = [](const query::Event& e, std::string* out) {
-      service::AppendEventJson(e, out);
+      wire::AppendEventJson(e, out);
       out->push_back('\n');
     };
     uint64_t text_bytes = 0, events = 0;

@@ -24,7 +24,7 @@
 #include "service/server.h"
 #include "service/signals.h"
 
-namespace hotrow::service {
+namespace hotrow::cli {
 namespace {
 
 constexpr const char* kTopic = "events";
@@ -79,7 +79,7 @@ class DataDir {
 std::string BaseUrl(const std::string& bound) {
   std::string host;
   int port = 0;
-  if (!ParseListenAddress(bound, &host, &port).ok()) return "http://" + bound;
+  if (!http::ParseListenAddress(bound, &host, &port).ok()) return "http://" + bound;
   if (host == "0.0.0.0") host = "127.0.0.1";
   if (host == "::") host = "::1";
   if (host.find(':') != std::string::npos) host = "[" + host + "]";
@@ -105,7 +105,7 @@ int CountEvents(const std::string& base_url, const std::string& path) {
 }
 
 int RunDemo(const DemoFlags& flags) {
-  BlockTerminationSignals();
+  service::BlockTerminationSignals();
   if (flags.rate < 0) {
     std::fprintf(stderr, "hotrow: --rate must be >= 0 (0: as fast as the broker takes them)\n");
     return kExitUsage;
@@ -113,7 +113,7 @@ int RunDemo(const DemoFlags& flags) {
   {
     std::string host;
     int port = 0;
-    Status listen = ParseListenAddress(flags.listen, &host, &port);
+    Status listen = http::ParseListenAddress(flags.listen, &host, &port);
     if (!listen.ok()) {
       std::fprintf(stderr, "hotrow: --listen: %s\n", listen.message().c_str());
       return kExitUsage;
@@ -134,14 +134,14 @@ int RunDemo(const DemoFlags& flags) {
     return kExitFailure;
   }
 
-  Config config;
+  config::Config config;
   config.kafka.brokers = (*kafka)->bootstrap();
   config.kafka.topics = {kTopic};
   config.kafka.group_id = "hotrow-demo";
   config.store.path = (*data)->path() + "/store";
   config.http.listen = flags.listen;
   config.index.fields = {"battery"};  // README: an index query by battery level
-  Result<std::unique_ptr<Server>> server = Server::Start(config);
+  Result<std::unique_ptr<service::Server>> server = service::Server::Start(config);
   if (!server.ok()) {
     spdlog::error("demo: cannot start the service: {}", server.status().ToString());
     return ExitCodeForStartFailure(server.status());
@@ -205,7 +205,7 @@ int RunDemo(const DemoFlags& flags) {
       stop();
       return kExitFailure;
     }
-    if (WaitForTerminationSignalFor(200) != 0) return stop();
+    if (service::WaitForTerminationSignalFor(200) != 0) return stop();
   }
 
   std::string out;
@@ -225,7 +225,7 @@ int RunDemo(const DemoFlags& flags) {
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);
 
-  const int sig = WaitForTerminationSignal();
+  const int sig = service::WaitForTerminationSignal();
   spdlog::info("demo: {} received; stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
   return stop();
 }
@@ -246,4 +246,4 @@ void AddDemoCommand(CLI::App& app, int* exit_code) {
   cmd->callback([flags, exit_code] { *exit_code = RunDemo(*flags); });
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::cli

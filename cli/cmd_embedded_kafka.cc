@@ -10,7 +10,7 @@
 #include "common/logging.h"
 #include "ingest/embedded_kafka.h"
 
-namespace hotrow::service {
+namespace hotrow::cli {
 namespace {
 
 struct EmbeddedKafkaFlags {
@@ -61,4 +61,4 @@ void AddEmbeddedKafkaCommand(CLI::App& app, int* exit_code) {
   cmd->callback([flags, exit_code] { *exit_code = RunEmbeddedKafka(*flags); });
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::cli

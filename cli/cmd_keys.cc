@@ -22,7 +22,7 @@
 #include "keying/salter.h"
 #include "store/event_store.h"
 
-namespace hotrow::service {
+namespace hotrow::cli {
 namespace {
 
 // Flags shared by both subcommands.
@@ -123,7 +123,8 @@ int ExitCodeForOpen(const Status& status) {
 
 // Opens the store at `dir` read-only with the salts of `config`.
 Result<std::unique_ptr<store::EventStore>> OpenReadOnly(const std::string& dir,
-                                                        const Config& config, int* exit_code) {
+                                                        const config::Config& config,
+                                                        int* exit_code) {
   struct stat st;
   if (stat(dir.c_str(), &st) != 0) {
     *exit_code = kExitUsage;
@@ -158,7 +159,7 @@ Result<std::unique_ptr<store::EventStore>> OpenReadOnly(const std::string& dir,
 
 int RunExplain(const KeysFlags& flags) {
   InitLogging("warn");  // the store's warnings go to stderr; stdout holds only the fields
-  Result<Config> config = LoadConfig(flags.config_file, flags.overrides);
+  Result<config::Config> config = config::LoadConfig(flags.config_file, flags.overrides);
   if (!config.ok()) return Fail(kExitUsage, config.status().message());
 
   Result<std::string> bytes = DecodeHex(flags.hex);
@@ -213,7 +214,7 @@ int RunExplain(const KeysFlags& flags) {
 
 int RunAnalyze(const KeysFlags& flags) {
   InitLogging("warn");  // the store's warnings go to stderr; stdout holds only the table
-  Result<Config> config = LoadConfig(flags.config_file, flags.overrides);
+  Result<config::Config> config = config::LoadConfig(flags.config_file, flags.overrides);
   if (!config.ok()) return Fail(kExitUsage, config.status().message());
   int exit_code = kExitFailure;
   Result<std::unique_ptr<store::EventStore>> store =
@@ -315,4 +316,4 @@ void AddKeysCommand(CLI::App& app, int* exit_code) {
   analyze->callback([analyze_flags, exit_code] { *exit_code = RunAnalyze(*analyze_flags); });
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::cli

@@ -11,7 +11,7 @@
 #include "common/logging.h"
 #include "ingest/synthetic_producer.h"
 
-namespace hotrow::service {
+namespace hotrow::cli {
 namespace {
 
 int RunProduce(const ingest::ProducerOptions& options) {
@@ -69,4 +69,4 @@ void AddProduceCommand(CLI::App& app, int* exit_code) {
   cmd->callback([options, exit_code] { *exit_code = RunProduce(*options); });
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::cli

@@ -13,7 +13,7 @@
 #include "cli/commands.h"
 #include "wire/url_codec.h"
 
-namespace hotrow::service {
+namespace hotrow::cli {
 namespace {
 
 constexpr const char* kDefaultServer = "http://127.0.0.1:8080";
@@ -52,7 +52,7 @@ int ReportHttpError(int status, const std::string& body) {
 
 std::unique_ptr<httplib::Client> NewClient(const QueryFlags& flags, int* exit_code) {
   const std::string& server = flags.server;
-  Result<ClientAccess> access = ClientAccess::Load(flags.token_file);
+  Result<access::ClientAccess> access = access::ClientAccess::Load(flags.token_file);
   if (!access.ok()) {
     // The message names http.token_file, the server's key; the flag here is --token-file.
     std::string why = access.status().message();
@@ -116,7 +116,7 @@ int ReportTransportError(const QueryFlags& flags, const httplib::Client& client,
       const long result = client.get_openssl_verify_result();
       why = "the server's certificate is not trusted: " +
             (result == 0 ? std::string("it does not name the host asked for")
-                         : CertificateVerifyError(result)) +
+                         : access::CertificateVerifyError(result)) +
             " (verified against " +
             (flags.cacert.empty() ? std::string("the system's CAs; pass --cacert FILE")
                                   : "--cacert " + flags.cacert) +
@@ -211,7 +211,7 @@ std::string Param(const char* name, const std::string& value, bool* first) {
   if (value.empty()) return "";
   std::string out = *first ? "?" : "&";
   *first = false;
-  return out + name + "=" + PercentEncode(value);
+  return out + name + "=" + wire::PercentEncode(value);
 }
 
 void AddServerOption(CLI::App* cmd, QueryFlags* flags) {
@@ -240,8 +240,8 @@ void AddQueryCommand(CLI::App& app, int* exit_code) {
   latest->callback([latest_flags, exit_code] {
     const QueryFlags& f = *latest_flags;
     bool first = true;
-    *exit_code =
-        PrintEvents(f, "/v1/events/" + PercentEncode(f.id) + "/latest" + Param("n", f.n, &first));
+    *exit_code = PrintEvents(
+        f, "/v1/events/" + wire::PercentEncode(f.id) + "/latest" + Param("n", f.n, &first));
   });
 
   auto range_flags = std::make_shared<QueryFlags>();
@@ -258,7 +258,7 @@ void AddQueryCommand(CLI::App& app, int* exit_code) {
   range->callback([range_flags, exit_code] {
     const QueryFlags& f = *range_flags;
     bool first = true;
-    std::string path = "/v1/events/" + PercentEncode(f.id);
+    std::string path = "/v1/events/" + wire::PercentEncode(f.id);
     path += Param("from", f.from, &first);
     path += Param("to", f.to, &first);
     path += Param("limit", f.limit, &first);
@@ -295,7 +295,8 @@ void AddQueryCommand(CLI::App& app, int* exit_code) {
       return;
     }
     bool first = true;
-    std::string path = "/v1/index/" + PercentEncode(f.field) + "/" + PercentEncode(f.value);
+    std::string path =
+        "/v1/index/" + wire::PercentEncode(f.field) + "/" + wire::PercentEncode(f.value);
     if (range) {
       path += Param("from", f.from, &first);
       path += Param("to", f.to, &first);
@@ -324,4 +325,4 @@ void AddQueryCommand(CLI::App& app, int* exit_code) {
   });
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::cli

@@ -17,7 +17,7 @@
 #include "service/server.h"
 #include "service/signals.h"
 
-namespace hotrow::service {
+namespace hotrow::cli {
 
 namespace {
 
@@ -27,20 +27,20 @@ struct ServeFlags {
 };
 
 int RunServe(const ServeFlags& flags) {
-  BlockTerminationSignals();
-  Result<Config> config = LoadConfig(flags.config_file, flags.overrides);
+  service::BlockTerminationSignals();
+  Result<config::Config> config = config::LoadConfig(flags.config_file, flags.overrides);
   if (!config.ok()) {
     std::fprintf(stderr, "hotrow: %s\n", config.status().message().c_str());
     return kExitUsage;
   }
   InitLogging("info");
-  Result<std::unique_ptr<Server>> server = Server::Start(*config);
+  Result<std::unique_ptr<service::Server>> server = service::Server::Start(*config);
   if (!server.ok()) {
     spdlog::error("serve: cannot start: {}", server.status().ToString());
     return ExitCodeForStartFailure(server.status());
   }
   int sig = 0;
-  while ((sig = WaitForTerminationSignal()) == SIGHUP) {
+  while ((sig = service::WaitForTerminationSignal()) == SIGHUP) {
     const Status reloaded = (*server)->ReloadToken();
     if (reloaded.ok()) {
       spdlog::info("serve: SIGHUP received; http.token_file re-read");
@@ -49,7 +49,7 @@ int RunServe(const ServeFlags& flags) {
     }
   }
   spdlog::info("serve: {} received; stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
-  Server* running = server->get();
+  service::Server* running = server->get();
   return StopWithin(
       std::chrono::milliseconds(9000), [running] { return running->Stop(); },
       [running] { return running->ingestion_stopped(); });
@@ -70,4 +70,4 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
   cmd->callback([flags, exit_code] { *exit_code = RunServe(*flags); });
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::cli

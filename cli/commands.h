@@ -2,7 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
-namespace hotrow::service {
+namespace hotrow::cli {
 
 // Each Add*Command adds one subcommand (or a group) to `app`. When that subcommand is chosen, its
 // callback runs the command and stores the process exit code in `*exit_code`:
@@ -18,4 +18,4 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 
-}  // namespace hotrow::service
+}  // namespace hotrow::cli

@@ -8,13 +8,13 @@
 int main(int argc, char** argv) {
   CLI::App app{"hotrow: the last minutes of an event stream, queryable in milliseconds"};
   app.require_subcommand(1);
-  int exit_code = hotrow::service::kExitOk;
-  hotrow::service::AddServeCommand(app, &exit_code);
-  hotrow::service::AddDemoCommand(app, &exit_code);
-  hotrow::service::AddEmbeddedKafkaCommand(app, &exit_code);
-  hotrow::service::AddProduceCommand(app, &exit_code);
-  hotrow::service::AddQueryCommand(app, &exit_code);
-  hotrow::service::AddKeysCommand(app, &exit_code);
+  int exit_code = hotrow::cli::kExitOk;
+  hotrow::cli::AddServeCommand(app, &exit_code);
+  hotrow::cli::AddDemoCommand(app, &exit_code);
+  hotrow::cli::AddEmbeddedKafkaCommand(app, &exit_code);
+  hotrow::cli::AddProduceCommand(app, &exit_code);
+  hotrow::cli::AddQueryCommand(app, &exit_code);
+  hotrow::cli::AddKeysCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -23,10 +23,10 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "hotrow: %s\n", e.what());
-    return hotrow::service::kExitUsage;
+    return hotrow::cli::kExitUsage;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hotrow: %s\n", e.what());
-    return hotrow::service::kExitFailure;
+    return hotrow::cli::kExitFailure;
   }
   return exit_code;
 }

@@ -10,7 +10,7 @@
 
 #include "cli/commands.h"
 
-namespace hotrow::service {
+namespace hotrow::cli {
 
 int ExitCodeForStartFailure(const Status& st) {
   switch (st.code()) {
@@ -54,4 +54,4 @@ int StopWithin(std::chrono::milliseconds budget, const std::function<Status()>& 
   return kExitOk;
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::cli

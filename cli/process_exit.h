@@ -5,7 +5,7 @@
 
 #include "common/status.h"
 
-namespace hotrow::service {
+namespace hotrow::cli {
 
 // For the commands that run a Server as their process (serve, demo).
 
@@ -20,4 +20,4 @@ int ExitCodeForStartFailure(const Status& st);
 int StopWithin(std::chrono::milliseconds budget, const std::function<Status()>& stop,
                const std::function<bool()>& ingestion_stopped);
 
-}  // namespace hotrow::service
+}  // namespace hotrow::cli

@@ -10,7 +10,7 @@
 #include "ingest/topic_partitions.h"
 #include "query/thread_pool.h"
 
-namespace hotrow::service {
+namespace hotrow::cluster {
 
 namespace {
 
@@ -192,4 +192,4 @@ bool Cluster::StreamFrom(const std::string& peer, const std::string& target,
   return true;
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::cluster

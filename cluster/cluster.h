@@ -23,7 +23,7 @@ namespace hotrow::query {
 class ThreadPool;
 }  // namespace hotrow::query
 
-namespace hotrow::service {
+namespace hotrow::cluster {
 
 struct ClusterOptions {
   // cluster.peers: the HTTP host:port of every instance of the group, this one included.
@@ -32,7 +32,7 @@ struct ClusterOptions {
   // This instance's entry of `peers` (http.listen); it is answered in process, not over HTTP.
   std::string self;
   // What peers are asked with: the same token as this server's. Default: none.
-  ClientAccess access;
+  access::ClientAccess access;
   // A peer that has not connected or sent its next bytes within this long counts as not having
   // answered: its partitions are missing from the answer, which is never slow forever.
   // cluster.peer_timeout_ms. Default: 2 s.
@@ -117,4 +117,4 @@ class Cluster {
   int64_t partitions_read_ms_ = -1;                                          // GUARDED_BY(mu_)
 };
 
-}  // namespace hotrow::service
+}  // namespace hotrow::cluster

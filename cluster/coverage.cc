@@ -7,7 +7,7 @@
 
 #include "wire/event_json.h"
 
-namespace hotrow::service {
+namespace hotrow::cluster {
 
 CoverageDecision DecideCoverage(const Partitions& all, const std::vector<PeerCoverage>& peers) {
   CoverageDecision out;
@@ -206,7 +206,7 @@ void AppendPartitionsJson(Partitions partitions, std::string* out) {
     const bool new_topic = i == 0 || partitions[i].topic != partitions[i - 1].topic;
     if (new_topic) {
       if (i != 0) out->append("],");
-      AppendJsonString(partitions[i].topic, out);
+      wire::AppendJsonString(partitions[i].topic, out);
       out->append(":[");
     } else {
       out->push_back(',');
@@ -217,4 +217,4 @@ void AppendPartitionsJson(Partitions partitions, std::string* out) {
   out->push_back('}');
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::cluster

@@ -11,7 +11,7 @@
 // The pure part of answering for the whole consumer group (CONTRACT.md "cluster.peers"):
 // which instance's events count for which partition, what is missing, and the merge of the
 // instances' answers. No I/O; unit-tested in tests/cluster/cluster_coverage_test.cc.
-namespace hotrow::service {
+namespace hotrow::cluster {
 
 using Partitions = std::vector<store::TopicPartition>;
 
@@ -69,4 +69,4 @@ Status ParsePartitionsJson(std::string_view text, Partitions* out);
 // {"t":[0,3],"u":[1]}: partitions grouped by topic, sorted.
 void AppendPartitionsJson(Partitions partitions, std::string* out);
 
-}  // namespace hotrow::service
+}  // namespace hotrow::cluster

@@ -14,7 +14,7 @@
 #include "config/config_keys.h"
 #include "keying/row_key.h"
 
-namespace hotrow::service {
+namespace hotrow::config {
 namespace {
 
 // Applies a whole parsed file: a map of sections, each a map of keys.
@@ -248,8 +248,8 @@ query::QueryOptions Config::ToQueryOptions() const {
   return options;
 }
 
-HttpServerOptions Config::ToHttpOptions() const {
-  HttpServerOptions options;
+http::HttpServerOptions Config::ToHttpOptions() const {
+  http::HttpServerOptions options;
   options.listen = http.listen;
   options.threads = http.threads;
   options.max_queries = query.max_concurrent;
@@ -287,4 +287,4 @@ std::string Config::Summary() const {
          " cluster.peer_timeout=" + FormatDurationMs(cluster.peer_timeout_ms);
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::config

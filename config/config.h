@@ -11,7 +11,7 @@
 #include "query/query_engine.h"
 #include "store/event_store.h"
 
-namespace hotrow::service {
+namespace hotrow::config {
 
 // The whole configuration of a hotrow process: every key of CONTRACT.md "Configuration", with its
 // default. configs/hotrow.yaml documents each key; keep the two in step.
@@ -73,7 +73,7 @@ struct Config {
   query::QueryOptions ToQueryOptions() const;
   // listen, threads, max_queries (= query.max_concurrent) and the TLS files; the rest keeps its
   // defaults.
-  HttpServerOptions ToHttpOptions() const;
+  http::HttpServerOptions ToHttpOptions() const;
   // A one-line summary for the start-up log.
   std::string Summary() const;
 };
@@ -85,4 +85,4 @@ struct Config {
 //   "store.ttl: expected a duration such as 500ms, 20s, 10m or 1h, got \"ten\"".
 Result<Config> LoadConfig(const std::string& file, const std::vector<std::string>& overrides);
 
-}  // namespace hotrow::service
+}  // namespace hotrow::config

@@ -13,7 +13,7 @@
 #include "keying/index_key.h"
 #include "keying/row_key.h"
 
-namespace hotrow::service {
+namespace hotrow::config {
 namespace {
 
 // Checks one value and stores it in the config. `key` ("store.ttl") names the key in messages: it
@@ -471,4 +471,4 @@ Status SetKey(const std::string& key, const YAML::Node& value, Config* config) {
   return Status::InvalidArgument(key + ": unknown key (see configs/hotrow.yaml for every key)");
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::config

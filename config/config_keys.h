@@ -10,7 +10,7 @@
 #include "common/status.h"
 #include "config/config.h"
 
-namespace hotrow::service {
+namespace hotrow::config {
 
 // One key of the table: its name and its reader.
 struct KeySpec;
@@ -28,4 +28,4 @@ bool IsSection(std::string_view name);
 // Sets one key, "section.key" or "kafka.properties.<name>" (one librdkafka property).
 Status SetKey(const std::string& key, const YAML::Node& value, Config* config);
 
-}  // namespace hotrow::service
+}  // namespace hotrow::config

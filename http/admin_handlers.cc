@@ -12,7 +12,7 @@
 #include "http/stats_json.h"
 #include "wire/event_json.h"
 
-namespace hotrow::service {
+namespace hotrow::http {
 
 void HttpServer::Impl::Readyz(httplib::Response& res) {
   std::string reason;
@@ -29,7 +29,7 @@ void HttpServer::Impl::Readyz(httplib::Response& res) {
     return;
   }
   std::string body = "{\"ready\":false,\"reason\":";
-  AppendJsonString(reason, &body);
+  wire::AppendJsonString(reason, &body);
   body.push_back('}');
   SetJson(res, 503, std::move(body));
 }
@@ -55,4 +55,4 @@ void HttpServer::Impl::Stats(httplib::Response& res) {
                           backend.store->options()));
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

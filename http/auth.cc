@@ -9,7 +9,7 @@
 #include "access/token_file.h"
 #include "http/metrics.h"
 
-namespace hotrow::service {
+namespace hotrow::http {
 namespace {
 
 // The JSON string escaping of an error message is not needed: every message here is ours.
@@ -67,7 +67,7 @@ Status CheckOpenListen(const std::string& listen, bool has_token, bool allow_ope
 
 Result<std::unique_ptr<Authenticator>> Authenticator::Open(const std::string& token_file,
                                                            Metrics* metrics) {
-  Result<std::string> token = ReadTokenFile(token_file);
+  Result<std::string> token = access::ReadTokenFile(token_file);
   if (!token.ok()) return token.status();
   return std::unique_ptr<Authenticator>(
       new Authenticator(token_file, std::move(token).value(), metrics));
@@ -77,7 +77,7 @@ Authenticator::Authenticator(std::string path, std::string token, Metrics* metri
     : path_(std::move(path)), metrics_(metrics), token_(std::move(token)) {}
 
 Status Authenticator::Reload() {
-  Result<std::string> token = ReadTokenFile(path_);
+  Result<std::string> token = access::ReadTokenFile(path_);
   if (!token.ok()) return token.status();
   std::lock_guard<std::mutex> lock(mu_);
   token_ = std::move(token).value();
@@ -95,11 +95,11 @@ AuthOutcome Authenticator::Check(const std::string* authorization) const {
   std::string_view presented;
   if (authorization == nullptr) {
     outcome = AuthOutcome::kMissing;
-  } else if (!ParseBearer(*authorization, &presented)) {
+  } else if (!access::ParseBearer(*authorization, &presented)) {
     outcome = AuthOutcome::kMalformed;
   } else {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!ConstantTimeEquals(presented, token_)) outcome = AuthOutcome::kWrong;
+    if (!access::ConstantTimeEquals(presented, token_)) outcome = AuthOutcome::kWrong;
   }
   if (metrics_ != nullptr) metrics_->RecordAuth(AuthOutcomeName(outcome));
   return outcome;
@@ -120,4 +120,4 @@ bool Authenticator::Admit(const httplib::Request& req, httplib::Response& res) c
   return false;
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

@@ -15,7 +15,7 @@ struct Request;
 struct Response;
 }  // namespace httplib
 
-namespace hotrow::service {
+namespace hotrow::http {
 
 class Metrics;
 
@@ -70,4 +70,4 @@ class Authenticator {
   mutable RateLimiter log_limiter_{10, 10000};
 };
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

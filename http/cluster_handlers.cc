@@ -16,7 +16,7 @@
 #include "wire/event_json.h"
 #include "wire/url_codec.h"
 
-namespace hotrow::service {
+namespace hotrow::http {
 
 namespace {
 
@@ -51,8 +51,9 @@ Status TakeLocalFlag(std::string_view raw, bool* local, std::string* rest) {
 }
 
 // The partitions served in both snapshots: a query that ran between them covered them whole.
-Partitions ServingInBoth(const ingest::OwnershipSnapshot& a, const ingest::OwnershipSnapshot& b) {
-  Partitions out;
+cluster::Partitions ServingInBoth(const ingest::OwnershipSnapshot& a,
+                                  const ingest::OwnershipSnapshot& b) {
+  cluster::Partitions out;
   for (const store::TopicPartition& tp : a.Serving()) {
     if (b.IsServing(tp.topic, tp.partition)) out.push_back(tp);
   }
@@ -72,10 +73,10 @@ std::string WithLocal(const std::string& path, const std::string& rest) {
 }
 
 // ,"complete":true  or  ,"complete":false,"missing":{...}
-void AppendCompleteness(bool complete, const Partitions& missing, std::string* out) {
+void AppendCompleteness(bool complete, const cluster::Partitions& missing, std::string* out) {
   complete = complete && missing.empty();
   out->append(complete ? ",\"complete\":true" : ",\"complete\":false,\"missing\":");
-  if (!complete) AppendPartitionsJson(missing, out);
+  if (!complete) cluster::AppendPartitionsJson(missing, out);
 }
 
 // One per-id query (latest or range) as parsed.
@@ -108,12 +109,12 @@ Status ParseIdQuery(Endpoint endpoint, const std::string& id, std::string_view r
 struct LocalAnswer {
   Status status;
   std::vector<query::Event> events;
-  Partitions covered;
+  cluster::Partitions covered;
   bool all_serving = false;
   std::string extra;  // more members of the answer object, from the query (",\"unindexed\":...")
 };
 
-LocalAnswer RunLocal(Cluster* cluster, const HttpServer::Impl::ClusterQuery& q) {
+LocalAnswer RunLocal(cluster::Cluster* cluster, const HttpServer::Impl::ClusterQuery& q) {
   LocalAnswer out;
   const ingest::OwnershipSnapshot before = cluster->Local();
   Result<std::vector<query::Event>> events = q.run(&out.extra);
@@ -142,7 +143,7 @@ Status IdClusterQuery(HttpServer::Impl& impl, Endpoint endpoint, const std::stri
   auto q = std::make_shared<IdQuery>();
   HOTROW_RETURN_IF_ERROR(ParseIdQuery(endpoint, id, rest, q.get()));
   cq->kind = q->kind();
-  cq->peer_path = "/v1/events/" + PercentEncode(id) + (q->latest ? "/latest" : "");
+  cq->peer_path = "/v1/events/" + wire::PercentEncode(id) + (q->latest ? "/latest" : "");
   cq->rest = std::move(rest);
   cq->limit = q->limit();
   cq->order = q->order();
@@ -167,10 +168,10 @@ void HttpServer::Impl::LocalClusterQuery(const ClusterQuery& q, httplib::Respons
   std::string body = q.open_body;
   for (size_t i = 0; i < answer.events.size(); ++i) {
     if (i != 0) body.push_back(',');
-    AppendEventJson(answer.events[i], &body);
+    wire::AppendEventJson(answer.events[i], &body);
   }
   body.append("],\"partitions\":");
-  AppendPartitionsJson(answer.covered, &body);
+  cluster::AppendPartitionsJson(answer.covered, &body);
   body.append(answer.extra);
   body.append(answer.all_serving ? ",\"complete\":true}" : ",\"complete\":false}");
   SetJson(res, 200, std::move(body));
@@ -181,23 +182,23 @@ void HttpServer::Impl::FanOutClusterQuery(const ClusterQuery& q, httplib::Respon
   const auto start = HttpClock::now();
   QuerySlot slot(this);
   if (!slot.acquired()) return Busy(res, q.kind, "too many queries at once; retry later");
-  Cluster* cluster = backend.cluster;
+  cluster::Cluster* cluster = backend.cluster;
   LocalAnswer mine;
-  std::vector<Cluster::Reply> replies =
+  std::vector<cluster::Cluster::Reply> replies =
       cluster->AskPeers(WithLocal(q.peer_path, q.rest), [&] { mine = RunLocal(cluster, q); });
   if (!mine.status.ok() && !mine.status.IsBusy()) return Fail(res, q.kind, mine.status);
 
-  std::vector<PeerCoverage> coverage(1 + replies.size());
-  std::vector<std::vector<PeerEvent>> events(1 + replies.size());
+  std::vector<cluster::PeerCoverage> coverage(1 + replies.size());
+  std::vector<std::vector<cluster::PeerEvent>> events(1 + replies.size());
   if (mine.status.ok()) {
     coverage[0] = {true, mine.covered};
     for (const query::Event& e : mine.events) {
-      PeerEvent pe;
+      cluster::PeerEvent pe;
       pe.ts_ms = e.ts_ms;
       pe.topic = e.topic;
       pe.partition = e.partition;
       pe.offset = e.offset;
-      AppendEventJson(e, &pe.json);
+      wire::AppendEventJson(e, &pe.json);
       events[0].push_back(std::move(pe));
     }
   }
@@ -206,7 +207,8 @@ void HttpServer::Impl::FanOutClusterQuery(const ClusterQuery& q, httplib::Respon
       Warn("cluster: " + replies[i].peer + " did not answer: " + replies[i].error);
       continue;
     }
-    Status st = ParseLocalAnswer(replies[i].body, &events[i + 1], &coverage[i + 1].covered);
+    Status st =
+        cluster::ParseLocalAnswer(replies[i].body, &events[i + 1], &coverage[i + 1].covered);
     if (!st.ok()) {
       Warn("cluster: " + replies[i].peer + " answered something else: " + st.ToString());
       events[i + 1].clear();
@@ -215,9 +217,10 @@ void HttpServer::Impl::FanOutClusterQuery(const ClusterQuery& q, httplib::Respon
     }
     coverage[i + 1].answered = true;
   }
-  const CoverageDecision decision = DecideCoverage(cluster->AllPartitions(), coverage);
-  const std::vector<PeerEvent> merged =
-      MergePeerEvents(std::move(events), decision, q.limit, q.order);
+  const cluster::CoverageDecision decision =
+      cluster::DecideCoverage(cluster->AllPartitions(), coverage);
+  const std::vector<cluster::PeerEvent> merged =
+      cluster::MergePeerEvents(std::move(events), decision, q.limit, q.order);
   std::string body = q.open_body;
   for (size_t i = 0; i < merged.size(); ++i) {
     if (i != 0) body.push_back(',');
@@ -281,8 +284,8 @@ class LineWriter {
 // left out. Returns the partitions covered (served before and after), or the failure.
 Status LocalScan(HttpServer::Impl& impl, const ScanParams& params, int64_t* remaining,
                  const std::function<bool(const query::Event&)>& keep, LineWriter* out,
-                 Partitions* covered) {
-  Cluster* cluster = impl.backend.cluster;
+                 cluster::Partitions* covered) {
+  cluster::Cluster* cluster = impl.backend.cluster;
   const ingest::OwnershipSnapshot before = cluster->Local();
   std::string line;
   Status st = impl.backend.engine->Scan(
@@ -290,7 +293,7 @@ Status LocalScan(HttpServer::Impl& impl, const ScanParams& params, int64_t* rema
         if (impl.stopping.load(std::memory_order_relaxed) || *remaining <= 0) return false;
         if (!keep(e)) return true;
         line.clear();
-        AppendEventJson(e, &line);
+        wire::AppendEventJson(e, &line);
         --*remaining;
         return out->Line(line);
       });
@@ -303,7 +306,7 @@ bool StreamClusterScan(ClusterScanJob& job, httplib::DataSink& sink) {
   if (job.started) return false;
   job.started = true;
   HttpServer::Impl& impl = *job.impl;
-  Cluster* cluster = impl.backend.cluster;
+  cluster::Cluster* cluster = impl.backend.cluster;
   LineWriter out(&sink);
   int64_t remaining = job.params.limit;
   auto finish = [&](const std::string& last_line, QueryOutcome outcome) {
@@ -315,36 +318,38 @@ bool StreamClusterScan(ClusterScanJob& job, httplib::DataSink& sink) {
   };
 
   if (job.local) {
-    Partitions covered;
+    cluster::Partitions covered;
     Status st = LocalScan(impl, job.params, &remaining, [](const query::Event&) { return true; },
                           &out, &covered);
     if (out.failed()) return false;
     if (!st.ok()) return finish(ErrorBody("scan failed: " + st.ToString()), OutcomeOf(st));
     std::string last = std::string("{\"complete\":") +
                        (AllServing(cluster->Local()) ? "true" : "false") + ",\"partitions\":";
-    AppendPartitionsJson(covered, &last);
+    cluster::AppendPartitionsJson(covered, &last);
     last.push_back('}');
     return finish(last, QueryOutcome::kOk);
   }
 
   // 1. Who serves what: every instance's /v1/cluster?local=true, this one's in process.
   ingest::OwnershipSnapshot mine;
-  std::vector<Cluster::Reply> replies =
+  std::vector<cluster::Cluster::Reply> replies =
       cluster->AskPeers("/v1/cluster?local=true", [&] { mine = cluster->Local(); });
-  std::vector<PeerCoverage> coverage(1 + replies.size());
+  std::vector<cluster::PeerCoverage> coverage(1 + replies.size());
   coverage[0] = {true, mine.Serving()};
   for (size_t i = 0; i < replies.size(); ++i) {
     if (!replies[i].answered) continue;
-    coverage[i + 1].answered = ParseServingPartitions(replies[i].body, &coverage[i + 1].covered).ok();
+    coverage[i + 1].answered =
+        cluster::ParseServingPartitions(replies[i].body, &coverage[i + 1].covered).ok();
   }
-  const CoverageDecision decision = DecideCoverage(cluster->AllPartitions(), coverage);
-  Partitions missing = decision.missing;
+  const cluster::CoverageDecision decision =
+      cluster::DecideCoverage(cluster->AllPartitions(), coverage);
+  cluster::Partitions missing = decision.missing;
   auto owned_by = [&](size_t index, const std::string& topic, int32_t partition) {
     auto it = decision.owner.find(store::TopicPartition{topic, partition});
     return it != decision.owner.end() && it->second == index;
   };
   // Partitions given to `index` that its answer did not cover after all: missing.
-  auto check_covered = [&](size_t index, const Partitions& covered, bool answered) {
+  auto check_covered = [&](size_t index, const cluster::Partitions& covered, bool answered) {
     for (const auto& [tp, owner] : decision.owner) {
       if (owner != index) continue;
       bool ok = answered;
@@ -358,7 +363,7 @@ bool StreamClusterScan(ClusterScanJob& job, httplib::DataSink& sink) {
 
   // 2. Each instance's share, one after the other: this one's first.
   {
-    Partitions covered;
+    cluster::Partitions covered;
     Status st = LocalScan(
         impl, job.params, &remaining,
         [&](const query::Event& e) { return owned_by(0, e.topic, e.partition); }, &out, &covered);
@@ -372,7 +377,7 @@ bool StreamClusterScan(ClusterScanJob& job, httplib::DataSink& sink) {
     for (const auto& [tp, owner] : decision.owner) any = any || owner == index;
     if (!any) continue;
     std::string pending, error;
-    Partitions covered;
+    cluster::Partitions covered;
     bool saw_last = false;
     Status parse_error;
     const bool streamed = cluster->StreamFrom(
@@ -384,8 +389,8 @@ bool StreamClusterScan(ClusterScanJob& job, httplib::DataSink& sink) {
             const std::string_view line(pending.data() + begin, nl - begin);
             if (line.empty()) continue;
             bool is_event = false;
-            PeerEvent e;
-            Status st = ParseScanLine(line, &is_event, &e, &covered);
+            cluster::PeerEvent e;
+            Status st = cluster::ParseScanLine(line, &is_event, &e, &covered);
             if (!st.ok()) {
               parse_error = st;
               return false;
@@ -452,7 +457,7 @@ void AppendOwnedJson(const ingest::OwnershipSnapshot& s, std::string* out) {
     const ingest::OwnedPartition& p = s.partitions[i];
     if (i != 0) out->push_back(',');
     out->append("{\"topic\":");
-    AppendJsonString(p.topic, out);
+    wire::AppendJsonString(p.topic, out);
     out->append(",\"partition\":" + std::to_string(p.partition) +
                 ",\"serving\":" + (p.serving() ? "true" : "false") +
                 ",\"window_complete\":" + (p.window_complete ? "true" : "false") +
@@ -465,14 +470,14 @@ void AppendOwnedJson(const ingest::OwnershipSnapshot& s, std::string* out) {
 }
 
 // {"address": A, "owned": [...], "partitions": {serving}}
-std::string LocalClusterJson(Cluster* cluster) {
+std::string LocalClusterJson(cluster::Cluster* cluster) {
   const ingest::OwnershipSnapshot s = cluster->Local();
   std::string body = "{\"address\":";
-  AppendJsonString(cluster->options().self, &body);
+  wire::AppendJsonString(cluster->options().self, &body);
   body.push_back(',');
   AppendOwnedJson(s, &body);
   body.append(",\"partitions\":");
-  AppendPartitionsJson(s.Serving(), &body);
+  cluster::AppendPartitionsJson(s.Serving(), &body);
   body.push_back('}');
   return body;
 }
@@ -484,25 +489,25 @@ void ClusterInfo(HttpServer::Impl& impl, std::string_view raw_query, httplib::Re
     return SetError(res, 400, st.message());
   }
   if (Status st = CheckNoParams(rest); !st.ok()) return SetError(res, 400, st.message());
-  Cluster* cluster = impl.backend.cluster;
+  cluster::Cluster* cluster = impl.backend.cluster;
   if (local) return SetJson(res, 200, LocalClusterJson(cluster));
 
   std::string mine;
-  std::vector<Cluster::Reply> replies =
+  std::vector<cluster::Cluster::Reply> replies =
       cluster->AskPeers("/v1/cluster?local=true", [&] { mine = LocalClusterJson(cluster); });
-  std::vector<PeerCoverage> coverage(1 + replies.size());
-  coverage[0].answered = ParseServingPartitions(mine, &coverage[0].covered).ok();
+  std::vector<cluster::PeerCoverage> coverage(1 + replies.size());
+  coverage[0].answered = cluster::ParseServingPartitions(mine, &coverage[0].covered).ok();
   std::string body = "{\"self\":";
-  AppendJsonString(cluster->options().self, &body);
+  wire::AppendJsonString(cluster->options().self, &body);
   body.append(",\"instances\":[{\"address\":");
-  AppendJsonString(cluster->options().self, &body);
+  wire::AppendJsonString(cluster->options().self, &body);
   body.append(",\"self\":true,\"answered\":true,\"status\":" + mine + "}");
   for (size_t i = 0; i < replies.size(); ++i) {
-    const Cluster::Reply& r = replies[i];
+    const cluster::Cluster::Reply& r = replies[i];
     coverage[i + 1].answered =
-        r.answered && ParseServingPartitions(r.body, &coverage[i + 1].covered).ok();
+        r.answered && cluster::ParseServingPartitions(r.body, &coverage[i + 1].covered).ok();
     body.append(",{\"address\":");
-    AppendJsonString(r.peer, &body);
+    wire::AppendJsonString(r.peer, &body);
     body.append(",\"self\":false,\"answered\":");
     body.append(coverage[i + 1].answered ? "true" : "false");
     if (coverage[i + 1].answered) {
@@ -514,12 +519,13 @@ void ClusterInfo(HttpServer::Impl& impl, std::string_view raw_query, httplib::Re
       body.append(status);
     } else {
       body.append(",\"error\":");
-      AppendJsonString(r.error.empty() ? "not a hotrow cluster answer" : r.error, &body);
+      wire::AppendJsonString(r.error.empty() ? "not a hotrow cluster answer" : r.error, &body);
     }
     body.push_back('}');
   }
   body.push_back(']');
-  const CoverageDecision decision = DecideCoverage(cluster->AllPartitions(), coverage);
+  const cluster::CoverageDecision decision =
+      cluster::DecideCoverage(cluster->AllPartitions(), coverage);
   AppendCompleteness(decision.complete, decision.missing, &body);
   body.push_back('}');
   SetJson(res, 200, std::move(body));
@@ -564,4 +570,4 @@ bool HttpServer::Impl::ClusterRoute(const std::vector<std::string>& segments, En
   return true;
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

@@ -19,7 +19,7 @@
 #include "wire/event_json.h"
 #include "wire/url_codec.h"
 
-namespace hotrow::service {
+namespace hotrow::http {
 namespace {
 
 Status CheckIndexValue(std::string_view value) {
@@ -28,7 +28,7 @@ Status CheckIndexValue(std::string_view value) {
                                    " bytes; indexed values are at most " +
                                    std::to_string(keying::kMaxIndexValueSize) + " bytes");
   }
-  if (!IsValidUtf8(value)) {
+  if (!wire::IsValidUtf8(value)) {
     return Status::InvalidArgument("the value is not valid UTF-8; indexed values are UTF-8 text");
   }
   return Status::Ok();
@@ -37,9 +37,9 @@ Status CheckIndexValue(std::string_view value) {
 // The answer object up to and including "events":[.
 std::string IndexOpenBody(const std::string& field, const std::string& value) {
   std::string body = "{\"field\":";
-  AppendJsonString(field, &body);
+  wire::AppendJsonString(field, &body);
   body.append(",\"value\":");
-  AppendJsonString(value, &body);
+  wire::AppendJsonString(value, &body);
   body.append(",\"events\":[");
   return body;
 }
@@ -63,7 +63,7 @@ std::string IndexBody(const std::string& field, const std::string& value,
   for (const query::Event& e : answer.events) {
     if (!first) body.push_back(',');
     first = false;
-    AppendEventJson(e, &body);
+    wire::AppendEventJson(e, &body);
   }
   body.push_back(']');
   AppendUnindexed(answer.unindexed, &body);
@@ -105,7 +105,7 @@ bool HttpServer::Impl::IndexRoute(const std::vector<std::string>& s, std::string
   if (cluster) {
     ClusterQuery q;
     q.kind = kind;
-    q.peer_path = "/v1/index/" + PercentEncode(field) + "/" + PercentEncode(value) +
+    q.peer_path = "/v1/index/" + wire::PercentEncode(field) + "/" + wire::PercentEncode(value) +
                   (latest ? "/latest" : "");
     q.rest = std::move(rest);
     q.limit = latest ? latest_params->n : range_params->limit;
@@ -138,4 +138,4 @@ bool HttpServer::Impl::IndexRoute(const std::vector<std::string>& s, std::string
   return true;
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

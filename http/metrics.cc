@@ -13,7 +13,7 @@
 #include <mutex>
 #include <vector>
 
-namespace hotrow::service {
+namespace hotrow::http {
 namespace {
 
 constexpr std::array<QueryKind, 3> kKinds = {QueryKind::kLatest, QueryKind::kRange,
@@ -317,4 +317,4 @@ uint64_t ResidentBytes() {
   return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

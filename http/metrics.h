@@ -10,7 +10,7 @@
 #include "query/query_engine.h"
 #include "store/event_store.h"
 
-namespace hotrow::service {
+namespace hotrow::http {
 
 // What an HTTP query asked for; the `kind` label of the query metrics.
 enum class QueryKind { kLatest, kRange, kScan };
@@ -67,4 +67,4 @@ class Metrics {
 // The resident set size of this process in bytes, from /proc/self/statm; 0 when unknown.
 uint64_t ResidentBytes();
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

@@ -11,7 +11,7 @@
 #include "query/small_query.h"
 #include "wire/event_json.h"
 
-namespace hotrow::service {
+namespace hotrow::http {
 
 namespace {
 constexpr size_t kScanFlushBytes = 32 << 10;
@@ -49,7 +49,7 @@ void HttpServer::Impl::Latest(const std::string& id, std::string_view raw_query,
   for (const auto& e : events.value()) {
     if (!first) body.push_back(',');
     first = false;
-    AppendEventJson(e, &body);
+    wire::AppendEventJson(e, &body);
   }
   body.append("]}");
   SetJson(res, 200, std::move(body));
@@ -72,7 +72,7 @@ void HttpServer::Impl::Range(const std::string& id, std::string_view raw_query,
                                       params->order, [&](const query::Event& e) {
                                         if (!first) body.push_back(',');
                                         first = false;
-                                        AppendEventJson(e, &body);
+                                        wire::AppendEventJson(e, &body);
                                         return !stopping.load(std::memory_order_relaxed);
                                       });
   if (!st.ok()) return Fail(res, QueryKind::kRange, st);
@@ -110,7 +110,7 @@ void HttpServer::Impl::StreamRange(const std::string& id, const RangeParams& par
               if (stopping.load(std::memory_order_relaxed)) return false;
               if (!first) buffer.push_back(',');
               first = false;
-              AppendEventJson(e, &buffer);
+              wire::AppendEventJson(e, &buffer);
               if (buffer.size() < kScanFlushBytes) return true;
               write_failed = !sink.write(buffer.data(), buffer.size());
               buffer.clear();
@@ -135,7 +135,7 @@ void HttpServer::Impl::StreamRange(const std::string& id, const RangeParams& par
 
 std::string HttpServer::Impl::OpenEventsBody(const std::string& id) {
   std::string body = "{\"event_id\":";
-  AppendJsonString(id, &body);
+  wire::AppendJsonString(id, &body);
   body.append(",\"events\":[");
   return body;
 }
@@ -188,7 +188,7 @@ bool HttpServer::Impl::StreamScan(ScanJob& job, httplib::DataSink& sink) {
     // The pool threads encode each event as they read it; this thread only gathers their chunks
     // and writes them out.
     const query::EventEncoder encode = [](const query::Event& e, std::string* out) {
-      AppendEventJson(e, out);
+      wire::AppendEventJson(e, out);
       out->push_back('\n');
     };
     Status st = backend.engine->ScanEncoded(
@@ -224,4 +224,4 @@ bool HttpServer::Impl::StreamScan(ScanJob& job, httplib::DataSink& sink) {
   }
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

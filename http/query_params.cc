@@ -11,7 +11,7 @@
 #include "wire/event_json.h"
 #include "wire/url_codec.h"
 
-namespace hotrow::service {
+namespace hotrow::http {
 namespace {
 
 // The parameters of one request, checked against the names a route accepts.
@@ -20,7 +20,7 @@ class Params {
   // InvalidArgument for bad encoding, a name the route does not take, or a name given twice.
   static Result<Params> Parse(std::string_view raw_query,
                               std::initializer_list<std::string_view> allowed) {
-    Result<std::vector<QueryParam>> parsed = ParseQueryString(raw_query);
+    Result<std::vector<wire::QueryParam>> parsed = wire::ParseQueryString(raw_query);
     if (!parsed.ok()) return parsed.status();
     Params out;
     for (auto& [name, value] : parsed.value()) {
@@ -146,7 +146,7 @@ Status CheckQueryId(std::string_view id) {
                                    " bytes; ids are at most " +
                                    std::to_string(keying::kMaxIdSize) + " bytes");
   }
-  if (!IsValidUtf8(id)) {
+  if (!wire::IsValidUtf8(id)) {
     return Status::InvalidArgument("the event id is not valid UTF-8; ids are UTF-8 text");
   }
   return Status::Ok();
@@ -165,4 +165,4 @@ std::string QuoteClientText(std::string_view text) {
   return out;
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

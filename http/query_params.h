@@ -7,7 +7,7 @@
 #include "common/status.h"
 #include "query/query_engine.h"
 
-namespace hotrow::service {
+namespace hotrow::http {
 
 // The query parameters of the HTTP API's three queries (CONTRACT.md "HTTP API"), checked without a
 // server so that they can be tested and fuzzed alone. Each parser takes the raw query string (the
@@ -50,4 +50,4 @@ Status CheckNoParams(std::string_view raw_query);
 // A short excerpt of what a client sent, quoted, for error messages (at most 64 bytes of it).
 std::string QuoteClientText(std::string_view text);
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

@@ -4,7 +4,7 @@
 
 #include "wire/event_json.h"
 
-namespace hotrow::service {
+namespace hotrow::http {
 
 Endpoint MatchRoute(const std::vector<std::string>& s, std::string* id) {
   if (s.size() == 1) {
@@ -30,7 +30,7 @@ Endpoint MatchRoute(const std::vector<std::string>& s, std::string* id) {
 
 std::string ErrorBody(std::string_view message) {
   std::string body = "{\"error\":";
-  AppendJsonString(message, &body);
+  wire::AppendJsonString(message, &body);
   body.push_back('}');
   return body;
 }
@@ -63,4 +63,4 @@ double SecondsSince(HttpClock::time_point start) {
   return std::chrono::duration<double>(HttpClock::now() - start).count();
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

@@ -10,7 +10,7 @@
 #include "common/status.h"
 #include "http/metrics.h"
 
-namespace hotrow::service {
+namespace hotrow::http {
 
 // The HTTP API's routes and the shape of its answers, shared by the server and its handlers.
 
@@ -34,4 +34,4 @@ QueryOutcome OutcomeOf(const Status& st);
 using HttpClock = std::chrono::steady_clock;
 double SecondsSince(HttpClock::time_point start);
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

@@ -19,7 +19,7 @@
 #include "http/task_queue.h"
 #include "wire/url_codec.h"
 
-namespace hotrow::service {
+namespace hotrow::http {
 namespace {
 
 // httplib's compiled-in limit on the request line (CPPHTTPLIB_REQUEST_URI_MAX_LENGTH).
@@ -51,7 +51,7 @@ void HttpServer::Impl::Handle(const httplib::Request& req, httplib::Response& re
 }
 
 void HttpServer::Impl::Dispatch(const httplib::Request& req, httplib::Response& res) {
-  Result<RequestTarget> target = SplitRequestTarget(req.target);
+  Result<wire::RequestTarget> target = wire::SplitRequestTarget(req.target);
   if (!target.ok()) {
     SetError(res, 400, "bad request path: " + target.status().message());
     return;
@@ -118,7 +118,7 @@ httplib::Server::HandlerResponse HttpServer::Impl::ErrorPage(const httplib::Requ
     std::string message;
     switch (res.status) {
       case 404: {
-        Result<RequestTarget> target = SplitRequestTarget(req.target);
+        Result<wire::RequestTarget> target = wire::SplitRequestTarget(req.target);
         std::string id;
         if (!target.ok()) {
           res.status = 400;
@@ -204,7 +204,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   HOTROW_RETURN_IF_ERROR(ParseListenAddress(options.listen, &impl->host, &port));
 
   Result<std::unique_ptr<httplib::Server>> made =
-      NewHttplibServer(options.tls_cert_file, options.tls_key_file);
+      access::NewHttplibServer(options.tls_cert_file, options.tls_key_file);
   if (!made.ok()) return made.status();
   impl->server = std::move(made).value();
 
@@ -298,4 +298,4 @@ void HttpServer::Stop() {
   if (impl_->listen_thread.joinable()) impl_->listen_thread.join();
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

@@ -11,10 +11,13 @@
 #include "query/query_engine.h"
 #include "store/event_store.h"
 
-namespace hotrow::service {
+namespace hotrow::cluster {
+class Cluster;
+}  // namespace hotrow::cluster
+
+namespace hotrow::http {
 
 class Authenticator;
-class Cluster;
 
 struct HttpServerOptions {
   // "host:port" to listen on ("[::1]:8080" for IPv6). Port 0 picks a free port: see port().
@@ -55,7 +58,7 @@ struct HttpBackend {
   const Authenticator* auth = nullptr;
   // The group's instances (cluster/cluster.h): GET /v1/cluster, ?local=true, and the fan-out of
   // every query when peers are configured. Null: none of these (404 and 400).
-  Cluster* cluster = nullptr;
+  cluster::Cluster* cluster = nullptr;
 };
 
 // The HTTP API of CONTRACT.md, on cpp-httplib, over HTTPS when TLS files are given:
@@ -113,4 +116,4 @@ class HttpServer {
 // naming what was expected.
 Status ParseListenAddress(const std::string& listen, std::string* host, int* port);
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

@@ -22,7 +22,7 @@
 #include "http/server.h"
 #include "query/query_engine.h"
 
-namespace hotrow::service {
+namespace hotrow::http {
 
 struct HttpServer::Impl {
   Impl(const HttpServerOptions& o, const HttpBackend& b) : options(o), backend(b) {}
@@ -138,4 +138,4 @@ struct HttpServer::Impl {
                   httplib::Response& res);
 };
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

@@ -4,7 +4,7 @@
 
 #include "keying/salter.h"
 
-namespace hotrow::service {
+namespace hotrow::http {
 
 std::string RenderStatsJson(const ingest::IngestStats* ingest, const store::StoreStats& store,
                             const store::StoreOptions& store_options) {
@@ -77,4 +77,4 @@ std::string RenderStatsJson(const ingest::IngestStats* ingest, const store::Stor
   return j.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

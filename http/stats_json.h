@@ -5,7 +5,7 @@
 #include "ingest/ingestor.h"
 #include "store/event_store.h"
 
-namespace hotrow::service {
+namespace hotrow::http {
 
 // The body of GET /v1/stats (CONTRACT.md): one JSON object,
 //   {"ingested": N,                       events stored by this process
@@ -25,4 +25,4 @@ namespace hotrow::service {
 std::string RenderStatsJson(const ingest::IngestStats* ingest, const store::StoreStats& store,
                             const store::StoreOptions& store_options);
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

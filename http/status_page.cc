@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-namespace hotrow::service {
+namespace hotrow::http {
 
 // Defined in status_page_html.cc, which CMake generates from status_page.html.
 extern const char kStatusPageHtml[];
@@ -39,4 +39,4 @@ void ServeStatusPage(httplib::Response* res) {
   res->set_content(html.data(), html.size(), "text/html; charset=utf-8");
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

@@ -8,7 +8,7 @@ namespace httplib {
 struct Response;
 }
 
-namespace hotrow::service {
+namespace hotrow::http {
 
 // The status page a person opens at GET /: one self-contained HTML page (http/status_page.html,
 // embedded into the binary at build time) that polls /v1/stats, /readyz and /metrics at most once
@@ -26,4 +26,4 @@ bool IsStatusPagePath(const std::vector<std::string>& segments);
 // that lets it reach nothing but this server.
 void ServeStatusPage(httplib::Response* res);
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

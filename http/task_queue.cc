@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-namespace hotrow::service {
+namespace hotrow::http {
 
 BoundedTaskQueue::BoundedTaskQueue(int threads, size_t capacity) : capacity_(capacity) {
   for (int i = 0; i < threads; ++i) {
@@ -61,4 +61,4 @@ void BoundedTaskQueue::Work() {
   }
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

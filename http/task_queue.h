@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-namespace hotrow::service {
+namespace hotrow::http {
 
 // Connection threads for httplib: a fixed number of named workers (http-N) and a bounded queue.
 // httplib's own ThreadPool queues without bound, so a flood of connections would pile up in
@@ -43,4 +43,4 @@ class BoundedTaskQueue final : public httplib::TaskQueue {
   std::vector<std::thread> workers_;
 };
 
-}  // namespace hotrow::service
+}  // namespace hotrow::http

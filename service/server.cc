@@ -12,12 +12,12 @@
 
 namespace hotrow::service {
 
-Result<std::unique_ptr<Server>> Server::Start(const Config& config) {
+Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
   std::unique_ptr<Server> server(new Server());
   server->config_ = config;
   spdlog::info("hotrow starting: {}", config.Summary());
   // A bad TLS file stops the start before the store is opened and the consumer group joined.
-  HOTROW_RETURN_IF_ERROR(CheckServerTlsFiles(config.http.tls_cert, config.http.tls_key));
+  HOTROW_RETURN_IF_ERROR(access::CheckServerTlsFiles(config.http.tls_cert, config.http.tls_key));
 
   const store::StoreOptions store_options = config.ToStoreOptions();
   Result<std::unique_ptr<store::EventStore>> store = store::EventStore::Open(store_options);
@@ -46,11 +46,11 @@ Result<std::unique_ptr<Server>> Server::Start(const Config& config) {
   query::QueryOptions query_options = config.ToQueryOptions();
   if (server->cluster_->enabled()) {
     // Only the partitions this instance owns with a complete window are answered for.
-    Cluster* cluster = server->cluster_.get();
+    cluster::Cluster* cluster = server->cluster_.get();
     query_options.partition_filter = [cluster] { return cluster->Filter(); };
   }
   server->engine_ = std::make_unique<query::QueryEngine>(server->store_.get(), query_options);
-  server->metrics_ = std::make_unique<Metrics>();
+  server->metrics_ = std::make_unique<http::Metrics>();
 
   ingest::IngestOptions ingest_options = config.ToIngestOptions();
   ingest_options.ownership = server->ownership_.get();
@@ -63,23 +63,23 @@ Result<std::unique_ptr<Server>> Server::Start(const Config& config) {
   server->ingestor_ = std::move(ingestor).value();
   server->cluster_->set_ingestor(server->ingestor_.get());
 
-  HOTROW_RETURN_IF_ERROR(
-      CheckOpenListen(config.http.listen, !config.http.token_file.empty(), config.http.allow_open));
+  HOTROW_RETURN_IF_ERROR(http::CheckOpenListen(config.http.listen, !config.http.token_file.empty(),
+                                               config.http.allow_open));
   if (!config.http.token_file.empty()) {
-    Result<std::unique_ptr<Authenticator>> auth =
-        Authenticator::Open(config.http.token_file, server->metrics_.get());
+    Result<std::unique_ptr<http::Authenticator>> auth =
+        http::Authenticator::Open(config.http.token_file, server->metrics_.get());
     if (!auth.ok()) return auth.status();  // ~Server stops the ingestor and closes the store
     server->auth_ = std::move(auth).value();
   }
-  HttpServerOptions http_options = config.ToHttpOptions();
-  HttpBackend backend;
+  http::HttpServerOptions http_options = config.ToHttpOptions();
+  http::HttpBackend backend;
   backend.store = server->store_.get();
   backend.engine = server->engine_.get();
   backend.ingestor = server->ingestor_.get();
   backend.metrics = server->metrics_.get();
   backend.auth = server->auth_.get();
   backend.cluster = server->cluster_.get();
-  Result<std::unique_ptr<HttpServer>> http = HttpServer::Start(http_options, backend);
+  Result<std::unique_ptr<http::HttpServer>> http = http::HttpServer::Start(http_options, backend);
   if (!http.ok()) {
     spdlog::error("{}", http.status().message());
     return http.status();  // ~Server stops the ingestor and closes the store
@@ -98,13 +98,13 @@ Result<std::unique_ptr<Server>> Server::Start(const Config& config) {
   return server;
 }
 
-Status Server::StartCluster(const Config& config) {
+Status Server::StartCluster(const config::Config& config) {
   ownership_ = std::make_unique<ingest::PartitionOwnership>();
-  ClusterOptions options;
+  cluster::ClusterOptions options;
   options.peers = config.cluster.peers;
   options.self = config.http.listen;
   options.peer_timeout_ms = config.cluster.peer_timeout_ms;
-  Result<ClientAccess> access = ClientAccess::Load(config.http.token_file);
+  Result<access::ClientAccess> access = access::ClientAccess::Load(config.http.token_file);
   if (!access.ok()) return access.status();
   options.access = access.value();
   options.brokers = config.kafka.brokers;
@@ -115,7 +115,7 @@ Status Server::StartCluster(const Config& config) {
     return Status::InvalidArgument("cluster.peers: expected this instance's http.listen (" +
                                    options.self + ") among the peers");
   }
-  cluster_ = std::make_unique<Cluster>(options, ownership_.get(), store_.get());
+  cluster_ = std::make_unique<cluster::Cluster>(options, ownership_.get(), store_.get());
   return Status::Ok();
 }
 
@@ -205,7 +205,7 @@ void Server::Housekeeping() {
           "progress: {:.0f} events/s, lag {}, {} partitions, {} buckets, {} events in the window, "
           "{} rejected, RSS {} MiB",
           static_cast<double>(in.events_stored - last_stored) / seconds, lag, in.partitions.size(),
-          st.buckets.size(), st.events, rejected, ResidentBytes() >> 20);
+          st.buckets.size(), st.events, rejected, http::ResidentBytes() >> 20);
       last_stored = in.events_stored;
       last_progress = now;
     }

@@ -39,7 +39,7 @@ class Server {
   // Fails with the store's Status (Incompatible, Corruption, IOError...) prefixed with the store
   // path, InvalidArgument for options the ingestor or the HTTP server refuse, IOError when the
   // HTTP address cannot be bound. Whatever was started is stopped again on failure.
-  static Result<std::unique_ptr<Server>> Start(const Config& config);
+  static Result<std::unique_ptr<Server>> Start(const config::Config& config);
   ~Server();  // Stop()s
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -62,19 +62,19 @@ class Server {
   void Housekeeping();
   // Makes ownership_ and cluster_ (cluster.peers); InvalidArgument when this instance's
   // http.listen is not among the peers or the token file cannot be read.
-  Status StartCluster(const Config& config);
+  Status StartCluster(const config::Config& config);
 
-  Config config_;
+  config::Config config_;
   std::unique_ptr<store::EventStore> store_;
   // Which partitions this instance answers for (fed by the ingestor) and its peers
   // (cluster/cluster.h); both outlive the engine, the ingestor and the HTTP server that use them.
   std::unique_ptr<ingest::PartitionOwnership> ownership_;
-  std::unique_ptr<Cluster> cluster_;
+  std::unique_ptr<cluster::Cluster> cluster_;
   std::unique_ptr<query::QueryEngine> engine_;
-  std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<http::Metrics> metrics_;
   std::unique_ptr<ingest::Ingestor> ingestor_;
-  std::unique_ptr<Authenticator> auth_;  // null without http.token_file; outlives http_
-  std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<http::Authenticator> auth_;  // null without http.token_file; outlives http_
+  std::unique_ptr<http::HttpServer> http_;
 
   std::thread housekeeping_;
   std::mutex mu_;

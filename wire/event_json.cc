@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
-namespace hotrow::service {
+namespace hotrow::wire {
 
 bool IsValidUtf8(std::string_view text) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
@@ -127,4 +127,4 @@ Result<query::Event> ParseEventJson(std::string_view text) {
   }
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::wire

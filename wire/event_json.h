@@ -6,7 +6,7 @@
 #include "common/status.h"
 #include "query/query_engine.h"
 
-namespace hotrow::service {
+namespace hotrow::wire {
 
 // The JSON form of events in HTTP answers (CONTRACT.md "HTTP API"):
 //   {"event_id": ID, "ts": MS, "topic": T, "partition": P, "offset": O, "payload": <stored JSON>}
@@ -36,4 +36,4 @@ void AppendEventJson(const query::Event& event, std::string* out);
 // payload in compact JSON. InvalidArgument when `text` is not such an object.
 Result<query::Event> ParseEventJson(std::string_view text);
 
-}  // namespace hotrow::service
+}  // namespace hotrow::wire

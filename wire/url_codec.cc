@@ -1,6 +1,6 @@
 #include "wire/url_codec.h"
 
-namespace hotrow::service {
+namespace hotrow::wire {
 namespace {
 
 int HexValue(char c) {
@@ -102,4 +102,4 @@ Result<RequestTarget> SplitRequestTarget(std::string_view target) {
   return out;
 }
 
-}  // namespace hotrow::service
+}  // namespace hotrow::wire

@@ -7,7 +7,7 @@
 
 #include "common/status.h"
 
-namespace hotrow::service {
+namespace hotrow::wire {
 
 // Percent-encoding of URL parts (RFC 3986), shared by the HTTP server, which decodes what clients
 // send, and `hotrow query`, which encodes what it sends.
@@ -44,4 +44,4 @@ struct RequestTarget {
 };
 Result<RequestTarget> SplitRequestTarget(std::string_view target);
 
-}  // namespace hotrow::service
+}  // namespace hotrow::wire

@@ -18,7 +18,7 @@
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
-namespace hotrow::service {
+namespace hotrow::access {
 namespace {
 
 using hotrow::testing::ChildProcess;
@@ -207,4 +207,4 @@ TEST_F(HttpTlsTest, ARoundTripIsVerifiedAgainstTheTrustedCa) {
 }
 
 }  // namespace
-}  // namespace hotrow::service
+}  // namespace hotrow::access

@@ -20,7 +20,7 @@
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
-namespace hotrow::service {
+namespace hotrow::cli {
 namespace {
 
 using testing::ChildProcess;
@@ -180,4 +180,4 @@ TEST(DemoTest, BadFlagsExitTwo) {
 }
 
 }  // namespace
-}  // namespace hotrow::service
+}  // namespace hotrow::cli

@@ -6,7 +6,7 @@
 
 #include "wire/event_json.h"
 
-namespace hotrow::service {
+namespace hotrow::cluster {
 namespace {
 
 using store::TopicPartition;
@@ -87,7 +87,7 @@ TEST(ClusterCoverageTest, MergeOrdersTiesByTopicPartitionOffsetAndCutsAtTheLimit
 TEST(ClusterCoverageTest, LocalAnswersAreReadWithTheirEventsByteForByte) {
   query::Event e{"dev-1", 1700000000123, "t", 3, 42, "{\"x\":1.50,\"a\":[1, 2]}"};
   std::string body = "{\"event_id\":\"dev-1\",\"events\":[";
-  AppendEventJson(e, &body);
+  wire::AppendEventJson(e, &body);
   body += "],\"partitions\":";
   AppendPartitionsJson({{"t", 3}, {"t", 1}, {"u", 0}}, &body);
   body += "}";
@@ -100,7 +100,7 @@ TEST(ClusterCoverageTest, LocalAnswersAreReadWithTheirEventsByteForByte) {
   EXPECT_EQ(events[0].partition, 3);
   EXPECT_EQ(events[0].offset, 42);
   std::string expected;
-  AppendEventJson(e, &expected);
+  wire::AppendEventJson(e, &expected);
   EXPECT_EQ(events[0].json, expected);
   EXPECT_EQ(covered, (Partitions{{"t", 1}, {"t", 3}, {"u", 0}}));
 
@@ -111,7 +111,7 @@ TEST(ClusterCoverageTest, LocalAnswersAreReadWithTheirEventsByteForByte) {
 TEST(ClusterCoverageTest, ScanLinesAreEventsOrTheFinalCoverageLine) {
   query::Event e{"d", 5, "t", 0, 7, "{}"};
   std::string line;
-  AppendEventJson(e, &line);
+  wire::AppendEventJson(e, &line);
   bool is_event = false;
   PeerEvent ev;
   Partitions covered;
@@ -139,4 +139,4 @@ TEST(ClusterCoverageTest, PartitionsJsonGroupsByTopic) {
 }
 
 }  // namespace
-}  // namespace hotrow::service
+}  // namespace hotrow::cluster

@@ -31,7 +31,7 @@
 #include "tests/support/temp_dir.h"
 #include "wire/event_json.h"
 
-namespace hotrow::service {
+namespace hotrow::cluster {
 namespace {
 
 using nlohmann::json;
@@ -56,7 +56,7 @@ struct Answer {
 };
 
 Event FromJson(const json& j) {
-  Result<Event> e = ParseEventJson(j.dump());
+  Result<Event> e = wire::ParseEventJson(j.dump());
   EXPECT_TRUE(e.ok()) << e.status().ToString();
   return e.ok() ? e.value() : Event{};
 }
@@ -337,4 +337,4 @@ TEST_F(ClusterE2ETest, EveryInstanceAnswersForTheGroupAndAKilledOnesPartitionsAr
 }
 
 }  // namespace
-}  // namespace hotrow::service
+}  // namespace hotrow::cluster

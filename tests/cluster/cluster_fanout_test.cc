@@ -22,7 +22,7 @@
 #include "store/event_store.h"
 #include "tests/support/temp_dir.h"
 
-namespace hotrow::service {
+namespace hotrow::cluster {
 namespace {
 
 using nlohmann::json;
@@ -76,12 +76,12 @@ TEST(ClusterFanoutTest, APeerThatNeverAnswersMakesTheAnswerIncompleteNotSlowFore
   q.threads = 1;
   q.partition_filter = [&cluster] { return cluster.Filter(); };
   query::QueryEngine engine(store->get(), q);
-  Metrics metrics;
-  HttpServerOptions http_options;
+  http::Metrics metrics;
+  http::HttpServerOptions http_options;
   http_options.listen = "127.0.0.1:0";
-  HttpBackend backend{store->get(), &engine, nullptr, &metrics};
+  http::HttpBackend backend{store->get(), &engine, nullptr, &metrics};
   backend.cluster = &cluster;
-  auto http = HttpServer::Start(http_options, backend);
+  auto http = http::HttpServer::Start(http_options, backend);
   ASSERT_TRUE(http.ok()) << http.status().ToString();
 
   httplib::Client client("127.0.0.1", (*http)->port());
@@ -115,4 +115,4 @@ TEST(ClusterFanoutTest, APeerThatNeverAnswersMakesTheAnswerIncompleteNotSlowFore
 }
 
 }  // namespace
-}  // namespace hotrow::service
+}  // namespace hotrow::cluster

@@ -9,7 +9,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace hotrow::service {
+namespace hotrow::config {
 namespace {
 
 using ::testing::HasSubstr;
@@ -665,4 +665,4 @@ TEST(ConfigTest, SummaryIsOneLineAndHidesPropertyValues) {
 }
 
 }  // namespace
-}  // namespace hotrow::service
+}  // namespace hotrow::config

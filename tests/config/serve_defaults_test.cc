@@ -28,7 +28,7 @@
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
-namespace hotrow::service {
+namespace hotrow::config {
 namespace {
 
 using testing::ChildProcess;
@@ -125,4 +125,4 @@ TEST(ServeDefaultsTest, ServeWithoutConfigRunsWithTheDocumentedDefaults) {
 }
 
 }  // namespace
-}  // namespace hotrow::service
+}  // namespace hotrow::config

@@ -45,6 +45,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int fd = ConfigFd();
   WriteWhole(fd, data, size);
   const std::string path = "/proc/self/fd/" + std::to_string(fd);
-  hotrow::fuzz::CheckLoadResult(hotrow::service::LoadConfig(path, {}));
+  hotrow::fuzz::CheckLoadResult(hotrow::config::LoadConfig(path, {}));
   return 0;
 }

@@ -14,7 +14,7 @@
 namespace hotrow::fuzz {
 namespace {
 
-using service::Config;
+using config::Config;
 
 bool ValidDottedPath(const std::string& path) {
   return !path.empty() && path.front() != '.' && path.back() != '.' &&
@@ -132,7 +132,7 @@ void CheckLoadResult(const Result<Config>& loaded) {
   }
   CheckRanges(*loaded);
   if (!AllPrintableAscii(*loaded)) return;
-  Result<Config> again = service::LoadConfig("", AsOverrides(*loaded));
+  Result<Config> again = config::LoadConfig("", AsOverrides(*loaded));
   if (!again.ok()) std::fprintf(stderr, "reloading failed: %s\n", again.status().ToString().c_str());
   FUZZ_CHECK(again.ok());
   CheckSame(*loaded, *again);

@@ -29,6 +29,6 @@ std::vector<std::string> Lines(std::string_view text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  hotrow::fuzz::CheckLoadResult(hotrow::service::LoadConfig("", Lines(text)));
+  hotrow::fuzz::CheckLoadResult(hotrow::config::LoadConfig("", Lines(text)));
   return 0;
 }

@@ -32,7 +32,7 @@
 namespace {
 
 using hotrow::Result;
-using hotrow::service::QueryParam;
+using hotrow::wire::QueryParam;
 
 // The last millisecond FormatRfc3339Ms writes with a four-digit year (9999-12-31T23:59:59.999Z).
 constexpr int64_t kMaxFourDigitYearMs = 253'402'300'799'999;
@@ -50,14 +50,14 @@ bool IsUnreservedOrEscape(std::string_view encoded) {
 }
 
 void CheckPercentRoundTrip(std::string_view bytes) {
-  const std::string encoded = hotrow::service::PercentEncode(bytes);
+  const std::string encoded = hotrow::wire::PercentEncode(bytes);
   FUZZ_CHECK(IsUnreservedOrEscape(encoded));
-  Result<std::string> decoded = hotrow::service::PercentDecode(encoded);
+  Result<std::string> decoded = hotrow::wire::PercentDecode(encoded);
   FUZZ_CHECK(decoded.ok() && *decoded == bytes);
 }
 
 void CheckTarget(std::string_view target) {
-  Result<hotrow::service::RequestTarget> split = hotrow::service::SplitRequestTarget(target);
+  Result<hotrow::wire::RequestTarget> split = hotrow::wire::SplitRequestTarget(target);
   if (!split.ok()) {
     FUZZ_CHECK(!split.status().message().empty());
     return;
@@ -69,9 +69,9 @@ void CheckTarget(std::string_view target) {
   std::string rebuilt;
   for (const std::string& segment : split->segments) {
     rebuilt += '/';
-    rebuilt += hotrow::service::PercentEncode(segment);
+    rebuilt += hotrow::wire::PercentEncode(segment);
   }
-  Result<hotrow::service::RequestTarget> again = hotrow::service::SplitRequestTarget(rebuilt);
+  Result<hotrow::wire::RequestTarget> again = hotrow::wire::SplitRequestTarget(rebuilt);
   FUZZ_CHECK(again.ok() && again->segments == split->segments && again->raw_query.empty());
 }
 
@@ -85,7 +85,7 @@ void CheckTime(const std::string& value) {
 }
 
 void CheckQuery(std::string_view query) {
-  Result<std::vector<QueryParam>> params = hotrow::service::ParseQueryString(query);
+  Result<std::vector<QueryParam>> params = hotrow::wire::ParseQueryString(query);
   if (!params.ok()) {
     FUZZ_CHECK(!params.status().message().empty());
     return;
@@ -93,52 +93,53 @@ void CheckQuery(std::string_view query) {
   std::string rebuilt;
   for (const auto& [name, value] : *params) {
     if (!rebuilt.empty()) rebuilt += '&';
-    rebuilt += hotrow::service::PercentEncode(name) + "=" + hotrow::service::PercentEncode(value);
+    rebuilt += hotrow::wire::PercentEncode(name) + "=" + hotrow::wire::PercentEncode(value);
     CheckTime(value);  // from and to are times; any value may be one
   }
-  Result<std::vector<QueryParam>> again = hotrow::service::ParseQueryString(rebuilt);
+  Result<std::vector<QueryParam>> again = hotrow::wire::ParseQueryString(rebuilt);
   FUZZ_CHECK(again.ok() && *again == *params);
 }
 
 void CheckRouteRules(std::string_view query) {
-  namespace service = hotrow::service;
-  if (Result<service::LatestParams> latest = service::ParseLatestParams(query); latest.ok()) {
+  namespace http = hotrow::http;
+  namespace wire = hotrow::wire;
+  if (Result<http::LatestParams> latest = http::ParseLatestParams(query); latest.ok()) {
     FUZZ_CHECK(latest->n >= 1 && latest->n <= hotrow::query::kMaxLatest);
   } else {
     FUZZ_CHECK(!latest.status().message().empty());
   }
-  if (Result<service::RangeParams> range = service::ParseRangeParams(query); range.ok()) {
+  if (Result<http::RangeParams> range = http::ParseRangeParams(query); range.ok()) {
     FUZZ_CHECK(range->from_ms >= 0 && range->from_ms < range->to_ms);
     FUZZ_CHECK(range->limit >= 1 && range->limit <= hotrow::query::kMaxRangeLimit);
   } else {
     FUZZ_CHECK(!range.status().message().empty());
   }
-  if (Result<service::ScanParams> scan = service::ParseScanParams(query); scan.ok()) {
+  if (Result<http::ScanParams> scan = http::ParseScanParams(query); scan.ok()) {
     FUZZ_CHECK(scan->from_ms >= 0 && scan->from_ms < scan->to_ms && scan->limit >= 1);
   } else {
     FUZZ_CHECK(!scan.status().message().empty());
   }
-  Result<std::vector<QueryParam>> params = service::ParseQueryString(query);
-  FUZZ_CHECK(service::CheckNoParams(query).ok() == (params.ok() && params->empty()));
+  Result<std::vector<QueryParam>> params = wire::ParseQueryString(query);
+  FUZZ_CHECK(http::CheckNoParams(query).ok() == (params.ok() && params->empty()));
 }
 
 }  // namespace
 
 void CheckAuthorization(std::string_view header) {
   std::string_view token;
-  if (hotrow::service::ParseBearer(header, &token)) {
-    FUZZ_CHECK(hotrow::service::IsToken68(token));
+  if (hotrow::access::ParseBearer(header, &token)) {
+    FUZZ_CHECK(hotrow::access::IsToken68(token));
     FUZZ_CHECK(token.data() >= header.data() &&
                token.data() + token.size() <= header.data() + header.size());
     const std::string again = "Bearer " + std::string(token);
     std::string_view reparsed;
-    FUZZ_CHECK(hotrow::service::ParseBearer(again, &reparsed) && reparsed == token);
-    FUZZ_CHECK(hotrow::service::ConstantTimeEquals(token, reparsed));
+    FUZZ_CHECK(hotrow::access::ParseBearer(again, &reparsed) && reparsed == token);
+    FUZZ_CHECK(hotrow::access::ConstantTimeEquals(token, reparsed));
   }
   const size_t half = header.size() / 2;
   const std::string_view a = header.substr(0, half);
   const std::string_view b = header.substr(half);
-  FUZZ_CHECK(hotrow::service::ConstantTimeEquals(a, b) == (a == b));
+  FUZZ_CHECK(hotrow::access::ConstantTimeEquals(a, b) == (a == b));
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -34,7 +34,7 @@
 #include "wire/event_json.h"
 #include "wire/url_codec.h"
 
-namespace hotrow::service {
+namespace hotrow::http {
 namespace {
 
 using query::Event;
@@ -125,7 +125,7 @@ std::string BodyOfRawResponse(const std::string& response) {
 // What an id looks like after the JSON round trip: invalid UTF-8 replaced (event_json.h).
 std::string JsonRoundTrip(const std::string& id) {
   std::string quoted;
-  AppendJsonString(id, &quoted);
+  wire::AppendJsonString(id, &quoted);
   return nlohmann::json::parse(quoted).get<std::string>();
 }
 
@@ -135,7 +135,7 @@ Event ToEvent(const TestEvent& t) {
 
 // One event of an answer, through the API's own inverse of its event JSON.
 Event FromJson(const nlohmann::ordered_json& j) {
-  Result<Event> event = service::ParseEventJson(j.dump());
+  Result<Event> event = wire::ParseEventJson(j.dump());
   EXPECT_TRUE(event.ok()) << event.status().ToString();
   return event.ok() ? *event : Event{};
 }
@@ -288,7 +288,7 @@ TEST_F(HttpApiTest, LatestAnswersWhatTheOracleSaysForEveryKindOfId) {
     if (!CarriedUnaltered(id)) {
       // No record can carry it; the query is refused rather than answered for an altered id.
       httplib::Client client = Client();
-      httplib::Result res = client.Get("/v1/events/" + PercentEncode(id) + "/latest");
+      httplib::Result res = client.Get("/v1/events/" + wire::PercentEncode(id) + "/latest");
       ASSERT_TRUE(res);
       EXPECT_EQ(res->status, 400) << testing::EscapeBytes(id);
       EXPECT_NE(res->body.find("UTF-8"), std::string::npos) << res->body;
@@ -297,7 +297,7 @@ TEST_F(HttpApiTest, LatestAnswersWhatTheOracleSaysForEveryKindOfId) {
     }
     for (int n : {1, 3, 10, 10000}) {
       const std::string target =
-          "/v1/events/" + PercentEncode(id) + "/latest?n=" + std::to_string(n);
+          "/v1/events/" + wire::PercentEncode(id) + "/latest?n=" + std::to_string(n);
       std::vector<Event> got = GetEvents(target, id);
       std::string diff = testing::DiffEvents(Normalized(oracle_.Latest(id, n, window_start)), got);
       EXPECT_TRUE(diff.empty()) << testing::EscapeBytes(id) << " n=" << n << ": " << diff;
@@ -305,7 +305,8 @@ TEST_F(HttpApiTest, LatestAnswersWhatTheOracleSaysForEveryKindOfId) {
   }
   EXPECT_GT(refused, 0) << "TrickyIds has ids that are not UTF-8";
   // n defaults to 10.
-  std::vector<Event> got = GetEvents("/v1/events/" + PercentEncode(ids[0]) + "/latest", ids[0]);
+  std::vector<Event> got =
+      GetEvents("/v1/events/" + wire::PercentEncode(ids[0]) + "/latest", ids[0]);
   EXPECT_TRUE(
       testing::DiffEvents(Normalized(oracle_.Latest(ids[0], 10, window_start)), got).empty());
 }
@@ -319,7 +320,7 @@ TEST_F(HttpApiTest, RangeHonoursWindowLimitAndOrderInMsAndRfc3339) {
   const int64_t from = kFirstBucket + kBucketMs / 2;
   const int64_t to = kFirstBucket + 3 * kBucketMs + 17;
   for (const std::string& id : ids) {
-    const std::string base = "/v1/events/" + PercentEncode(id);
+    const std::string base = "/v1/events/" + wire::PercentEncode(id);
     struct Case {
       std::string query;
       int64_t limit;
@@ -333,7 +334,7 @@ TEST_F(HttpApiTest, RangeHonoursWindowLimitAndOrderInMsAndRfc3339) {
         {"from=" + std::to_string(from) + "&to=" + std::to_string(to) + "&limit=5&order=asc", 5,
          Order::kAsc},
         // RFC 3339, with a literal '+' offset and with an encoded one.
-        {"from=" + PercentEncode(FormatRfc3339Ms(from)) + "&to=" +
+        {"from=" + wire::PercentEncode(FormatRfc3339Ms(from)) + "&to=" +
              FormatRfc3339Ms(to).substr(0, 19) + "." + FormatRfc3339Ms(to).substr(20, 3) + "+00:00",
          1000, Order::kDesc},
     };
@@ -411,8 +412,8 @@ TEST_F(HttpApiTest, IdsNoRecordCanCarryAre400NamingTheRule) {
   };
   for (const Case& c : cases) {
     for (const std::string& target :
-         {"/v1/events/" + PercentEncode(c.id) + "/latest?n=3",
-          "/v1/events/" + PercentEncode(c.id) + "?from=0&to=" + std::to_string(kNow + 1)}) {
+         {"/v1/events/" + wire::PercentEncode(c.id) + "/latest?n=3",
+          "/v1/events/" + wire::PercentEncode(c.id) + "?from=0&to=" + std::to_string(kNow + 1)}) {
       httplib::Client client = Client();
       httplib::Result res = client.Get(target);
       ASSERT_TRUE(res) << target.substr(0, 80);
@@ -424,10 +425,11 @@ TEST_F(HttpApiTest, IdsNoRecordCanCarryAre400NamingTheRule) {
     }
   }
   // At the limit, and multi-byte UTF-8, are ordinary ids.
-  EXPECT_FALSE(GetEvents("/v1/events/" + PercentEncode(max_id) + "/latest", max_id).empty());
-  EXPECT_TRUE(GetEvents("/v1/events/" + PercentEncode("d\xc3\xa9v-\xf0\x9f\x98\x80") + "/latest",
-                        "d\xc3\xa9v-\xf0\x9f\x98\x80")
-                  .empty());
+  EXPECT_FALSE(GetEvents("/v1/events/" + wire::PercentEncode(max_id) + "/latest", max_id).empty());
+  EXPECT_TRUE(
+      GetEvents("/v1/events/" + wire::PercentEncode("d\xc3\xa9v-\xf0\x9f\x98\x80") + "/latest",
+                "d\xc3\xa9v-\xf0\x9f\x98\x80")
+          .empty());
 }
 
 TEST_F(HttpApiTest, QueryWorkCountersAreInMetricsAndLatestReadsLittle) {
@@ -455,9 +457,10 @@ TEST_F(HttpApiTest, UnknownIdsAndEmptyWindowsAreEmptySuccesses) {
   StartServer();
   for (const std::string& id : testing::AbsentIds()) {
     if (!CarriedUnaltered(id)) continue;  // a 400, see IdsNoRecordCanCarryAre400NamingTheRule
-    EXPECT_TRUE(GetEvents("/v1/events/" + PercentEncode(id) + "/latest?n=5", id).empty());
+    EXPECT_TRUE(GetEvents("/v1/events/" + wire::PercentEncode(id) + "/latest?n=5", id).empty());
     EXPECT_TRUE(
-        GetEvents("/v1/events/" + PercentEncode(id) + "?from=0&to=" + std::to_string(kNow + 1), id)
+        GetEvents(
+            "/v1/events/" + wire::PercentEncode(id) + "?from=0&to=" + std::to_string(kNow + 1), id)
             .empty());
   }
   // Before the hot window: nothing, even for an id that exists.
@@ -803,4 +806,4 @@ TEST_F(HttpApiBigScanTest, StopCutsARunningScanShort) {
 }
 
 }  // namespace
-}  // namespace hotrow::service
+}  // namespace hotrow::http

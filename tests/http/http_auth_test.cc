@@ -17,7 +17,7 @@
 #include "store/event_store.h"
 #include "tests/support/temp_dir.h"
 
-namespace hotrow::service {
+namespace hotrow::http {
 namespace {
 
 void WriteFile(const std::string& path, const std::string& text) {
@@ -50,7 +50,7 @@ TEST(ParseBearerTest, AcceptsTheSchemeInAnyCaseAndSpaces) {
   };
   for (const Case& c : cases) {
     std::string_view token;
-    const bool ok = ParseBearer(c.header, &token);
+    const bool ok = access::ParseBearer(c.header, &token);
     EXPECT_EQ(ok, c.token != nullptr) << "'" << c.header << "'";
     if (ok && c.token != nullptr) {
       EXPECT_EQ(token, c.token) << c.header;
@@ -59,32 +59,32 @@ TEST(ParseBearerTest, AcceptsTheSchemeInAnyCaseAndSpaces) {
 }
 
 TEST(ConstantTimeEqualsTest, ComparesWholeStrings) {
-  EXPECT_TRUE(ConstantTimeEquals("", ""));
-  EXPECT_TRUE(ConstantTimeEquals("secret", "secret"));
-  EXPECT_FALSE(ConstantTimeEquals("secret", "secreT"));
-  EXPECT_FALSE(ConstantTimeEquals("secret", "secretsecret"));  // cyclic read must not match
-  EXPECT_FALSE(ConstantTimeEquals("secretsecret", "secret"));
-  EXPECT_FALSE(ConstantTimeEquals("", "a"));
-  EXPECT_FALSE(ConstantTimeEquals("a", ""));
-  EXPECT_FALSE(ConstantTimeEquals("ab", "a"));
+  EXPECT_TRUE(access::ConstantTimeEquals("", ""));
+  EXPECT_TRUE(access::ConstantTimeEquals("secret", "secret"));
+  EXPECT_FALSE(access::ConstantTimeEquals("secret", "secreT"));
+  EXPECT_FALSE(access::ConstantTimeEquals("secret", "secretsecret"));  // cyclic read must not match
+  EXPECT_FALSE(access::ConstantTimeEquals("secretsecret", "secret"));
+  EXPECT_FALSE(access::ConstantTimeEquals("", "a"));
+  EXPECT_FALSE(access::ConstantTimeEquals("a", ""));
+  EXPECT_FALSE(access::ConstantTimeEquals("ab", "a"));
 }
 
 TEST(ReadTokenFileTest, TrimsTheEndAndRefusesEmptyOrMissing) {
   testing::TempDir dir;
   const std::string path = dir.Sub("token");
   WriteFile(path, "s3cret\n");
-  Result<std::string> token = ReadTokenFile(path);
+  Result<std::string> token = access::ReadTokenFile(path);
   ASSERT_TRUE(token.ok()) << token.status().ToString();
   EXPECT_EQ(*token, "s3cret");
   WriteFile(path, "s3cret \r\n\n");
-  EXPECT_EQ(ReadTokenFile(path).value(), "s3cret");
+  EXPECT_EQ(access::ReadTokenFile(path).value(), "s3cret");
   for (const char* bad : {"", "\n", "  \n", "two words\n", "a\nb\n"}) {
     WriteFile(path, bad);
-    Result<std::string> r = ReadTokenFile(path);
+    Result<std::string> r = access::ReadTokenFile(path);
     ASSERT_FALSE(r.ok()) << "'" << bad << "'";
     EXPECT_NE(r.status().message().find(path), std::string::npos) << r.status().message();
   }
-  Result<std::string> missing = ReadTokenFile(dir.Sub("absent"));
+  Result<std::string> missing = access::ReadTokenFile(dir.Sub("absent"));
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find(dir.Sub("absent")), std::string::npos);
 }
@@ -229,4 +229,4 @@ TEST_F(HttpAuthServerTest, ReloadRotatesAndABadFileKeepsTheOldToken) {
 }
 
 }  // namespace
-}  // namespace hotrow::service
+}  // namespace hotrow::http

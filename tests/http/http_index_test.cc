@@ -24,7 +24,7 @@
 #include "wire/event_json.h"
 #include "wire/url_codec.h"
 
-namespace hotrow::service {
+namespace hotrow::http {
 namespace {
 
 constexpr int64_t kBucketMs = 60'000;
@@ -97,7 +97,7 @@ class HttpIndexTest : public ::testing::Test {
   std::vector<query::Event> Events(const nlohmann::json& answer) {
     std::vector<query::Event> out;
     for (const auto& e : answer.at("events")) {
-      Result<query::Event> event = ParseEventJson(e.dump());
+      Result<query::Event> event = wire::ParseEventJson(e.dump());
       EXPECT_TRUE(event.ok());
       if (event.ok()) out.push_back(*event);
     }
@@ -120,7 +120,7 @@ TEST_F(HttpIndexTest, AnswersEqualTheIndexQueryWithEncodedValues) {
   const query::IndexQuery direct(store_.get(), nullptr);
   for (const std::string& site : sites) {
     if (site.empty()) continue;  // an empty path segment is not a value the route can carry
-    const std::string base = "/v1/index/site/" + PercentEncode(site);
+    const std::string base = "/v1/index/site/" + wire::PercentEncode(site);
     nlohmann::json latest = Get(base + "/latest?n=5", 200);
     EXPECT_EQ(latest.at("field"), "site");
     EXPECT_EQ(latest.at("value"), site);
@@ -177,4 +177,4 @@ TEST_F(HttpIndexTest, BucketsMadeBeforeAFieldWasIndexedAreNamed) {
 }
 
 }  // namespace
-}  // namespace hotrow::service
+}  // namespace hotrow::http

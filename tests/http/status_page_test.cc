@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace hotrow::service {
+namespace hotrow::http {
 namespace {
 
 TEST(StatusPageTest, IsServedAsUtf8HtmlThatMayReachOnlyThisServer) {
@@ -51,4 +51,4 @@ TEST(StatusPageTest, ServedAtTheRootOnly) {
 }
 
 }  // namespace
-}  // namespace hotrow::service
+}  // namespace hotrow::http

@@ -21,7 +21,7 @@ OrderKey KeyOf(const query::Event& e) { return {e.ts_ms, e.partition, e.offset};
 // One event of an answer, through the API's own inverse of its event JSON; throws what the
 // callers below turn into an error message.
 query::Event EventFromJson(const std::string& text) {
-  Result<query::Event> event = service::ParseEventJson(text);
+  Result<query::Event> event = wire::ParseEventJson(text);
   if (!event.ok()) throw std::runtime_error(event.status().ToString());
   return *event;
 }

@@ -77,7 +77,7 @@ std::multiset<Signature> ProducedReadings(int64_t count, uint64_t seed) {
 
 // One event of an answer, through the API's own inverse of its event JSON.
 Event FromJson(const ordered_json& j) {
-  Result<Event> event = service::ParseEventJson(j.dump());
+  Result<Event> event = wire::ParseEventJson(j.dump());
   EXPECT_TRUE(event.ok()) << event.status().ToString();
   return event.ok() ? *event : Event{};
 }

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-namespace hotrow::service {
+namespace hotrow::wire {
 namespace {
 
 query::Event MakeEvent(std::string id, std::string payload) {
@@ -69,9 +69,9 @@ TEST(EventJsonTest, AppendJsonStringQuotes) {
 }
 
 }  // namespace
-}  // namespace hotrow::service
+}  // namespace hotrow::wire
 
-namespace hotrow::service {
+namespace hotrow::wire {
 namespace {
 
 // The hand-written escaper writes exactly what nlohmann's dump writes, for every kind of byte.
@@ -103,4 +103,4 @@ TEST(EventJsonTest, IsValidUtf8FollowsTheStandard) {
 }
 
 }  // namespace
-}  // namespace hotrow::service
+}  // namespace hotrow::wire

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace hotrow::service {
+namespace hotrow::wire {
 namespace {
 
 TEST(UrlCodecTest, PercentDecodeTurnsEscapesIntoBytes) {
@@ -109,4 +109,4 @@ TEST(UrlCodecTest, SplitRequestTargetRefusesWhatIsNotAnAbsolutePath) {
 }
 
 }  // namespace
-}  // namespace hotrow::service
+}  // namespace hotrow::wire
