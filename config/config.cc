@@ -111,6 +111,11 @@ Status ApplyOverride(const std::string& item, Config* config) {
     return Status::InvalidArgument(key + ": unknown key (see configs/hotrow.yaml for every key)");
   }
   YAML::Node value;
+  // "[::1]:8080" is a flow sequence to YAML, which then ignores the ":8080"; an IPv6 listen address
+  // given on the command line is meant as text (in a file it must be quoted).
+  if (key == "http.listen" && !text.empty() && text.front() == '[') {
+    return SetKey(key, YAML::Node(text), config);
+  }
   try {
     value = YAML::Load(text);
   } catch (const YAML::Exception& e) {

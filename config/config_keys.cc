@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "common/byte_size.h"
+#include "common/host_port.h"
 #include "common/time_format.h"
 #include "keying/index_key.h"
 #include "keying/row_key.h"
@@ -201,24 +202,10 @@ Status ReadIndexFields(const YAML::Node& node, const std::string& key,
 // "host:port": port 0..65535, host an IPv4 address or a host name.
 Status ReadListen(const YAML::Node& node, const std::string& key, std::string* out) {
   static const std::string kWhat =
-      "host:port such as 127.0.0.1:8080 (an IPv4 address or a host name, a port from 0 to 65535)";
-  if (!node.IsScalar()) return Expected(key, kWhat, node);
-  const std::string& text = node.Scalar();
-  const size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0) return Expected(key, kWhat, node);
-  const std::string host = text.substr(0, colon);
-  for (char c : host) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '-' || c == '_';
-    if (!ok) return Expected(key, kWhat, node);
-  }
-  const std::string port_text = text.substr(colon + 1);
-  if (port_text.empty() || port_text.size() > 5 ||
-      port_text.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoi(port_text) > 65535) {
-    return Expected(key, kWhat, node);
-  }
-  *out = text;
+      "host:port such as 127.0.0.1:8080 or [::1]:8080 (an IPv4 address, a host name or an IPv6 "
+      "address in brackets, a port from 0 to 65535)";
+  if (!node.IsScalar() || !ParseHostPort(node.Scalar()).ok()) return Expected(key, kWhat, node);
+  *out = node.Scalar();
   return Status::Ok();
 }
 

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "access/tls.h"
+#include "common/host_port.h"
 #include "http/auth.h"
 #include "http/query_params.h"
 #include "http/server_impl.h"
@@ -155,23 +156,14 @@ httplib::Server::HandlerResponse HttpServer::Impl::ErrorPage(const httplib::Requ
 }
 
 Status ParseListenAddress(const std::string& listen, std::string* host, int* port) {
-  const auto bad = [&](const std::string& why) {
-    return Status::InvalidArgument("listen address " + QuoteClientText(listen) + ": " + why +
-                                   "; expected host:port such as 127.0.0.1:8080");
-  };
-  const size_t colon = listen.rfind(':');
-  if (colon == std::string::npos || colon == 0) return bad("no host:port");
-  std::string h = listen.substr(0, colon);
-  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
-  if (h.empty()) return bad("empty host");
-  const std::string p = listen.substr(colon + 1);
-  int value = -1;
-  auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
-  if (p.empty() || ec != std::errc() || ptr != p.data() + p.size() || value < 0 || value > 65535) {
-    return bad("port must be 0..65535");
+  Result<HostPort> parsed = ParseHostPort(listen);
+  if (!parsed.ok()) {
+    return Status::InvalidArgument("listen address " + QuoteClientText(listen) + ": " +
+                                   parsed.status().message() +
+                                   "; expected host:port such as 127.0.0.1:8080 or [::1]:8080");
   }
-  *host = h;
-  *port = value;
+  *host = parsed->host;
+  *port = parsed->port;
   return Status::Ok();
 }
 
@@ -181,10 +173,7 @@ HttpServer::~HttpServer() { Stop(); }
 
 int HttpServer::port() const { return impl_->port; }
 
-std::string HttpServer::address() const {
-  const bool v6 = impl_->host.find(':') != std::string::npos;
-  return (v6 ? "[" + impl_->host + "]" : impl_->host) + ":" + std::to_string(impl_->port);
-}
+std::string HttpServer::address() const { return HostPort{impl_->host, impl_->port}.ToString(); }
 
 std::string HttpServer::url() const {
   return (impl_->options.tls_cert_file.empty() ? "http://" : "https://") + address();

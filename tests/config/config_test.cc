@@ -592,17 +592,26 @@ TEST(ConfigKeyTest, HttpTlsOneKeyAloneNamesTheMissingOne) {
 }
 
 TEST(ConfigKeyTest, HttpListen) {
-  for (const char* good :
-       {"127.0.0.1:8080", "0.0.0.0:0", "localhost:65535", "my-host.example:80"}) {
+  for (const char* good : {"127.0.0.1:8080", "0.0.0.0:0", "localhost:65535", "my-host.example:80",
+                           "[::1]:8080", "[::]:0", "[fe80::1:2]:443"}) {
     EXPECT_EQ(SetOk({std::string("http.listen=") + good}).http.listen, good);
   }
-  for (const char* bad : {"8080", ":8080", "host:", "host:65536", "host:-1", "host:http",
-                          "[::1]:8080", "a b:80", "host:123456"}) {
+  for (const char* bad : {"8080", ":8080", "host:", "host:65536", "host:-1", "host:http", "::1:8080",
+                          "[::1]", "[]:80", "[::g]:80", "[127.0.0.1]:80", "[::1]:65536",
+                          "a b:80", "host:123456"}) {
     EXPECT_THAT(SetError(std::string("http.listen=") + bad),
                 StartsWith("http.listen: expected host:port"))
         << bad;
   }
-  EXPECT_THAT(SetError("http.listen=[a]"), HasSubstr("got a list"));
+  EXPECT_THAT(SetError("http.listen=[a]"), StartsWith("http.listen: expected host:port"));
+  EXPECT_THAT(SetOk({"cluster.peers=[\"[::1]:8081\", \"127.0.0.1:8082\"]"}).cluster.peers,
+              ::testing::ElementsAre("[::1]:8081", "127.0.0.1:8082"));
+}
+
+// In a file an IPv6 address is quoted: YAML reads an unquoted [...] as a list.
+TEST_F(ConfigFileTest, AnIpv6ListenAddressIsQuotedInAFile) {
+  EXPECT_EQ(LoadOk(Write("http:\n  listen: \"[::1]:9090\"\n"), {}).http.listen, "[::1]:9090");
+  EXPECT_THAT(LoadError(Write("http:\n  listen: [::1]:9090\n"), {}), HasSubstr("not valid YAML"));
 }
 
 TEST(ConfigKeyTest, QueryThreads) {

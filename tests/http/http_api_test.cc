@@ -180,7 +180,7 @@ class HttpApiTest : public ::testing::Test {
     query::QueryOptions q;
     q.threads = 2;
     engine_ = std::make_unique<query::QueryEngine>(store_.get(), q);
-    options.listen = "127.0.0.1:0";
+    if (options.listen == HttpServerOptions().listen) options.listen = "127.0.0.1:0";
     HttpBackend backend{store_.get(), engine_.get(), nullptr, &metrics_};
     Result<std::unique_ptr<HttpServer>> http = HttpServer::Start(options, backend);
     ASSERT_TRUE(http.ok()) << http.status().ToString();
@@ -647,6 +647,28 @@ TEST_F(HttpApiTest, TheRootIsTheStatusPage) {
   ASSERT_TRUE(head);
   EXPECT_EQ(head->status, 200);
   EXPECT_TRUE(head->body.empty());
+}
+
+// http.listen may be an IPv6 literal in brackets; the server's URL is one a client (a peer, the CLI)
+// can be built from.
+TEST_F(HttpApiTest, ServesOnAnIpv6LoopbackAddress) {
+  OpenStore();
+  Fill({"dev-1"}, 10, 16);
+  HttpServerOptions options;
+  options.listen = "[::1]:0";
+  StartServer(options);
+  const std::string port = std::to_string(http_->port());
+  EXPECT_EQ(http_->address(), "[::1]:" + port);
+  EXPECT_EQ(http_->url(), "http://[::1]:" + port);
+  httplib::Client client(http_->url());
+  httplib::Result res = client.Get("/v1/events/dev-1/latest?n=3");
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(nlohmann::json::parse(res->body)["events"].size(), 3u);
+  // Not on IPv4: the server listens where it was told.
+  httplib::Client v4("127.0.0.1", http_->port());
+  v4.set_connection_timeout(std::chrono::seconds(2));
+  EXPECT_FALSE(v4.Get("/healthz"));
 }
 
 TEST_F(HttpApiTest, HealthReadinessStatsAndMetricsAnswer) {
