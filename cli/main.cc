@@ -4,8 +4,11 @@
 #include <exception>
 
 #include "cli/commands.h"
+#include "common/logging.h"
 
 int main(int argc, char** argv) {
+  // Before anything can log: stdout carries the commands' output (CONTRACT.md), logs go to stderr.
+  hotrow::InitLogging("warn");
   CLI::App app{"hotrow: the last minutes of an event stream, queryable in milliseconds"};
   app.require_subcommand(1);
   int exit_code = hotrow::cli::kExitOk;

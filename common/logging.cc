@@ -8,8 +8,11 @@
 namespace hotrow {
 
 void InitLogging(std::string_view level) {
-  auto logger = spdlog::stderr_color_mt("hotrow");
-  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ [%t] %v");
+  std::shared_ptr<spdlog::logger> logger = spdlog::get("hotrow");
+  if (logger == nullptr) {
+    logger = spdlog::stderr_color_mt("hotrow");
+    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ [%t] %v");
+  }
   spdlog::set_default_logger(logger);
   spdlog::level::level_enum lvl = spdlog::level::from_str(std::string(level));
   if (lvl == spdlog::level::off && level != "off") lvl = spdlog::level::info;

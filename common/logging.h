@@ -7,7 +7,9 @@
 namespace hotrow {
 
 // Sets up spdlog for the process: one line per message on stderr, with time, level and thread.
-// `level` is one of trace, debug, info, warn, error; an unknown name means info.
+// `level` is one of trace, debug, info, warn, error; an unknown name means info. May be called
+// again to change the level (the hotrow binary calls it first thing, so that nothing it links ever
+// logs on stdout, which carries its commands' output).
 void InitLogging(std::string_view level = "info");
 
 // Lets through at most `per_interval` events in each interval of `interval_ms`, and counts the

@@ -81,7 +81,7 @@ TEST_P(ExactlyOnceTest, EveryRecordIsStoredOnceAcrossRepeatedKill9) {
     return Sum(testing::CommittedOffsets(bootstrap, kGroup, kTopic, kPartitions));
   };
   for (int kill = 0; kill < kKills; ++kill) {
-    ChildProcess child(argv, log_path);
+    ChildProcess child(argv, log_path, hotrow::testing::ChildLines::kProtocolFd);
     std::string line;
     ASSERT_TRUE(child.ReadLine(&line, 30s)) << Tail(log_path);
     ASSERT_EQ(line, "started");
@@ -101,7 +101,7 @@ TEST_P(ExactlyOnceTest, EveryRecordIsStoredOnceAcrossRepeatedKill9) {
 
   // A last run catches up and stops cleanly.
   {
-    ChildProcess child(argv, log_path);
+    ChildProcess child(argv, log_path, hotrow::testing::ChildLines::kProtocolFd);
     std::string line;
     ASSERT_TRUE(child.ReadLine(&line, 30s)) << Tail(log_path);
     ASSERT_TRUE(WaitFor([&] { return committed() >= Sum(high); }, 90s)) << Tail(log_path);

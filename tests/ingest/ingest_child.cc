@@ -3,7 +3,7 @@
 //
 //   ingest_child --brokers B --topic T --group G --store DIR
 //
-// Prints "started" on stdout once the Ingestor runs. Exit 0 after a clean stop, 1 on an error.
+// Says "started" to its parent (tests/support/child_protocol.h) once the Ingestor runs. Exit 0 after a clean stop, 1 on an error.
 
 #include <signal.h>
 
@@ -14,6 +14,7 @@
 #include "ingest/ingestor.h"
 #include "store/event_store.h"
 #include "tests/ingest/kafka_test_util.h"
+#include "tests/support/child_protocol.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"ingest_child"};
@@ -51,8 +52,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ingest_child: %s\n", ingestor.status().ToString().c_str());
     return 1;
   }
-  std::printf("started\n");
-  std::fflush(stdout);
+  hotrow::testing::SayToParent("started");
   int sig = 0;
   sigwait(&signals, &sig);
   hotrow::Status s = (*ingestor)->Stop();

@@ -74,7 +74,8 @@ TEST(CrashTest, EveryBatchIsWholeWithItsOffsetsOrAbsentAfterKill9) {
   for (int kill = 0; kill < kKills; ++kill) {
     SCOPED_TRACE("kill " + std::to_string(kill));
     {
-      testing::ChildProcess writer({HOTROW_CRASH_WRITER, path, std::to_string(kPerPartition)}, log);
+      testing::ChildProcess writer({HOTROW_CRASH_WRITER, path, std::to_string(kPerPartition)}, log,
+                                   testing::ChildLines::kProtocolFd);
       std::string line;
       // Each line "batch I next N" is printed after Write returned.
       auto note_line = [&](const std::string& l) {

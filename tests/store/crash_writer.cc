@@ -5,13 +5,17 @@
 // Batch i holds, for each of the partitions ("crash", 0) and ("crash", 1), the events with offsets
 // [i*K, (i+1)*K), and sets both next offsets to (i+1)*K, in one Write. Each batch spreads over two
 // time buckets, so one write touches several column families. It resumes after the stored offsets,
-// prints "open" once the store is open and "batch I next N" after each Write returned, and exits
-// only on error (exit 1, the reason on stderr) or when killed. Every event carries one indexed
+// says "open" once the store is open and "batch I next N" after each Write returned, on the pipe
+// to its parent (tests/support/child_protocol.h), and exits only on error (exit 1, the reason on
+// stderr) or when killed. Its stdout is a log like any library's: it prints a warning there first,
+// as RocksDB's write stalls ("Stopping writes because we have 2 immutable memtables") did in the
+// middle of the protocol when stdout carried it. Every event carries one indexed
 // field, site = "s-" (offset % 5), so that each batch also writes index rows.
 //
 // The store settings must match crash_test.cc's (kSalts, kBucketMs, kTtlMs).
 
-#include <cinttypes>
+#include <spdlog/spdlog.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -20,6 +24,7 @@
 #include "keying/row_key.h"
 #include "keying/row_value.h"
 #include "store/event_store.h"
+#include "tests/support/child_protocol.h"
 
 namespace {
 
@@ -40,6 +45,8 @@ int main(int argc, char** argv) {
   if (argc != 3) return Fail("usage: crash_writer PATH EVENTS_PER_PARTITION");
   const int64_t per_partition = std::strtoll(argv[2], nullptr, 10);
   if (per_partition <= 0) return Fail("EVENTS_PER_PARTITION must be positive");
+  // spdlog's default logger writes to stdout, like a library that logs where it likes.
+  spdlog::warn("crash_writer: a log line on stdout, which is not the protocol");
 
   store::StoreOptions options;
   options.path = argv[1];
@@ -65,8 +72,7 @@ int main(int argc, char** argv) {
     return Fail("stored offsets are not at a batch boundary: " + std::to_string(next[0]) + ", " +
                 std::to_string(next[1]));
   }
-  std::printf("open\n");
-  std::fflush(stdout);
+  testing::SayToParent("open");
 
   for (int64_t batch_no = next[0] / per_partition;; ++batch_no) {
     const int64_t now = WallClock::Default()->NowMs();
@@ -101,7 +107,7 @@ int main(int argc, char** argv) {
                   std::to_string(outcome.future) + ", duplicate " +
                   std::to_string(outcome.duplicate) + ")");
     }
-    std::printf("batch %" PRId64 " next %" PRId64 "\n", batch_no, (batch_no + 1) * per_partition);
-    std::fflush(stdout);
+    testing::SayToParent("batch " + std::to_string(batch_no) + " next " +
+                         std::to_string((batch_no + 1) * per_partition));
   }
 }

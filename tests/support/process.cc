@@ -1,19 +1,19 @@
 #include "tests/support/process.h"
 
 #include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <stdexcept>
 #include <thread>
+
+#include "tests/support/child_protocol.h"
 
 namespace hotrow::testing {
 
@@ -32,17 +32,27 @@ std::string HotrowBinary() {
   return bin != nullptr ? bin : "hotrow";
 }
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& stderr_path) {
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& stderr_path,
+                           ChildLines lines) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
   pid_ = fork();
   if (pid_ < 0) throw std::runtime_error("fork failed");
   if (pid_ == 0) {
-    dup2(fds[1], STDOUT_FILENO);
-    if (!stderr_path.empty()) {
-      int err = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      if (err >= 0) dup2(err, STDERR_FILENO);
+    int err = -1;
+    if (!stderr_path.empty()) err = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (lines == ChildLines::kStdout) {
+      dup2(fds[1], STDOUT_FILENO);
+    } else {
+      // dup2 onto itself keeps O_CLOEXEC: clear it so that fd 3 survives the exec.
+      if (fds[1] == kChildProtocolFd) {
+        fcntl(kChildProtocolFd, F_SETFD, 0);
+      } else {
+        dup2(fds[1], kChildProtocolFd);
+      }
+      if (err >= 0) dup2(err, STDOUT_FILENO);
     }
+    if (err >= 0) dup2(err, STDERR_FILENO);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -50,7 +60,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::stri
     _exit(127);
   }
   close(fds[1]);
-  stdout_fd_ = fds[0];
+  lines_fd_ = fds[0];
 }
 
 ChildProcess::~ChildProcess() {
@@ -59,7 +69,7 @@ ChildProcess::~ChildProcess() {
     int status;
     waitpid(pid_, &status, 0);
   }
-  if (stdout_fd_ >= 0) close(stdout_fd_);
+  if (lines_fd_ >= 0) close(lines_fd_);
 }
 
 bool ChildProcess::ReadLine(std::string* line, std::chrono::milliseconds timeout) {
@@ -74,11 +84,11 @@ bool ChildProcess::ReadLine(std::string* line, std::chrono::milliseconds timeout
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return false;
-    pollfd pfd{stdout_fd_, POLLIN, 0};
+    pollfd pfd{lines_fd_, POLLIN, 0};
     int r = poll(&pfd, 1, static_cast<int>(left.count()));
     if (r <= 0) continue;
     char buf[4096];
-    ssize_t n = read(stdout_fd_, buf, sizeof(buf));
+    ssize_t n = read(lines_fd_, buf, sizeof(buf));
     if (n <= 0) return false;
     buffer_.append(buf, static_cast<size_t>(n));
   }

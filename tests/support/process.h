@@ -22,18 +22,31 @@ std::string HotrowBinary();
 // A loopback TCP port that was free a moment ago (for a child process to listen on).
 int FreePort();
 
-// A child process running a command, with its stdout readable line by line.
+// Where a child's lines for its parent come from (ChildProcess::ReadLine).
+enum class ChildLines {
+  // The child's stdout: for the hotrow binary, whose stdout is part of CONTRACT.md (the bootstrap
+  // line, the demo's curl lines) and whose logs go to stderr.
+  kStdout,
+  // A pipe on the child's fd 3 (kChildProtocolFd), apart from its stdout and stderr, which both go
+  // to `stderr_path`: for the test's own child programs, whose libraries (spdlog's default logger,
+  // RocksDB's warnings through it) may print on stdout at any moment. They write their lines with
+  // SayToParent (tests/support/child_protocol.h).
+  kProtocolFd,
+};
+
+// A child process running a command, with its lines (ChildLines) readable one by one.
 // Killed (SIGKILL) and reaped on destruction if still running.
 class ChildProcess {
  public:
   // Starts argv[0] with arguments. stderr goes to `stderr_path` when not empty, else inherited.
-  explicit ChildProcess(const std::vector<std::string>& argv, const std::string& stderr_path = "");
+  explicit ChildProcess(const std::vector<std::string>& argv, const std::string& stderr_path = "",
+                        ChildLines lines = ChildLines::kStdout);
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
   pid_t pid() const { return pid_; }
-  // Reads one line from the child's stdout; false on EOF or when `timeout` passes first.
+  // Reads one line from the child (ChildLines); false on EOF or when `timeout` passes first.
   bool ReadLine(std::string* line, std::chrono::milliseconds timeout = std::chrono::seconds(30));
   // Sends a signal.
   void Signal(int sig);
@@ -43,7 +56,7 @@ class ChildProcess {
 
  private:
   pid_t pid_ = -1;
-  int stdout_fd_ = -1;
+  int lines_fd_ = -1;
   std::string buffer_;
   bool exited_ = false;
   int exit_code_ = -1;
