@@ -5,6 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-source scripts/compiler-cache.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-cmake --build build -j"${HOTROW_JOBS:-2}" ${HOTROW_BUILD_TARGET:+--target "$HOTROW_BUILD_TARGET"}
+source scripts/build-env.sh
+hotrow_configure build -DCMAKE_BUILD_TYPE=Release "$@"
+hotrow_compile build ${HOTROW_BUILD_TARGET:+"$HOTROW_BUILD_TARGET"}

@@ -8,7 +8,8 @@
 # Targets: key_decoder record_parser http_params time_format config_file config_set (default: all).
 # Each run starts from a scratch copy of tests/fuzz/corpus/<target>/ (the repo's seeds are never
 # written) plus tests/fuzz/regressions/<target>/. HOTROW_FUZZ_JOBS targets run at once (default 2);
-# HOTROW_JOBS compile jobs (default 2).
+# HOTROW_JOBS compile jobs (default 2). HOTROW_FUZZ_STEP=build builds the targets and stops
+# (scripts/test.sh builds them while other tests run); =run runs targets already built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -30,12 +31,13 @@ for t in "${targets[@]}"; do
 done
 
 HOTROW_WITH_FUZZ=1 bash scripts/install-deps.sh
-source scripts/compiler-cache.sh
+source scripts/build-env.sh
 
 build=$root/build-fuzz
-CC=clang CXX=clang++ cmake -S . -B "$build" -DHOTROW_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DHOTROW_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build" -j"${HOTROW_JOBS:-2}" --target "${targets[@]/#/fuzz_}"
+CC=clang CXX=clang++ hotrow_configure "$build" -DHOTROW_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DHOTROW_BUILD_BENCH=OFF
+if [[ ${HOTROW_FUZZ_STEP:-all} != run ]]; then hotrow_compile "$build" "${targets[@]/#/fuzz_}"; fi
+if [[ ${HOTROW_FUZZ_STEP:-all} == build ]]; then exit 0; fi
 
 # The dictionary of a target, when it has one (the two config targets share theirs).
 dict_for() {

@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config git
+  ninja-build ccache      # the build: Ninja schedules and times it, ccache reuses unchanged objects
   curl                    # the README tour and its test, the HTTPS test (curl --cacert)
   librdkafka-dev          # Kafka consumer/producer and the mock cluster (rdkafka_mock.h)
   librocksdb-dev          # the store

@@ -7,36 +7,42 @@
 #   thread:  ThreadSanitizer in build-tsan/, the tests labelled `concurrent` (ingest pipeline, query
 #            pool, HTTP server, serve end to end, the fault run): the single-threaded suites gain
 #            nothing from it and the query oracle alone would take ten minutes.
-# Usage: scripts/test-sanitizers.sh [address|thread|all]   (default: all)
+# Usage: scripts/test-sanitizers.sh [address|thread|all] [build|test|both]   (default: all both)
+# scripts/test.sh builds one sanitizer while the previous one's tests run (they mostly wait).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-source scripts/compiler-cache.sh
+source scripts/build-env.sh
 which=${1:-all}
-jobs=${HOTROW_JOBS:-2}
+step=${2:-both}
 
 # -O1 -g compiles in 60 % of the time of RelWithDebInfo's -O2 -g (50 s against 82 s for
 # http_api_test.cc and query_engine.cc under ASan); -g1 would save a little more but leaves the
 # inlined frames out of a report's stacks.
 configure_and_build() {  # dir sanitizers [target]
-  cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOTROW_SANITIZE="$2" \
+  hotrow_configure "$1" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOTROW_SANITIZE="$2" \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" \
-    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" -DHOTROW_BUILD_BENCH=OFF >/dev/null
-  cmake --build "$1" -j"$jobs" ${3:+--target "$3"}
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" -DHOTROW_BUILD_BENCH=OFF
+  hotrow_compile "$1" ${3:+"$3"}
 }
 
 if [[ $which == address || $which == all ]]; then
-  configure_and_build build-asan address,undefined
-  ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
-  LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp \
-  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan -LE e2e --output-on-failure -j"${HOTROW_TEST_JOBS:-2}" --timeout 900
+  if [[ $step != test ]]; then configure_and_build build-asan address,undefined; fi
+  if [[ $step != build ]]; then
+    ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
+    LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      ctest --test-dir build-asan -LE e2e --output-on-failure -j"${HOTROW_TEST_JOBS:-4}" \
+      --timeout 900
+  fi
 fi
 
 if [[ $which == thread || $which == all ]]; then
-  configure_and_build build-tsan thread concurrent_tests
-  # scripts/tsan.supp says why the uninstrumented RocksDB and librdkafka are suppressed.
-  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=7 suppressions=$PWD/scripts/tsan.supp" \
-    ctest --test-dir build-tsan -L concurrent --output-on-failure -j"${HOTROW_TEST_JOBS:-2}" \
-    --timeout 900
+  if [[ $step != test ]]; then configure_and_build build-tsan thread concurrent_tests; fi
+  if [[ $step != build ]]; then
+    # scripts/tsan.supp says why the uninstrumented RocksDB and librdkafka are suppressed.
+    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=7 suppressions=$PWD/scripts/tsan.supp" \
+      ctest --test-dir build-tsan -L concurrent --output-on-failure -j"${HOTROW_TEST_JOBS:-4}" \
+      --timeout 900
+  fi
 fi

@@ -1,24 +1,41 @@
 #!/usr/bin/env bash
-# The README's second command, and what CI runs: install what is missing, build with warnings as
-# errors, and run every test with ctest (the fault run, the disk-full and damaged-store tests and the
-# fuzz corpora replays included). Then, in CI (CI=true) or with --all:
+# The README's second command, and what CI runs (.ci/run): install what is missing, build with
+# warnings as errors, and run every test with ctest (the fault run, the disk-full and damaged-store
+# tests and the fuzz corpora replays included). Then, in CI (CI=true) or with --all:
 #   - the same tests under AddressSanitizer + UndefinedBehaviorSanitizer, and the concurrent ones
 #     under ThreadSanitizer (scripts/test-sanitizers.sh);
 #   - every libFuzzer target for HOTROW_FUZZ_SECONDS (default 60) each (scripts/fuzz.sh).
+# Each test phase runs while the next build compiles: the suites mostly wait on brokers, group
+# sessions and child processes, so the two fit on two cores. The log ends with the 20 slowest
+# objects and tests and one table: phase, seconds, tests run, passed (scripts/ci-phases.sh).
+# HOTROW_TEST_JOBS tests run at once (default 4).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-start=$(date +%s)
-step() { echo "== $1: $(( $(date +%s) - start ))s in all"; }
-# HOTROW_WITH_BROWSER: install-deps adds Chromium (and Node.js when missing) for tests/browser/.
-HOTROW_WITH_BROWSER=1 bash scripts/build.sh -DHOTROW_WERROR=ON
-step build
-ctest --test-dir build --output-on-failure -j"${HOTROW_TEST_JOBS:-2}" --timeout 900
-step tests
-if [[ "${CI:-}" == true || "${1:-}" == --all ]]; then
-  bash scripts/test-sanitizers.sh address
-  step "ASan+UBSan tests"
-  bash scripts/test-sanitizers.sh thread
-  step "TSan tests"
-  bash scripts/fuzz.sh "${HOTROW_FUZZ_SECONDS:-60}"
-  step "fuzzing"
-fi
+all=false
+if [[ ${CI:-} == true || ${1:-} == --all ]]; then all=true; fi
+source scripts/ci-phases.sh
+
+deps_env=(HOTROW_WITH_BROWSER=1)  # Chromium (and Node.js when missing) for tests/browser/
+if $all; then deps_env+=(HOTROW_WITH_FUZZ=1); fi
+release_tests=(ctest --test-dir build --output-on-failure -j"${HOTROW_TEST_JOBS:-4}" --timeout 900)
+
+{
+  phase deps env "${deps_env[@]}" bash scripts/install-deps.sh &&
+  phase build bash scripts/build.sh -DHOTROW_WERROR=ON || { phase_summary; exit 1; }
+  if ! $all; then
+    phase tests "${release_tests[@]}" || true
+    phase_summary
+    exit
+  fi
+  phase_bg tests "${release_tests[@]}"
+  phase "asan build" bash scripts/test-sanitizers.sh address build || { phase_summary; exit 1; }
+  phase_wait tests
+  phase_bg "asan tests" bash scripts/test-sanitizers.sh address test
+  phase "tsan build" bash scripts/test-sanitizers.sh thread build || { phase_summary; exit 1; }
+  phase_wait "asan tests"
+  phase_bg "tsan tests" bash scripts/test-sanitizers.sh thread test
+  phase "fuzz build" env HOTROW_FUZZ_STEP=build bash scripts/fuzz.sh || { phase_summary; exit 1; }
+  phase_wait "tsan tests"
+  phase fuzzing env HOTROW_FUZZ_STEP=run bash scripts/fuzz.sh "${HOTROW_FUZZ_SECONDS:-60}" || true
+  phase_summary
+}
