@@ -35,12 +35,6 @@ constexpr int kDevices = 1000;
 // How long the demo waits for its first events before giving up.
 constexpr int kStartupTimeoutMs = 60000;
 
-struct DemoFlags {
-  int64_t rate = 20000;
-  std::string data_dir;
-  std::string listen = "127.0.0.1:8080";
-};
-
 // The data directory: the one given, kept; or a fresh temporary one, removed at exit.
 class DataDir {
  public:
@@ -103,6 +97,8 @@ int CountEvents(const std::string& base_url, const std::string& path) {
   if (!j.is_object() || !j.contains("events") || !j["events"].is_array()) return -1;
   return static_cast<int>(j["events"].size());
 }
+
+}  // namespace
 
 int RunDemo(const DemoFlags& flags) {
   service::BlockTerminationSignals();
@@ -228,22 +224,6 @@ int RunDemo(const DemoFlags& flags) {
   const int sig = service::WaitForTerminationSignal();
   spdlog::info("demo: {} received; stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
   return stop();
-}
-
-}  // namespace
-
-void AddDemoCommand(CLI::App& app, int* exit_code) {
-  auto flags = std::make_shared<DemoFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "demo", "Broker, synthetic producer and service in one process; prints example curl lines");
-  cmd->add_option("--rate", flags->rate, "Events per second to produce (0: as fast as possible)")
-      ->capture_default_str();
-  cmd->add_option("--data", flags->data_dir,
-                  "Directory for the store (default: a temporary one, removed at exit)");
-  cmd->add_option("--listen", flags->listen,
-                  "HTTP address, host:port (port 0: any free port; printed)")
-      ->capture_default_str();
-  cmd->callback([flags, exit_code] { *exit_code = RunDemo(*flags); });
 }
 
 }  // namespace hotrow::cli

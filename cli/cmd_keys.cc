@@ -25,28 +25,9 @@
 namespace hotrow::cli {
 namespace {
 
-// Flags shared by both subcommands.
-struct KeysFlags {
-  std::string config_file;
-  std::vector<std::string> overrides;
-  std::string data_dir;
-  std::string hex;
-};
-
 int Fail(int code, const std::string& message) {
   std::fprintf(stderr, "hotrow: %s\n", message.c_str());
   return code;
-}
-
-void AddConfigFlags(CLI::App* command, KeysFlags* flags) {
-  command
-      ->add_option("--config", flags->config_file,
-                   "YAML configuration (for keying.salts and keying.salt_by)")
-      ->type_name("FILE");
-  // One value per --set, so that `--set a=1 HEX` never swallows the positional argument.
-  command->add_option("--set", flags->overrides, "override one key: section.key=value")
-      ->allow_extra_args(false)
-      ->type_name("KEY=VALUE");
 }
 
 int HexDigit(char c) {
@@ -69,8 +50,9 @@ Result<std::string> DecodeHex(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     if (HexDigit(text[i]) < 0) {
       const unsigned char c = static_cast<unsigned char>(text[i]);
-      const std::string shown =
-          c >= 0x20 && c < 0x7f ? "'" + std::string(1, text[i]) + "'" : "byte " + std::to_string(c);
+      // Appended piece by piece: GCC 12 reports a false -Wrestrict on "literal" + std::string&&.
+      std::string shown = c >= 0x20 && c < 0x7f ? "'" : "byte ";
+      shown += c >= 0x20 && c < 0x7f ? std::string(1, text[i]) + "'" : std::to_string(c);
       return Status::InvalidArgument("key is not hex: " + shown + " at position " +
                                      std::to_string(i + 1) + "; " + expected);
     }
@@ -157,7 +139,9 @@ Result<std::unique_ptr<store::EventStore>> OpenReadOnly(const std::string& dir,
   return store;
 }
 
-int RunExplain(const KeysFlags& flags) {
+}  // namespace
+
+int RunKeysExplain(const KeysFlags& flags) {
   InitLogging("warn");  // the store's warnings go to stderr; stdout holds only the fields
   Result<config::Config> config = config::LoadConfig(flags.config_file, flags.overrides);
   if (!config.ok()) return Fail(kExitUsage, config.status().message());
@@ -212,7 +196,7 @@ int RunExplain(const KeysFlags& flags) {
   return kExitOk;
 }
 
-int RunAnalyze(const KeysFlags& flags) {
+int RunKeysAnalyze(const KeysFlags& flags) {
   InitLogging("warn");  // the store's warnings go to stderr; stdout holds only the table
   Result<config::Config> config = config::LoadConfig(flags.config_file, flags.overrides);
   if (!config.ok()) return Fail(kExitUsage, config.status().message());
@@ -285,35 +269,6 @@ int RunAnalyze(const KeysFlags& flags) {
   }
   std::printf("\nmax deviation from mean: %.2f%% over %d salts\n", max_deviation, salts);
   return kExitOk;
-}
-
-}  // namespace
-
-void AddKeysCommand(CLI::App& app, int* exit_code) {
-  CLI::App* keys = app.add_subcommand("keys", "inspect stored row keys");
-  keys->require_subcommand(1);
-
-  auto explain_flags = std::make_shared<KeysFlags>();
-  CLI::App* explain =
-      keys->add_subcommand("explain", "decode one stored row key (hex) into its fields");
-  explain->add_option("HEX", explain_flags->hex,
-                      "the key: 62 hex digits (a 31-byte event key) or 64 (a 32-byte index key)")
-      ->required();
-  explain
-      ->add_option("--data", explain_flags->data_dir,
-                   "store directory, to print the topic name as well (opened read-only)")
-      ->type_name("DIR");
-  AddConfigFlags(explain, explain_flags.get());
-  explain->callback([explain_flags, exit_code] { *exit_code = RunExplain(*explain_flags); });
-
-  auto analyze_flags = std::make_shared<KeysFlags>();
-  CLI::App* analyze = keys->add_subcommand(
-      "analyze", "count stored keys per salt and per bucket, with the deviation from the mean");
-  analyze->add_option("--data", analyze_flags->data_dir, "store directory (opened read-only)")
-      ->type_name("DIR")
-      ->required();
-  AddConfigFlags(analyze, analyze_flags.get());
-  analyze->callback([analyze_flags, exit_code] { *exit_code = RunAnalyze(*analyze_flags); });
 }
 
 }  // namespace hotrow::cli

@@ -12,8 +12,6 @@
 #include "ingest/synthetic_producer.h"
 
 namespace hotrow::cli {
-namespace {
-
 int RunProduce(const ingest::ProducerOptions& options) {
   sigset_t signals;
   sigemptyset(&signals);
@@ -41,32 +39,6 @@ int RunProduce(const ingest::ProducerOptions& options) {
     return kExitFailure;
   }
   return kExitOk;
-}
-
-}  // namespace
-
-void AddProduceCommand(CLI::App& app, int* exit_code) {
-  CLI::App* cmd = app.add_subcommand(
-      "produce", "Produce synthetic IoT events (JSON, keyed by device id) at a steady rate");
-  auto options = std::make_shared<ingest::ProducerOptions>();
-  cmd->add_option("--brokers", options->brokers, "Bootstrap servers, host:port[,host:port]")
-      ->required();
-  cmd->add_option("--topic", options->topic, "Topic to produce to")->required();
-  cmd->add_option("--rate", options->rate, "Events per second; 0 for as fast as possible")
-      ->check(CLI::Range(int64_t{0}, int64_t{100000000}))
-      ->capture_default_str();
-  cmd->add_option("--count", options->count, "Events to produce; 0 until SIGTERM")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--devices", options->devices, "Distinct device ids")
-      ->check(CLI::Range(1, 10000000))
-      ->capture_default_str();
-  cmd->add_option("--seed", options->seed, "Seed of the device and reading choice")
-      ->capture_default_str();
-  cmd->add_option("--skew", options->skew, "Zipf exponent of the device choice; 0 is uniform")
-      ->check(CLI::Range(0.0, 10.0))
-      ->capture_default_str();
-  cmd->callback([options, exit_code] { *exit_code = RunProduce(*options); });
 }
 
 }  // namespace hotrow::cli

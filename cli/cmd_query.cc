@@ -16,22 +16,6 @@
 namespace hotrow::cli {
 namespace {
 
-constexpr const char* kDefaultServer = "http://127.0.0.1:8080";
-
-struct QueryFlags {
-  std::string server = kDefaultServer;
-  std::string token_file;  // --token-file: the server's bearer token
-  std::string cacert;      // --cacert: the CAs an https:// server's certificate is verified against
-  std::string id;
-  std::string field;  // query index
-  std::string value;  // query index
-  std::string n;
-  std::string from;
-  std::string to;
-  std::string limit;
-  std::string order;
-};
-
 // The error message of a JSON error body, or the body itself when it is not one.
 std::string ErrorMessageOf(const std::string& body) {
   nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
@@ -214,115 +198,55 @@ std::string Param(const char* name, const std::string& value, bool* first) {
   return out + name + "=" + wire::PercentEncode(value);
 }
 
-void AddServerOption(CLI::App* cmd, QueryFlags* flags) {
-  cmd->add_option("--server", flags->server, "URL of the hotrow HTTP API")
-      ->default_str(kDefaultServer);
-  cmd->add_option("--token-file", flags->token_file,
-                  "File holding the server's bearer token (its http.token_file)");
-  cmd->add_option("--cacert", flags->cacert,
-                  "PEM file of the CA (or the self-signed certificate) that an https:// server's "
-                  "certificate is verified against (default: the system's CAs)");
-}
-
 }  // namespace
 
-void AddQueryCommand(CLI::App& app, int* exit_code) {
-  CLI::App* query = app.add_subcommand("query", "Ask a running hotrow service (HTTP client)");
-  query->require_subcommand(1);
+int RunQueryLatest(const QueryFlags& f) {
+  bool first = true;
+  return PrintEvents(f,
+                     "/v1/events/" + wire::PercentEncode(f.id) + "/latest" + Param("n", f.n, &first));
+}
 
-  auto latest_flags = std::make_shared<QueryFlags>();
-  CLI::App* latest = query->add_subcommand("latest", "The newest events of one id, newest first");
-  latest->add_option("ID", latest_flags->id,
-                    "Event id (at most 256 bytes of UTF-8; sent percent-encoded)")
-      ->required();
-  latest->add_option("-n", latest_flags->n, "How many, 1..10000 (default 10)");
-  AddServerOption(latest, latest_flags.get());
-  latest->callback([latest_flags, exit_code] {
-    const QueryFlags& f = *latest_flags;
-    bool first = true;
-    *exit_code = PrintEvents(
-        f, "/v1/events/" + wire::PercentEncode(f.id) + "/latest" + Param("n", f.n, &first));
-  });
+int RunQueryRange(const QueryFlags& f) {
+  bool first = true;
+  std::string path = "/v1/events/" + wire::PercentEncode(f.id);
+  path += Param("from", f.from, &first);
+  path += Param("to", f.to, &first);
+  path += Param("limit", f.limit, &first);
+  path += Param("order", f.order, &first);
+  return PrintEvents(f, path);
+}
 
-  auto range_flags = std::make_shared<QueryFlags>();
-  CLI::App* range = query->add_subcommand("range", "Events of one id with from <= ts < to");
-  range->add_option("ID", range_flags->id, 
-                    "Event id (at most 256 bytes of UTF-8; sent percent-encoded)")
-      ->required();
-  range->add_option("--from", range_flags->from, "Start, ms since the epoch or RFC 3339")
-      ->required();
-  range->add_option("--to", range_flags->to, "End (excluded), ms or RFC 3339")->required();
-  range->add_option("--limit", range_flags->limit, "At most this many, 1..100000 (default 1000)");
-  range->add_option("--order", range_flags->order, "desc (default, newest first) or asc");
-  AddServerOption(range, range_flags.get());
-  range->callback([range_flags, exit_code] {
-    const QueryFlags& f = *range_flags;
-    bool first = true;
-    std::string path = "/v1/events/" + wire::PercentEncode(f.id);
+int RunQueryIndex(const QueryFlags& f) {
+  const bool range = !f.from.empty() || !f.to.empty();
+  if (range && !f.n.empty()) {
+    std::fprintf(stderr, "hotrow: -n: not with --from/--to (use --limit)\n");
+    return kExitUsage;
+  }
+  if (!range && (!f.limit.empty() || !f.order.empty())) {
+    std::fprintf(stderr, "hotrow: --limit and --order need --from and --to\n");
+    return kExitUsage;
+  }
+  bool first = true;
+  std::string path =
+      "/v1/index/" + wire::PercentEncode(f.field) + "/" + wire::PercentEncode(f.value);
+  if (range) {
     path += Param("from", f.from, &first);
     path += Param("to", f.to, &first);
     path += Param("limit", f.limit, &first);
     path += Param("order", f.order, &first);
-    *exit_code = PrintEvents(f, path);
-  });
+  } else {
+    path += "/latest" + Param("n", f.n, &first);
+  }
+  return PrintEvents(f, path);
+}
 
-  auto index_flags = std::make_shared<QueryFlags>();
-  CLI::App* index = query->add_subcommand(
-      "index", "Events whose indexed FIELD equals VALUE: the n newest, or those from <= ts < to");
-  index->add_option("FIELD", index_flags->field, "A field of index.fields (a dotted path)")
-      ->required();
-  index->add_option("VALUE", index_flags->value,
-                    "Its value as text (a number or boolean as its JSON text)")
-      ->required();
-  index->add_option("-n", index_flags->n, "How many of the newest, 1..10000 (default 10)");
-  index->add_option("--from", index_flags->from, "Start, ms since the epoch or RFC 3339");
-  index->add_option("--to", index_flags->to, "End (excluded), ms or RFC 3339");
-  index->add_option("--limit", index_flags->limit,
-                    "With --from/--to: at most this many (default 1000)");
-  index->add_option("--order", index_flags->order, "With --from/--to: desc (default) or asc");
-  AddServerOption(index, index_flags.get());
-  index->callback([index_flags, exit_code] {
-    const QueryFlags& f = *index_flags;
-    const bool range = !f.from.empty() || !f.to.empty();
-    if (range && !f.n.empty()) {
-      std::fprintf(stderr, "hotrow: -n: not with --from/--to (use --limit)\n");
-      *exit_code = kExitUsage;
-      return;
-    }
-    if (!range && (!f.limit.empty() || !f.order.empty())) {
-      std::fprintf(stderr, "hotrow: --limit and --order need --from and --to\n");
-      *exit_code = kExitUsage;
-      return;
-    }
-    bool first = true;
-    std::string path =
-        "/v1/index/" + wire::PercentEncode(f.field) + "/" + wire::PercentEncode(f.value);
-    if (range) {
-      path += Param("from", f.from, &first);
-      path += Param("to", f.to, &first);
-      path += Param("limit", f.limit, &first);
-      path += Param("order", f.order, &first);
-    } else {
-      path += "/latest" + Param("n", f.n, &first);
-    }
-    *exit_code = PrintEvents(f, path);
-  });
-
-  auto scan_flags = std::make_shared<QueryFlags>();
-  CLI::App* scan = query->add_subcommand("scan", "Every event with from <= ts < to, streamed");
-  scan->add_option("--from", scan_flags->from, "Start, ms since the epoch or RFC 3339")->required();
-  scan->add_option("--to", scan_flags->to, "End (excluded), ms or RFC 3339")->required();
-  scan->add_option("--limit", scan_flags->limit, "At most this many (default: no limit)");
-  AddServerOption(scan, scan_flags.get());
-  scan->callback([scan_flags, exit_code] {
-    const QueryFlags& f = *scan_flags;
-    bool first = true;
-    std::string path = "/v1/scan";
-    path += Param("from", f.from, &first);
-    path += Param("to", f.to, &first);
-    path += Param("limit", f.limit, &first);
-    *exit_code = StreamScan(f, path);
-  });
+int RunQueryScan(const QueryFlags& f) {
+  bool first = true;
+  std::string path = "/v1/scan";
+  path += Param("from", f.from, &first);
+  path += Param("to", f.to, &first);
+  path += Param("limit", f.limit, &first);
+  return StreamScan(f, path);
 }
 
 }  // namespace hotrow::cli

@@ -19,13 +19,6 @@
 
 namespace hotrow::cli {
 
-namespace {
-
-struct ServeFlags {
-  std::string config_file;
-  std::vector<std::string> overrides;
-};
-
 int RunServe(const ServeFlags& flags) {
   service::BlockTerminationSignals();
   Result<config::Config> config = config::LoadConfig(flags.config_file, flags.overrides);
@@ -53,21 +46,6 @@ int RunServe(const ServeFlags& flags) {
   return StopWithin(
       std::chrono::milliseconds(9000), [running] { return running->Stop(); },
       [running] { return running->ingestion_stopped(); });
-}
-
-}  // namespace
-
-void AddServeCommand(CLI::App& app, int* exit_code) {
-  auto flags = std::make_shared<ServeFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "serve", "Consume Kafka topics into the hot store and serve the HTTP API until SIGTERM");
-  cmd->add_option("--config", flags->config_file,
-                  "YAML configuration file, e.g. configs/hotrow.yaml (default: none, every key at "
-                  "its documented default)");
-  cmd->add_option("--set", flags->overrides,
-                  "Override one key, section.key=value (the value read as YAML); repeatable")
-      ->allow_extra_args(false);
-  cmd->callback([flags, exit_code] { *exit_code = RunServe(*flags); });
 }
 
 }  // namespace hotrow::cli
