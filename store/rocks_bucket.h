@@ -50,7 +50,8 @@ class RocksBucket final : public Bucket {
   // `slots`. REQUIRES: the bucket is not shared yet (the open, before it rebuilds the filter).
   void ResetIdFilter(size_t slots) {
     ids_ = std::make_unique<IdSaltFilter>(start_ms(), end_ms(), slots);
-    if (spread_slots_ > 0) spread_ = std::make_unique<SpreadIds>(slots, spread_slots_);
+    // Two tables of half the filter's slots each: a counter per four events of the biggest bucket.
+    if (spread_slots_ > 0) spread_ = std::make_unique<SpreadIds>(slots / 2, spread_slots_);
   }
   size_t id_filter_bytes() const { return ids_->bytes() + (spread_ ? spread_->bytes() : 0); }
 

@@ -13,7 +13,7 @@ size_t SpreadIds::CapacityFor(double hot_share) {
 
 SpreadIds::SpreadIds(size_t count_slots, size_t table_slots)
     : count_mask_(count_slots - 1),
-      counts_(std::make_unique<std::atomic<uint32_t>[]>(count_slots)),
+      counts_(std::make_unique<std::atomic<uint32_t>[]>(2 * count_slots)),
       mask_(table_slots - 1),
       slots_(std::make_unique<std::atomic<uint64_t>[]>(table_slots)) {}
 
@@ -53,9 +53,18 @@ bool SpreadIds::Insert(uint64_t id_hash) {
   }
 }
 
+uint64_t SpreadIds::Count(uint64_t id_hash) {
+  const uint32_t first =
+      counts_[(id_hash >> 20) & count_mask_].fetch_add(1, std::memory_order_relaxed) + 1;
+  const uint32_t second = counts_[count_mask_ + 1 + ((id_hash >> 40) & count_mask_)].fetch_add(
+                              1, std::memory_order_relaxed) +
+                          1;
+  return std::min(first, second);
+}
+
 bool SpreadIds::Place(uint64_t id_hash, const keying::HotRule& rule) {
   const uint64_t rows = rows_.fetch_add(1, std::memory_order_relaxed) + 1;
-  const uint64_t count = counts_[id_hash & count_mask_].fetch_add(1, std::memory_order_relaxed) + 1;
+  const uint64_t count = Count(id_hash);
   if (InSet(id_hash)) return true;
   if (!rule.IsHot(count, rows)) return false;
   Insert(id_hash);  // when the set is full the row is spread all the same: Contains is true now
@@ -64,7 +73,7 @@ bool SpreadIds::Place(uint64_t id_hash, const keying::HotRule& rule) {
 
 void SpreadIds::NoteStored(uint64_t id_hash, bool off_home) {
   rows_.fetch_add(1, std::memory_order_relaxed);
-  counts_[id_hash & count_mask_].fetch_add(1, std::memory_order_relaxed);
+  Count(id_hash);
   if (off_home && !InSet(id_hash)) Insert(id_hash);
 }
 

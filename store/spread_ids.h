@@ -17,14 +17,17 @@ namespace hotrow::store {
 // and a count of the bucket's rows per id hash.
 //
 // Operation. The writer calls Place for every row it stores, before the row is written: it counts
-// the row (in a table of counters indexed by the low bits of the id hash, so ids that share a
-// counter look busier than they are, never quieter) and answers whether the row goes to the
-// record's salt. It does when the id is in the set already, or when the rule says it is hot now,
-// in which case the id joins the set first. An id never leaves the set: spread for the rest of the
-// bucket. The open calls NoteStored for every row it reads, which counts it and puts its id in the
-// set when the row's salt is not its home: the set then holds every id that has a row outside its
-// home salt, whatever the writer had decided before the restart (docs/ARCHITECTURE.md, "Adaptive
-// salting").
+// the row and answers whether the row goes to the record's salt. It does when the id is in the set
+// already, or when the rule says it is hot now, in which case the id joins the set first. An id
+// never leaves the set: spread for the rest of the bucket. The open calls NoteStored for every row
+// it reads, which counts it and puts its id in the set when the row's salt is not its home: the
+// set then holds every id that has a row outside its home salt, whatever the writer had decided
+// before the restart (docs/ARCHITECTURE.md, "Adaptive salting").
+//
+// Counts are a count-min sketch: two tables of counters, each indexed by its own bits of the id
+// hash (neither the low bits the id filter and the set index by), an id's count the lower of its
+// two. Ids that share both counters look busier than they are, never quieter: a cold id is taken
+// for hot only when it shares both counters with hot ids, about (hot ids / counters)^2 of them.
 //
 // What queries rely on (Contains): a row of an id outside its home salt exists only if Contains
 // says true for the id, from before the row can be read. An id may be in the set with every row
@@ -45,7 +48,7 @@ class SpreadIds {
   // most three quarters of them used.
   static size_t CapacityFor(double hot_share);
 
-  // REQUIRES: count_slots and table_slots powers of two.
+  // REQUIRES: count_slots (counters per table, at most 2^20) and table_slots powers of two.
   SpreadIds(size_t count_slots, size_t table_slots);
 
   // Counts one row of the id and returns true when it goes to the record's salt.
@@ -66,17 +69,20 @@ class SpreadIds {
   bool overflowed() const { return overflowed_.load(std::memory_order_relaxed); }
   size_t capacity() const { return (mask_ + 1) / 4 * 3; }
   size_t bytes() const {
-    return (count_mask_ + 1) * sizeof(uint32_t) + (mask_ + 1) * sizeof(uint64_t);
+    return 2 * (count_mask_ + 1) * sizeof(uint32_t) + (mask_ + 1) * sizeof(uint64_t);
   }
 
  private:
+  // Counts one row of the id in both tables; returns its estimate, the lower count.
+  uint64_t Count(uint64_t id_hash);
   bool InSet(uint64_t id_hash) const;
   // Adds the id; false when the set is full (then marks it overflowed).
   bool Insert(uint64_t id_hash);
 
   const uint64_t count_mask_;
-  const std::unique_ptr<std::atomic<uint32_t>[]> counts_;  // rows per counter
-  std::atomic<uint64_t> rows_{0};                          // rows of the bucket
+  // Rows per counter: the first table indexed by bits 20.., the second by bits 40.. of the hash.
+  const std::unique_ptr<std::atomic<uint32_t>[]> counts_;
+  std::atomic<uint64_t> rows_{0};  // rows of the bucket
   const uint64_t mask_;
   // Open addressing, linear probing, insert only. 0 marks an empty slot: the id hash 0 is kept in
   // has_zero_ instead.

@@ -18,41 +18,67 @@ namespace {
 
 constexpr size_t kCountSlots = size_t{1} << 12;
 
+// A well-mixed hash for small numbers, as IdHash would give (H(0) = 0).
+constexpr uint64_t H(uint64_t n) { return n * 0x9E37'79B9'7F4A'7C15ULL; }
+
 TEST(SpreadIdsTest, AnIdIsSpreadFromTheRowThatMakesItHotAndForTheRestOfTheBucket) {
   SpreadIds spread(kCountSlots, 1024);
   const keying::HotRule rule{0.25, 4};
   // 3 rows of id 7 among 3 of others: below the floor of 4.
-  for (uint64_t other : {100, 200, 300}) EXPECT_FALSE(spread.Place(other, rule));
-  for (int i = 0; i < 3; ++i) EXPECT_FALSE(spread.Place(7, rule)) << "row " << i;
-  EXPECT_FALSE(spread.Contains(7));
+  for (uint64_t other : {100, 200, 300}) EXPECT_FALSE(spread.Place(H(other), rule));
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(spread.Place(H(7), rule)) << "row " << i;
+  EXPECT_FALSE(spread.Contains(H(7)));
   // The 4th row: 4 of 7 rows, at the floor and above a quarter.
-  EXPECT_TRUE(spread.Place(7, rule));
-  EXPECT_TRUE(spread.Contains(7));
+  EXPECT_TRUE(spread.Place(H(7), rule));
+  EXPECT_TRUE(spread.Contains(H(7)));
   EXPECT_EQ(spread.size(), 1u);
   // Its share falls far below a quarter: it stays spread.
-  for (uint64_t other = 1000; other < 1100; ++other) spread.Place(other, rule);
-  EXPECT_TRUE(spread.Place(7, rule));
-  EXPECT_EQ(spread.Hashes(), std::vector<uint64_t>{7});
+  for (uint64_t other = 1000; other < 1100; ++other) spread.Place(H(other), rule);
+  EXPECT_TRUE(spread.Place(H(7), rule));
+  EXPECT_EQ(spread.Hashes(), std::vector<uint64_t>{H(7)});
   // Ids never hot are not in the set: a query of them seeks their home salt alone.
-  for (uint64_t other : {100, 200, 300, 1000, 1099}) EXPECT_FALSE(spread.Contains(other));
+  for (uint64_t other : {100, 200, 300, 1000, 1099}) EXPECT_FALSE(spread.Contains(H(other)));
   EXPECT_FALSE(spread.overflowed());
 }
 
 TEST(SpreadIdsTest, RowsFoundOutsideTheirHomeSaltAtOpenPutTheirIdInTheSet) {
   SpreadIds spread(kCountSlots, 1024);
   const keying::HotRule rule{0.5, 1};
-  spread.NoteStored(11, /*off_home=*/false);
-  spread.NoteStored(12, /*off_home=*/true);
+  spread.NoteStored(H(11), /*off_home=*/false);
+  spread.NoteStored(H(12), /*off_home=*/true);
   spread.NoteStored(0, /*off_home=*/true);  // the hash 0 has no slot of its own
-  EXPECT_FALSE(spread.Contains(11));
-  EXPECT_TRUE(spread.Contains(12));
+  EXPECT_FALSE(spread.Contains(H(11)));
+  EXPECT_TRUE(spread.Contains(H(12)));
   EXPECT_TRUE(spread.Contains(0));
-  EXPECT_EQ(spread.Hashes(), (std::vector<uint64_t>{0, 12}));
+  std::vector<uint64_t> want = {0, H(12)};
+  EXPECT_EQ(spread.Hashes(), want);
   // Counted: 3 rows so far, so one row of a new id is a quarter, not hot at a half.
-  EXPECT_FALSE(spread.Place(13, rule));
+  EXPECT_FALSE(spread.Place(H(13), rule));
   // Id 11 had a row already: 2 of 5 rows, still below a half; a third makes 3 of 6.
-  EXPECT_FALSE(spread.Place(11, rule));
-  EXPECT_TRUE(spread.Place(11, rule));
+  EXPECT_FALSE(spread.Place(H(11), rule));
+  EXPECT_TRUE(spread.Place(H(11), rule));
+}
+
+// A cold id is counted apart from a hot id whose hash shares the low bits (the id filter's slot)
+// or one of the two counters with it; only sharing both would make it look hot.
+TEST(SpreadIdsTest, AColdIdSharingOneCounterOrTheFilterSlotWithAHotIdStaysCold) {
+  SpreadIds spread(kCountSlots, 1024);
+  const keying::HotRule rule{0.1, 8};
+  const uint64_t hot = H(5);
+  const uint64_t mask = kCountSlots - 1;
+  const uint64_t same_low_bits = (H(6) & ~uint64_t{0xFFFFF}) | (hot & 0xFFFFF);
+  const uint64_t same_first = (H(7) & ~(mask << 20)) | (hot & (mask << 20));
+  const uint64_t same_second = (H(8) & ~(mask << 40)) | (hot & (mask << 40));
+  const uint64_t same_both =
+      (H(9) & ~((mask << 20) | (mask << 40))) | (hot & ((mask << 20) | (mask << 40)));
+  for (int i = 0; i < 100; ++i) spread.Place(hot, rule);
+  ASSERT_TRUE(spread.Contains(hot));
+  for (uint64_t cold : {same_low_bits, same_first, same_second}) {
+    for (int i = 0; i < 9; ++i) EXPECT_FALSE(spread.Place(cold, rule)) << cold;
+    EXPECT_FALSE(spread.Contains(cold)) << cold;
+  }
+  // The documented limit: an id that shares both counters is counted with the hot one.
+  EXPECT_TRUE(spread.Place(same_both, rule));
 }
 
 TEST(SpreadIdsTest, IdsThatShareNoSlotAreNeverTakenForEachOther) {
