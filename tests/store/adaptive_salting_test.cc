@@ -172,6 +172,18 @@ TEST_F(AdaptiveSaltingTest, SpreadIdsAreRebuiltExactlyFromTheRowsAtReopen) {
   auto store = OpenStore(Adaptive());
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(ExpectSpreadIdsCoverTheRows(*store, true), std::set<std::string>{"dev-hot"});
+  {
+    // A read-only open beside the writer (hotrow keys analyze) rebuilds the same set.
+    StoreOptions read_only = Adaptive();
+    read_only.read_only = true;
+    read_only.create_if_missing = false;
+    auto reader = OpenStore(read_only);
+    ASSERT_NE(reader, nullptr);
+    ASSERT_EQ(reader->Buckets().size(), 1u);
+    EXPECT_EQ(reader->Buckets().front()->SpreadIdHashes(),
+              std::vector<uint64_t>{keying::IdHash("dev-hot")});
+    EXPECT_EQ(reader->Stats().buckets.front().spread_ids, 1u);
+  }
   // The decision goes on where it was: dev-hot is spread at once, the quiet ids stay home.
   WriteNumberedEvents(store.get(), 1000, 100, kBucketStart + 1000, SkewedId);
   for (const testing::StoredRow& row : Rows(*store)) {
