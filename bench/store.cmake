@@ -8,3 +8,5 @@ hotrow_bench(latest_bench LIBS hotrow_bench_support hotrow_query)
 hotrow_bench(scan_bench LIBS hotrow_bench_support hotrow_query)
 hotrow_bench(drop_bench LIBS hotrow_bench_support)
 hotrow_bench(index_bench LIBS hotrow_bench_support hotrow_query)
+# Adaptive salting against salt_by id and record, on Zipf-skewed and uniform ids; the hot_share sweep.
+hotrow_bench(adaptive_salting_bench LIBS hotrow_bench_support hotrow_query)

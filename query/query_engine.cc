@@ -5,6 +5,7 @@
 
 #include "common/time_format.h"
 #include "keying/row_key.h"
+#include "query/id_salts.h"
 #include "query/salt_merge.h"
 #include "query/small_query.h"
 #include "query/thread_pool.h"
@@ -129,27 +130,22 @@ Status QueryEngine::RangeImpl(std::string_view id, int64_t from_ms, int64_t to_m
   const int64_t from = std::max(from_ms, store_->WindowStartMs());
   if (from >= to_ms) return Status::Ok();
 
-  const uint64_t id_hash = keying::IdHash(id);
-  std::vector<uint8_t> salts;
-  if (store_->salter().salt_by() == keying::SaltBy::kId) {
-    salts.push_back(store_->salter().SaltOfId(id));  // every event of this id is in one salt
-  } else {
-    for (int s = 0; s < store_->salter().salts(); ++s) salts.push_back(static_cast<uint8_t>(s));
-  }
+  const IdSalts id_salts(store_->salter(), id);
+  const uint64_t id_hash = id_salts.id_hash();
 
   auto buckets = store_->Buckets();  // oldest first
   const PartitionFilter filter = options_.partition_filter ? options_.partition_filter() : nullptr;
   if (limit <= kSmallQueryLimit && !filter) {
     // Tens of microseconds of work: waking a pool thread would cost more than the reads.
     if (out != nullptr) {
-      return SmallRange(cursors_.get(), store_, buckets, salts, id, from, to_ms, limit, order,
+      return SmallRange(cursors_.get(), store_, buckets, id_salts, id, from, to_ms, limit, order,
                         &work_, [out](Event& e) {
                           out->push_back(std::move(e));
                           return true;
                         });
     }
-    return SmallRange(cursors_.get(), store_, buckets, salts, id, from, to_ms, limit, order, &work_,
-                      [&sink](Event& e) { return sink(e); });
+    return SmallRange(cursors_.get(), store_, buckets, id_salts, id, from, to_ms, limit, order,
+                      &work_, [&sink](Event& e) { return sink(e); });
   }
   if (order == Order::kDesc) std::reverse(buckets.begin(), buckets.end());
   int64_t remaining = limit;
@@ -159,6 +155,7 @@ Status QueryEngine::RangeImpl(std::string_view id, int64_t from_ms, int64_t to_m
     // merge inside a bucket, and open the next only while the answer is incomplete.
     std::vector<std::unique_ptr<SaltStream>> owned;
     std::vector<SaltStream*> streams;
+    const std::vector<uint8_t>& salts = id_salts.In(*bucket);
     for (uint8_t salt : salts) {
       if (!bucket->MayHoldId(salt, id_hash)) continue;  // no row of the id there
       StreamSpec spec;

@@ -55,10 +55,9 @@ void AimAtSalt(uint8_t salt, uint64_t id_hash, int64_t from_ms, int64_t to_ms,
 
 Status SmallRange(CursorCache* cache, store::EventStore* store,
                   const std::vector<std::shared_ptr<const store::Bucket>>& live,
-                  const std::vector<uint8_t>& salts, std::string_view id, int64_t from_ms,
-                  int64_t to_ms, int64_t limit, Order order, QueryWork* work,
-                  const EventTaker& take) {
-  const uint64_t id_hash = keying::IdHash(id);
+                  const IdSalts& salts, std::string_view id, int64_t from_ms, int64_t to_ms,
+                  int64_t limit, Order order, QueryWork* work, const EventTaker& take) {
+  const uint64_t id_hash = salts.id_hash();
   const bool desc = order == Order::kDesc;
   // `a` comes before `b` in the answer.
   auto before = [desc](const keying::RowKey& a, const keying::RowKey& b) {
@@ -77,7 +76,7 @@ Status SmallRange(CursorCache* cache, store::EventStore* store,
   int64_t remaining = limit;
   uint64_t seeks = 0, rows = 0, created = 0;
   Status failure;
-  keying::KeyRange range = keying::IdTimeKeyRange(salts[0], id_hash, from_ms, to_ms);
+  keying::KeyRange range = keying::IdTimeKeyRange(0, id_hash, from_ms, to_ms);
   Event e;
   for (size_t b = 0; b < live.size() && failure.ok() && remaining > 0; ++b) {
     const std::shared_ptr<const store::Bucket>& bucket = desc ? live[live.size() - 1 - b] : live[b];
@@ -86,8 +85,9 @@ Status SmallRange(CursorCache* cache, store::EventStore* store,
     for (auto& entry : local->entries) {
       if (entry.bucket == bucket) cursor = entry.cursor.get();
     }
+    const std::vector<uint8_t>& bucket_salts = salts.In(*bucket);
     if (cursor == nullptr) {
-      AimAtSalt(salts[0], id_hash, from_ms, to_ms, &range);
+      AimAtSalt(bucket_salts[0], id_hash, from_ms, to_ms, &range);
       auto fresh = bucket->NewIterator(range, /*within_id_prefix=*/true);
       cursor = fresh.get();
       local->entries.push_back({bucket, std::move(fresh)});
@@ -102,7 +102,7 @@ Status SmallRange(CursorCache* cache, store::EventStore* store,
     // bound first when the answer is newest first.
     std::vector<std::pair<int64_t, uint8_t>>& seek_order = local->seek_order;
     seek_order.clear();
-    for (uint8_t salt : salts) {
+    for (uint8_t salt : bucket_salts) {
       const int64_t bound = bucket->NewestIdTsBound(salt, id_hash);
       if (bound > std::max(bucket->start_ms(), from_ms)) seek_order.emplace_back(bound, salt);
     }

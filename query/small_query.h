@@ -13,6 +13,7 @@
 
 #include "common/status.h"
 #include "keying/row_key.h"
+#include "query/id_salts.h"
 #include "query/query_engine.h"
 #include "store/event_store.h"
 
@@ -78,11 +79,11 @@ using EventTaker = std::function<bool(Event& event)>;
 // moved into the Event given to `take`.
 //
 // `live` is the store's bucket list as EventStore::Buckets() returns it (oldest first); they are
-// visited in the answer's order (newest first for kDesc).
+// visited in the answer's order (newest first for kDesc). In each, the salts `salts` names for it
+// are sought (query/id_salts.h).
 Status SmallRange(CursorCache* cache, store::EventStore* store,
                   const std::vector<std::shared_ptr<const store::Bucket>>& live,
-                  const std::vector<uint8_t>& salts, std::string_view id, int64_t from_ms,
-                  int64_t to_ms, int64_t limit, Order order, QueryWork* work,
-                  const EventTaker& take);
+                  const IdSalts& salts, std::string_view id, int64_t from_ms, int64_t to_ms,
+                  int64_t limit, Order order, QueryWork* work, const EventTaker& take);
 
 }  // namespace hotrow::query

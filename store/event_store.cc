@@ -7,8 +7,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
+#include <tuple>
 
 #include "keying/index_key.h"
 #include "keying/row_key.h"
@@ -123,8 +126,9 @@ Result<std::shared_ptr<RocksBucket>> RocksEventStore::BucketFor(int64_t ts) {
         "recording the index fields of bucket " + std::to_string(start)));
   }
   rocksdb::ColumnFamilyHandle* cf = nullptr;
-  HOTROW_RETURN_IF_ERROR(NoteWrite(db_->CreateColumnFamily(BucketOptions(), BucketName(start, end), &cf),
-                                   "creating the bucket for " + std::to_string(start)));
+  HOTROW_RETURN_IF_ERROR(
+      NoteWrite(db_->CreateColumnFamily(BucketOptions(), BucketName(start, end), &cf),
+                "creating the bucket for " + std::to_string(start)));
   // Its id filter is sized like the biggest bucket so far: the next one is likely much the same.
   uint64_t biggest = 0;
   bool first = true;
@@ -138,16 +142,63 @@ Result<std::shared_ptr<RocksBucket>> RocksEventStore::BucketFor(int64_t ts) {
     }
   }
   const size_t slots = first ? IdSaltFilter::kFirstBucketSlots : IdSaltFilter::SlotsFor(biggest);
-  auto bucket = std::make_shared<RocksBucket>(db_, cf, table_changes_, start, end, slots);
+  auto bucket =
+      std::make_shared<RocksBucket>(db_, cf, table_changes_, start, end, slots, SpreadSlots());
   bucket->SetIndexFields(options().index_fields);
   std::unique_lock lock(state_mu_);
   buckets_[start] = bucket;
   return bucket;
 }
 
+size_t RocksEventStore::SpreadSlots() const {
+  if (salter().salt_by() != keying::SaltBy::kAdaptive) return 0;
+  return SpreadIds::CapacityFor(salter().hot_rule().hot_share);
+}
+
+RocksEventStore::PartitionOffsets RocksEventStore::OffsetsOf(uint16_t topic, int32_t partition,
+                                                             const WriteBatchInput& batch) const {
+  PartitionOffsets out;
+  out.topic = topic;
+  out.partition = partition;
+  const TopicPartition tp{topic_names_[topic], partition};
+  if (auto it = offsets_.find(tp); it != offsets_.end()) out.stored = it->second;
+  if (auto it = batch.next_offsets.find(tp); it != batch.next_offsets.end()) {
+    out.batch_next = it->second;
+  }
+  return out;
+}
+
+Status RocksEventStore::PartitionClaim::Claim(const std::map<TopicPartition, int64_t>& partitions) {
+  std::lock_guard lock(store_->claims_mu_);
+  for (const auto& [tp, next] : partitions) {
+    if (store_->claimed_.count(tp) != 0) {
+      return Status::InvalidArgument("another write of " + tp.topic + "/" +
+                                     std::to_string(tp.partition) +
+                                     " is under way; writes of one partition must not overlap "
+                                     "(nothing was written)");
+    }
+  }
+  for (const auto& [tp, next] : partitions) {
+    store_->claimed_.insert(tp);
+    held_.push_back(tp);
+  }
+  return Status::Ok();
+}
+
+RocksEventStore::PartitionClaim::~PartitionClaim() {
+  if (held_.empty()) return;
+  std::lock_guard lock(store_->claims_mu_);
+  for (const TopicPartition& tp : held_) store_->claimed_.erase(tp);
+}
+
 Status RocksEventStore::Write(const WriteBatchInput& batch, WriteOutcome* outcome) {
   *outcome = WriteOutcome();
   if (options().read_only) return Status::InvalidArgument("the store is open read-only");
+  const bool adaptive = salter().salt_by() == keying::SaltBy::kAdaptive;
+  // Under salt_by adaptive no other Write may carry these partitions meanwhile (see the header).
+  PartitionClaim claim(this);
+  if (adaptive) HOTROW_RETURN_IF_ERROR(claim.Claim(batch.next_offsets));
+  if (options().write_hook) options().write_hook(batch);
   std::shared_lock writers_lock(writers_mu_);
   HOTROW_RETURN_IF_ERROR(ResumeAfterFailedWrite());
 
@@ -164,43 +215,86 @@ Status RocksEventStore::Write(const WriteBatchInput& batch, WriteOutcome* outcom
   };
   std::vector<Accepted> accepted;
   accepted.reserve(batch.rows.size());
+  // The names of the batch's topics by number (a number never changes its name), for RecordSalt.
+  std::vector<std::pair<uint16_t, std::string>> topics;
   int64_t max_ts = clock;
   {
     std::shared_lock lock(state_mu_);
+    // The offsets of each partition of the batch, looked up once: rows come in runs of one
+    // partition, so `run` rarely changes.
+    std::vector<PartitionOffsets> partitions;
+    size_t run = 0;
+    // A record twice in one batch (a partition that went back while the batch was open) is
+    // stored once. Offsets of a partition normally rise through a batch; only when one does not
+    // are the records accepted so far looked up exactly.
+    std::set<std::tuple<uint16_t, int32_t, int64_t>> exact;
+    bool exact_built = false;
     for (const Row& row : batch.rows) {
       keying::RowKey key;
       if (!keying::DecodeRowKey(row.key, &key) || key.salt >= salts ||
           key.topic >= topic_names_.size()) {
-        return Status::InvalidArgument("a row key is not a key of this store (wrong length, salt "
-                                       "or topic number); nothing was written");
+        return Status::InvalidArgument(
+            "a row key is not a key of this store (wrong length, salt "
+            "or topic number); nothing was written");
       }
-      auto stored = offsets_.find(TopicPartition{topic_names_[key.topic], key.partition});
-      if (stored != offsets_.end() && key.offset < stored->second) {
+      if (run >= partitions.size() || partitions[run].topic != key.topic ||
+          partitions[run].partition != key.partition) {
+        run = 0;
+        while (run < partitions.size() &&
+               (partitions[run].topic != key.topic || partitions[run].partition != key.partition)) {
+          ++run;
+        }
+        if (run == partitions.size())
+          partitions.push_back(OffsetsOf(key.topic, key.partition, batch));
+        if (adaptive && std::none_of(topics.begin(), topics.end(),
+                                     [&](const auto& t) { return t.first == key.topic; })) {
+          topics.emplace_back(key.topic, topic_names_[key.topic]);
+        }
+      }
+      PartitionOffsets& offsets = partitions[run];
+      const auto record = std::make_tuple(key.topic, key.partition, key.offset);
+      if (key.offset <= offsets.accepted_max && !exact_built) {
+        for (const Accepted& a : accepted) {
+          exact.emplace(a.key.topic, a.key.partition, a.key.offset);
+        }
+        exact_built = true;
+      }
+      if (key.offset < offsets.stored ||
+          (key.offset <= offsets.accepted_max && exact.count(record) != 0)) {
         ++outcome->duplicate;
+      } else if (adaptive && key.offset >= offsets.batch_next) {
+        // Stored without its offset, a replay could store the record again under another salt.
+        return Status::InvalidArgument(
+            "a row of " + topic_names_[key.topic] + "/" + std::to_string(key.partition) +
+            " at offset " + std::to_string(key.offset) +
+            " is not below the batch's next offset for its partition; nothing was written");
       } else if (key.ts_ms > future_limit) {
         ++outcome->future;
       } else {
         accepted.push_back({&row, key});
         max_ts = std::max(max_ts, key.ts_ms);
+        offsets.accepted_max = std::max(offsets.accepted_max, key.offset);
+        if (exact_built) exact.insert(record);
       }
     }
   }
-  // In key order: each bucket's memtable (a skip list) then takes the batch's rows as one
-  // ascending run, each insert starting where the previous one ended (RocksDB's splice, or the
-  // per-batch insert hint when writers' batches are inserted concurrently), instead of a search
-  // from the top for every row: the memtable insert was most of a write's time (BENCHMARKS.md).
-  std::sort(accepted.begin(), accepted.end(),
-            [](const Accepted& a, const Accepted& b) { return a.row->key < b.row->key; });
   if (options().clock == ClockKind::kStream) {
     // The stream clock moves with the newest event of the batch; the window follows it.
     clock = max_ts;
     window_start = clock - options().ttl_ms;
   }
 
-  rocksdb::WriteBatch wb;
-  // What this write adds to each bucket's counters: merge operands, so that writers never
-  // read-modify-write a counter another writer changes too.
-  std::map<int64_t, std::vector<SaltCounter>> touched;
+  // Each row's bucket, and under salt_by adaptive its salt, in the batch's order: a hot id's rows
+  // are counted in the order its partition produced them.
+  struct Placed {
+    const Row* row;
+    keying::RowKey key;
+    RocksBucket* bucket;
+    char encoded[keying::kRowKeySize];
+  };
+  // Bucket pointers stay valid: buckets are dropped only under writers_mu_ held exclusive.
+  std::vector<Placed> placed;
+  placed.reserve(accepted.size());
   for (const Accepted& a : accepted) {
     if (a.key.ts_ms < window_start || a.key.ts_ms < dropped_until_ms_) {
       ++outcome->expired;
@@ -208,15 +302,46 @@ Status RocksEventStore::Write(const WriteBatchInput& batch, WriteOutcome* outcom
     }
     auto bucket = BucketFor(a.key.ts_ms);
     if (!bucket.ok()) return bucket.status();
+    Placed& p = placed.emplace_back();
+    p.row = a.row;
+    p.key = a.key;
+    p.bucket = bucket->get();
+    if (adaptive) {
+      // Before the row can be read: a query then seeks every salt of a spread id (SpreadIds).
+      if (p.bucket->spread()->Place(p.key.id_hash, salter().hot_rule())) {
+        const auto& topic = *std::find_if(topics.begin(), topics.end(),
+                                          [&](const auto& t) { return t.first == p.key.topic; });
+        p.key.salt = salter().RecordSalt(topic.second, p.key.partition, p.key.offset);
+      } else {
+        p.key.salt = salter().HomeSalt(p.key.id_hash);
+      }
+    }
+    keying::EncodeRowKeyTo(p.key, p.encoded);
+  }
+  // In key order: each bucket's memtable (a skip list) then takes the batch's rows as one
+  // ascending run, each insert starting where the previous one ended (RocksDB's splice, or the
+  // per-batch insert hint when writers' batches are inserted concurrently), instead of a search
+  // from the top for every row: the memtable insert was most of a write's time (BENCHMARKS.md).
+  std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) {
+    return std::memcmp(a.encoded, b.encoded, keying::kRowKeySize) < 0;
+  });
+
+  rocksdb::WriteBatch wb;
+  // What this write adds to each bucket's counters: merge operands, so that writers never
+  // read-modify-write a counter another writer changes too.
+  std::map<int64_t, std::vector<SaltCounter>> touched;
+  for (const Placed& p : placed) {
     // Before the row can be read, so that no query skips its salt (IdSaltFilter).
-    (*bucket)->NoteId(a.key.salt, a.key.id_hash, a.key.ts_ms);
-    HOTROW_RETURN_IF_ERROR(FromRocks(wb.Put((*bucket)->cf(), a.row->key, a.row->value), "batching"));
+    p.bucket->NoteId(p.key.salt, p.key.id_hash, p.key.ts_ms);
+    HOTROW_RETURN_IF_ERROR(FromRocks(
+        wb.Put(p.bucket->cf(), rocksdb::Slice(p.encoded, keying::kRowKeySize), p.row->value),
+        "batching"));
     uint64_t index_bytes = 0;
-    HOTROW_RETURN_IF_ERROR((*bucket)->PutIndexRows(a.key, a.row->index, &wb, &index_bytes));
-    auto [it, inserted] = touched.try_emplace((*bucket)->start_ms());
+    HOTROW_RETURN_IF_ERROR(p.bucket->PutIndexRows(p.key, p.row->index, &wb, &index_bytes));
+    auto [it, inserted] = touched.try_emplace(p.bucket->start_ms());
     if (inserted) it->second.resize(salts);
-    it->second[a.key.salt].events += 1;
-    it->second[a.key.salt].bytes += a.row->key.size() + a.row->value.size() + index_bytes;
+    it->second[p.key.salt].events += 1;
+    it->second[p.key.salt].bytes += keying::kRowKeySize + p.row->value.size() + index_bytes;
     ++outcome->stored;
   }
   for (const auto& [start, per_salt] : touched) {
@@ -237,8 +362,8 @@ Status RocksEventStore::Write(const WriteBatchInput& batch, WriteOutcome* outcom
     for (const auto& [tp, next] : batch.next_offsets) {
       auto stored = offsets_.find(tp);
       if (stored != offsets_.end() && next <= stored->second) continue;  // offsets never go back
-      HOTROW_RETURN_IF_ERROR(FromRocks(
-          wb.Put(meta_, OffsetKey(tp), Be64(static_cast<uint64_t>(next))), "batching"));
+      HOTROW_RETURN_IF_ERROR(
+          FromRocks(wb.Put(meta_, OffsetKey(tp), Be64(static_cast<uint64_t>(next))), "batching"));
       advanced.emplace_back(tp, next);
     }
   }
@@ -319,7 +444,8 @@ void RocksEventStore::FlushIdleBuckets() {
   const int64_t store_now = NowMs();
   for (const auto& bucket : idle) {
     rocksdb::Status s = db_->Flush(fo, bucket->cf());
-    if (!s.ok()) spdlog::warn("store: flushing idle bucket {}: {}", bucket->start_ms(), s.ToString());
+    if (!s.ok())
+      spdlog::warn("store: flushing idle bucket {}: {}", bucket->start_ms(), s.ToString());
     if (bucket->end_ms() <= store_now) compactor_->Enqueue(bucket);
   }
   // The metadata is written with every batch: flushed too, or it would pin the same WAL files.
@@ -361,7 +487,8 @@ Result<size_t> RocksEventStore::DropExpiredBuckets() {
       s = WriteToDb(db_.get(), rocksdb::WriteOptions(), &wb);
       if (!s.ok()) write_failed_ = true;
     }
-    if (!s.ok()) spdlog::warn("store: clearing counters of bucket {}: {}", bucket->start_ms(), s.ToString());
+    if (!s.ok())
+      spdlog::warn("store: clearing counters of bucket {}: {}", bucket->start_ms(), s.ToString());
     std::unique_lock lock(state_mu_);
     buckets_.erase(bucket->start_ms());
     counters_.erase(bucket->start_ms());
@@ -397,11 +524,14 @@ StoreStats RocksEventStore::Stats() const {
     BucketStats b;
     b.start_ms = start;
     b.sorted_runs = SortedRuns(db_.get(), bucket->cf());
+    b.salt_events.assign(stats.salt_events.size(), 0);
+    b.spread_ids = bucket->spread_ids();
     auto c = counters_.find(start);
     if (c != counters_.end()) {
       for (size_t salt = 0; salt < c->second.size(); ++salt) {
         b.events += c->second[salt].events;
         b.bytes += c->second[salt].bytes;
+        b.salt_events[salt] = c->second[salt].events;
         stats.salt_events[salt] += c->second[salt].events;
       }
     }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,6 +17,8 @@
 
 namespace hotrow::store {
 
+struct WriteBatchInput;
+
 // How the store tells the time that decides its hot window.
 enum class ClockKind {
   kWall,    // the wall clock (StoreOptions::wall_clock)
@@ -28,18 +31,23 @@ struct StoreOptions {
   // The hot window: events older than now - ttl_ms are never returned and their buckets dropped.
   // Default: 10 minutes.
   int64_t ttl_ms = 10 * 60 * 1000;
-  // Width of a time bucket, the unit of expiry. REQUIRES: 0 < bucket_ms <= ttl_ms. Default: 1 minute.
+  // Width of a time bucket, the unit of expiry. REQUIRES: 0 < bucket_ms <= ttl_ms. Default: 1
+  // minute.
   int64_t bucket_ms = 60 * 1000;
   // Default: kWall.
   ClockKind clock = ClockKind::kWall;
   // Events more than this far ahead of the wall clock are refused as `future`. Judged against the
-  // wall clock for both clock kinds: a wrong future time is wrong whatever decides the window, and a
-  // stream clock must not be dragged forward by it. Default: 1 minute.
+  // wall clock for both clock kinds: a wrong future time is wrong whatever decides the window, and
+  // a stream clock must not be dragged forward by it. Default: 1 minute.
   int64_t max_future_ms = 60 * 1000;
   // Salt count (1..256) and what salts are computed from. Recorded when the store is created;
   // opening it with other values fails with Status::Incompatible. Default: 16, by record.
   int salts = 16;
   keying::SaltBy salt_by = keying::SaltBy::kRecord;
+  // With salt_by kAdaptive, when an id is hot in a bucket (keying.hot_share and its floor of
+  // events). Not recorded in the store: a change applies to the rows written after it, and a query
+  // never depends on it. REQUIRES: 0 < hot.hot_share <= 1. Default: keying::HotRule's.
+  keying::HotRule hot;
   // The wall clock. Not owned; must outlive the store. Default: the system clock.
   const Clock* wall_clock = WallClock::Default();
   // One block cache for every bucket: data blocks read by queries, and the index and filter blocks
@@ -56,6 +64,10 @@ struct StoreOptions {
   // The dotted paths indexed (index.fields), recorded with each bucket when it is made: a bucket
   // keeps the fields it was made with, whatever later opens say. Default: none.
   std::vector<std::string> index_fields;
+  // For tests: runs at the start of every Write, after its partitions are claimed (salt_by
+  // adaptive) and before anything is read or written; may block to hold the Write there.
+  // Default: none.
+  std::function<void(const WriteBatchInput&)> write_hook;
 };
 
 struct TopicPartition {
@@ -92,15 +104,19 @@ struct WriteOutcome {
 struct BucketStats {
   int64_t start_ms = 0;
   uint64_t events = 0;
-  uint64_t bytes = 0;  // key + value bytes written
+  uint64_t bytes = 0;                 // key + value bytes written
+  std::vector<uint64_t> salt_events;  // events per salt, one entry per salt
+  // With salt_by adaptive: the ids spread over every salt in this bucket (Bucket::SpreadIdHashes);
+  // 0 otherwise.
+  uint64_t spread_ids = 0;
   // Sorted runs of its table files (each L0 file, each non-empty level below): what a seek
   // probes besides the memtables. One once a quiet bucket has been compacted.
   int sorted_runs = 0;
 };
 
 struct StoreStats {
-  std::vector<BucketStats> buckets;    // oldest first
-  std::vector<uint64_t> salt_events;   // events per salt, over the live buckets
+  std::vector<BucketStats> buckets;   // oldest first
+  std::vector<uint64_t> salt_events;  // events per salt, over the live buckets
   uint64_t events = 0;
   uint64_t disk_bytes = 0;  // every file under StoreOptions::path
   int64_t now_ms = 0;
@@ -159,6 +175,17 @@ class Bucket {
   bool MayHoldId(uint8_t salt, uint64_t id_hash) const {
     return NewestIdTsBound(salt, id_hash) > start_ms();
   }
+  // With salt_by adaptive: false only when every row of the id in this bucket is in its home salt
+  // (keying::Salter::HomeSalt), so that a per-id query seeks that salt alone; true when the id was
+  // hot here (or unsure). Exact from the moment a spread row of the id can be read, and after a
+  // reopen. Meaningless for the other salt_by.
+  virtual bool SpreadsId(uint64_t id_hash) const {
+    (void)id_hash;
+    return true;
+  }
+  // With salt_by adaptive: how many ids were spread in this bucket, and their hashes, sorted.
+  virtual size_t spread_ids() const { return 0; }
+  virtual std::vector<uint64_t> SpreadIdHashes() const { return {}; }
 
  protected:
   Bucket(int64_t start_ms, int64_t end_ms) : start_ms_(start_ms), end_ms_(end_ms) {}
@@ -209,6 +236,13 @@ class EventStore {
   // at any point, either every stored row of the call and its offsets are there, or none is.
   // REQUIRES: every key was encoded with this store's salts and topic numbers; no Write running
   // at the same time carries a row or an offset of the same partition.
+  //
+  // With salt_by adaptive the store chooses each row's salt (the key's first byte is replaced):
+  // its id's home salt, or the record's salt while the id is hot in the row's bucket. There a
+  // record written twice could land under two salts, so the offset check is all that keeps it
+  // once: a call whose rows are not all below their partition's next offset in `next_offsets`,
+  // or that carries a partition another Write is writing at the same time, fails with
+  // InvalidArgument and writes nothing (docs/ARCHITECTURE.md, "Adaptive salting").
   virtual Status Write(const WriteBatchInput& batch, WriteOutcome* outcome) = 0;
 
   // The next offset to consume per partition, as last written. Empty for a new store.
@@ -238,7 +272,7 @@ class EventStore {
 
  protected:
   explicit EventStore(const StoreOptions& options)
-      : options_(options), salter_(options.salts, options.salt_by) {}
+      : options_(options), salter_(options.salts, options.salt_by, options.hot) {}
 
  private:
   const StoreOptions options_;

@@ -64,6 +64,10 @@ Status RocksEventStore::Init() {
   if (opt.bucket_ms <= 0 || opt.ttl_ms <= 0 || opt.bucket_ms > opt.ttl_ms) {
     return Status::InvalidArgument("store.bucket must be > 0 and <= store.ttl");
   }
+  if (!(opt.hot.hot_share > 0 && opt.hot.hot_share <= 1)) {
+    return Status::InvalidArgument("keying.hot_share must be above 0 and at most 1, got " +
+                                   std::to_string(opt.hot.hot_share));
+  }
   for (auto c : rocksdb::GetSupportedCompressions()) {
     if (c == rocksdb::kLZ4Compression) compression_ = c;
   }
@@ -156,7 +160,7 @@ Status RocksEventStore::Init() {
     // The id filter is sized and rebuilt once the counters are read (CheckRowsMatchCounters).
     buckets_[spans[i].first] =
         std::make_shared<RocksBucket>(db_, handles[i], table_changes_, spans[i].first,
-                                      spans[i].second, IdSaltFilter::kMinSlots);
+                                      spans[i].second, IdSaltFilter::kMinSlots, SpreadSlots());
   }
   HOTROW_RETURN_IF_ERROR(CheckFormat(!exists));
   HOTROW_RETURN_IF_ERROR(LoadMetadata());
@@ -272,15 +276,21 @@ Status RocksEventStore::CheckRowsMatchCounters() const {
     ro.fill_cache = false;
     ro.total_order_seek = true;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, bucket->cf()));
+    SpreadIds* spread = bucket->spread();
     uint64_t rows = 0;  // events only: index rows are not counted as events
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       const rocksdb::Slice key = it->key();
       if (keying::IsIndexKey(key.ToStringView())) continue;
       ++rows;
-      // Every row passes here once at open: the bucket's id filter is rebuilt on the way.
+      // Every row passes here once at open: the bucket's id filter is rebuilt on the way, and
+      // under salt_by adaptive its spread ids, from the salts the rows are in.
       keying::RowKey row;
-      if (keying::DecodeRowKey(key.ToStringView(), &row))
+      if (keying::DecodeRowKey(key.ToStringView(), &row)) {
         bucket->NoteId(row.salt, row.id_hash, row.ts_ms);
+        if (spread != nullptr) {
+          spread->NoteStored(row.id_hash, row.salt != salter().HomeSalt(row.id_hash));
+        }
+      }
     }
     if (!it->status().ok())
       return FromRocks(it->status(), "reading bucket " + std::to_string(start));

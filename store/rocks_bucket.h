@@ -11,6 +11,7 @@
 #include "store/event_store.h"
 #include "store/id_salt_filter.h"
 #include "store/rocks_support.h"
+#include "store/spread_ids.h"
 
 namespace hotrow::store {
 
@@ -20,12 +21,14 @@ class RocksBucket final : public Bucket {
  public:
   RocksBucket(std::shared_ptr<rocksdb::DB> db, rocksdb::ColumnFamilyHandle* cf,
               std::shared_ptr<const TableChanges> table_changes, int64_t start_ms, int64_t end_ms,
-              size_t id_filter_slots)
+              size_t id_filter_slots, size_t spread_slots)
       : Bucket(start_ms, end_ms),
         db_(std::move(db)),
         cf_(cf),
         table_changes_(std::move(table_changes)),
-        ids_(std::make_unique<IdSaltFilter>(start_ms, end_ms, id_filter_slots)) {}
+        spread_slots_(spread_slots) {
+    ResetIdFilter(id_filter_slots);
+  }
   ~RocksBucket() override;
 
   // Marks the bucket dropped: its files are deleted when the last holder lets go.
@@ -43,12 +46,24 @@ class RocksBucket final : public Bucket {
   // Records that a row of the id at ts_ms is (about to be) in the salt: before its write, or at
   // open.
   void NoteId(uint8_t salt, uint64_t id_hash, int64_t ts_ms) { ids_->Note(salt, id_hash, ts_ms); }
-  // Replaces the id filter with an empty one of `slots`. REQUIRES: the bucket is not shared yet
-  // (the open, before it rebuilds the filter).
+  // Replaces the id filter (and the spread ids, under salt_by: adaptive) with empty ones of
+  // `slots`. REQUIRES: the bucket is not shared yet (the open, before it rebuilds the filter).
   void ResetIdFilter(size_t slots) {
     ids_ = std::make_unique<IdSaltFilter>(start_ms(), end_ms(), slots);
+    // Two tables of half the filter's slots each: a counter per four events of the biggest bucket.
+    if (spread_slots_ > 0) spread_ = std::make_unique<SpreadIds>(slots / 2, spread_slots_);
   }
-  size_t id_filter_bytes() const { return ids_->bytes(); }
+  size_t id_filter_bytes() const { return ids_->bytes() + (spread_ ? spread_->bytes() : 0); }
+
+  // Under salt_by: adaptive (else null): the ids this bucket spreads over every salt.
+  SpreadIds* spread() { return spread_.get(); }
+  bool SpreadsId(uint64_t id_hash) const override {
+    return spread_ == nullptr || spread_->Contains(id_hash);
+  }
+  size_t spread_ids() const override { return spread_ ? spread_->size() : 0; }
+  std::vector<uint64_t> SpreadIdHashes() const override {
+    return spread_ ? spread_->Hashes() : std::vector<uint64_t>();
+  }
 
   rocksdb::ColumnFamilyHandle* cf() const { return cf_; }
 
@@ -63,7 +78,9 @@ class RocksBucket final : public Bucket {
   rocksdb::ColumnFamilyHandle* const cf_;
   const std::shared_ptr<const TableChanges> table_changes_;
   std::atomic<bool> dropped_{false};
+  const size_t spread_slots_;          // 0 unless salt_by: adaptive
   std::unique_ptr<IdSaltFilter> ids_;  // replaced only before the bucket is shared
+  std::unique_ptr<SpreadIds> spread_;  // likewise; null unless salt_by: adaptive
 };
 
 }  // namespace hotrow::store

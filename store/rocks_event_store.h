@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -56,6 +57,8 @@ class RocksEventStore final : public EventStore {
   // The bucket that holds `ts`, created (under bucket_mu_) when missing. REQUIRES: writers_mu_
   // held, shared or exclusive.
   Result<std::shared_ptr<RocksBucket>> BucketFor(int64_t ts);
+  // The slots of each bucket's SpreadIds under salt_by adaptive; 0 otherwise.
+  size_t SpreadSlots() const;
   // A failed write (a full disk, most often) leaves RocksDB in a background-error state in which
   // it refuses every write until DB::Resume() succeeds. RocksDB's own recovery from a full disk
   // waits for a free memtable's worth of space (64 MiB), which a small disk may never have, so
@@ -64,6 +67,33 @@ class RocksEventStore final : public EventStore {
   Status ResumeAfterFailedWrite();
   // Records the outcome of a RocksDB write.
   Status NoteWrite(const rocksdb::Status& s, const std::string& context);
+  // One partition's offsets as a Write sees them: the stored next offset (rows below it are
+  // duplicates), the batch's next offset (under salt_by adaptive every row must be below it) and
+  // the highest offset of the batch taken so far.
+  struct PartitionOffsets {
+    uint16_t topic = 0;
+    int32_t partition = 0;
+    int64_t stored = INT64_MIN;        // none stored
+    int64_t batch_next = INT64_MIN;    // none in the batch
+    int64_t accepted_max = INT64_MIN;  // the highest offset of the batch accepted so far
+  };
+  // REQUIRES: state_mu_ held, shared or exclusive; topic < topic_names_.size().
+  PartitionOffsets OffsetsOf(uint16_t topic, int32_t partition, const WriteBatchInput& batch) const;
+  // The partitions a Write carries, held for its duration, so that a second Write of one of them
+  // at the same time is refused instead of storing a record twice (salt_by adaptive only).
+  class PartitionClaim {
+   public:
+    explicit PartitionClaim(RocksEventStore* store) : store_(store) {}
+    ~PartitionClaim();
+    PartitionClaim(const PartitionClaim&) = delete;
+    PartitionClaim& operator=(const PartitionClaim&) = delete;
+    // Claims every partition of `partitions`, or none and InvalidArgument when one is claimed.
+    Status Claim(const std::map<TopicPartition, int64_t>& partitions);
+
+   private:
+    RocksEventStore* const store_;
+    std::vector<TopicPartition> held_;
+  };
   // Starts a flush (not waited for) of every bucket written to but not for kIdleFlushMs, and of
   // the metadata with them; queues the closed ones for compaction. REQUIRES: writers_mu_ held
   // shared.
@@ -82,10 +112,12 @@ class RocksEventStore final : public EventStore {
   // the destructor hold it exclusive, so no write is under way while buckets go. Lock order:
   // writers_mu_, then topic_mu_ / bucket_mu_ / resume_mu_, then state_mu_.
   std::shared_mutex writers_mu_;
-  std::mutex topic_mu_;   // serialises numbering new topics
-  std::mutex bucket_mu_;  // serialises creating buckets
-  std::mutex resume_mu_;  // serialises DB::Resume
+  std::mutex topic_mu_;                    // serialises numbering new topics
+  std::mutex bucket_mu_;                   // serialises creating buckets
+  std::mutex resume_mu_;                   // serialises DB::Resume
   std::atomic<bool> write_failed_{false};  // see ResumeAfterFailedWrite
+  std::mutex claims_mu_;                   // taken alone, never with another lock
+  std::set<TopicPartition> claimed_;       // guarded by claims_mu_: see PartitionClaim
 
   // Readers take snapshots of these under state_mu_ (shared); writers change them under
   // state_mu_ (exclusive), after the durable write.

@@ -37,12 +37,15 @@ double MaxDeviationPercent(const std::vector<int64_t>& counts) {
 TEST(SaltByTest, NamesRoundTrip) {
   EXPECT_EQ(SaltByName(SaltBy::kRecord), "record");
   EXPECT_EQ(SaltByName(SaltBy::kId), "id");
+  EXPECT_EQ(SaltByName(SaltBy::kAdaptive), "adaptive");
   EXPECT_EQ(ParseSaltBy("record"), SaltBy::kRecord);
   EXPECT_EQ(ParseSaltBy("id"), SaltBy::kId);
+  EXPECT_EQ(ParseSaltBy("adaptive"), SaltBy::kAdaptive);
 }
 
 TEST(SaltByTest, UnknownNamesAreRejected) {
-  for (const char* bad : {"", "Record", "ID", "ids", "record ", " id", "offset", "random"}) {
+  for (const char* bad :
+       {"", "Record", "ID", "ids", "record ", " id", "offset", "random", "Adaptive", "dynamic"}) {
     EXPECT_FALSE(ParseSaltBy(bad).has_value()) << '"' << bad << '"';
   }
 }
@@ -117,6 +120,92 @@ TEST(SalterTest, SaltsAreStableAcrossVersions) {
     EXPECT_EQ(i16.SaltOf(c.topic, c.partition, c.offset, c.id), c.i16);
     EXPECT_EQ(i256.SaltOf(c.topic, c.partition, c.offset, c.id), c.i256);
   }
+}
+
+// ---- Adaptive: the home salt, the record salt, the hot rule ----
+
+TEST(SalterTest, AdaptiveEncodesTheHomeSaltOfTheIdHash) {
+  std::mt19937_64 rng(5);
+  for (int salts : {1, 3, 16, 256}) {
+    const Salter adaptive(salts, SaltBy::kAdaptive);
+    const Salter record(salts, SaltBy::kRecord);
+    for (int i = 0; i < 2000; ++i) {
+      const std::string dev = DeviceId(i, 6);
+      const int32_t partition = static_cast<int32_t>(rng() % 64);
+      const int64_t offset = static_cast<int64_t>(rng() >> 1);
+      // What the writer encodes is the home salt, whatever the record; the store moves a hot id.
+      ASSERT_EQ(adaptive.SaltOf("t", partition, offset, dev), adaptive.HomeSalt(IdHash(dev)));
+      ASSERT_EQ(adaptive.SaltOf("u", partition + 1, offset + 1, dev),
+                adaptive.HomeSalt(IdHash(dev)));
+      // A spread row's salt is the record salt, the same in every mode.
+      ASSERT_EQ(adaptive.RecordSalt("t", partition, offset),
+                record.SaltOf("t", partition, offset, dev));
+      ASSERT_LT(adaptive.HomeSalt(IdHash(dev)), salts);
+    }
+  }
+}
+
+TEST(SalterTest, HomeSaltsStayBelowTheSaltCountAtTheHashExtremes) {
+  for (int salts = 1; salts <= kMaxSalts; ++salts) {
+    const Salter s(salts, SaltBy::kAdaptive);
+    for (uint64_t hash : {uint64_t{0}, uint64_t{1}, UINT64_MAX, UINT64_MAX >> 32,
+                          ~(UINT64_MAX >> 32), uint64_t{0x8000'0000'0000'0000}}) {
+      ASSERT_LT(s.HomeSalt(hash), salts) << "hash " << hash << ", " << salts << " salts";
+    }
+    EXPECT_EQ(s.HomeSalt(UINT64_MAX), salts - 1);
+    EXPECT_EQ(s.HomeSalt(0), 0);
+  }
+}
+
+TEST(SalterTest, HomeSaltsAreStableAcrossVersions) {
+  // Pinned outputs: a stored row is "spread" exactly when its salt is not its hash's home salt
+  // (the open rebuilds each bucket's spread ids from that). Change only with a format bump.
+  const Salter a16(16, SaltBy::kAdaptive), a256(256, SaltBy::kAdaptive);
+  struct Case {
+    const char* id;
+    int h16, h256;
+  };
+  const Case cases[] = {
+      {"dev-000001", 10, 161},
+      {"dev-000002", 9, 153},
+      {"sensor/7", 9, 151},
+      {"", 2, 45},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.id);
+    EXPECT_EQ(a16.HomeSalt(IdHash(c.id)), c.h16);
+    EXPECT_EQ(a256.HomeSalt(IdHash(c.id)), c.h256);
+  }
+}
+
+TEST(SalterUniformityTest, HomeSaltsSpread1MDistinctIdsEvenlyOver16Salts) {
+  const Salter s(16, SaltBy::kAdaptive);
+  std::vector<int64_t> counts(16, 0);
+  for (int n = 1; n <= 1'000'000; ++n) ++counts[s.HomeSalt(IdHash(DeviceId(n, 7)))];
+  const double dev = MaxDeviationPercent(counts);
+  std::printf("adaptive home salts, 16 salts, 1M distinct ids: max deviation %.3f%%\n", dev);
+  EXPECT_LE(dev, 2.0);
+}
+
+TEST(HotRuleTest, AnIdIsHotFromItsShareOfTheBucketAndNotBeforeItsFloor) {
+  const HotRule rule{0.01, 32};
+  // Below the floor nothing is hot, however large its share.
+  EXPECT_FALSE(rule.IsHot(31, 31));
+  EXPECT_FALSE(rule.IsHot(1, 1));
+  EXPECT_TRUE(rule.IsHot(32, 32));
+  // At and above the share (1 % of 10000 = 100 events), below it not.
+  EXPECT_TRUE(rule.IsHot(100, 10'000));
+  EXPECT_TRUE(rule.IsHot(101, 10'000));
+  EXPECT_FALSE(rule.IsHot(99, 10'000));
+  // A share of 1: only an id that holds every event of the bucket.
+  const HotRule all{1.0, 1};
+  EXPECT_TRUE(all.IsHot(7, 7));
+  EXPECT_FALSE(all.IsHot(6, 7));
+  // Defaults as documented.
+  EXPECT_EQ(HotRule().hot_share, kDefaultHotShare);
+  EXPECT_EQ(HotRule().min_events, kDefaultHotMinEvents);
+  EXPECT_EQ(Salter(16, SaltBy::kAdaptive).hot_rule().hot_share, kDefaultHotShare);
+  EXPECT_EQ(Salter(16, SaltBy::kAdaptive, all).hot_rule().hot_share, 1.0);
 }
 
 // ---- Range ----

@@ -20,6 +20,7 @@
 
 #include "keying/index_key.h"
 #include "keying/row_key.h"
+#include "keying/salter.h"
 #include "store/event_store.h"
 #include "tests/support/event_gen.h"
 #include "tests/support/process.h"
@@ -187,6 +188,128 @@ TEST(CrashTest, EveryBatchIsWholeWithItsOffsetsOrAbsentAfterKill9) {
   }
   // Kills landed after some progress most of the time; otherwise the test proves little.
   EXPECT_GE(grew, kKills / 2) << "the store rarely grew between kills";
+}
+
+// Parses "partition P next N"; false for any other line.
+bool AckedPartitionNext(const std::string& line, int* partition, int64_t* next) {
+  return std::sscanf(line.c_str(), "partition %d next %" SCNd64, partition, next) == 2 &&
+         *partition >= 0 && *partition < 2;
+}
+
+// The same under salt_by adaptive (crash_writer's "adaptive" mode): two writer threads at once,
+// batch boundaries that change from one run to the next, a replay of what was stored at every
+// start, and salts decided from counts the store rebuilds at open. After every kill each record
+// below its partition's stored offset is there exactly once and none above, every row is in its
+// id's home salt or in its record's salt, and every bucket names as spread each id with a row
+// outside its home salt, so that a query seeks it there (docs/ARCHITECTURE.md, "Adaptive
+// salting").
+TEST(CrashTest, UnderAdaptiveSaltingEveryRecordIsStoredOnceAndFoundAfterKill9) {
+  const uint64_t seed = testing::TestSeed(4343);
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  testing::TempDir dir;
+  const std::string path = dir.Sub("store");
+  const std::string log = dir.Sub("writer.log");
+  int64_t acked[2] = {0, 0};   // the highest next offsets a writer reported as written
+  int64_t before[2] = {0, 0};  // the stored ones after the last kill
+  int grew = 0;
+  size_t spread_rows = 0;
+  constexpr int kAdaptiveKills = kKills / 2;
+
+  for (int kill = 0; kill < kAdaptiveKills; ++kill) {
+    SCOPED_TRACE("kill " + std::to_string(kill));
+    {
+      testing::ChildProcess writer({HOTROW_CRASH_WRITER, path, std::to_string(kPerPartition),
+                                    "adaptive", std::to_string(rng())},
+                                   log, testing::ChildLines::kProtocolFd);
+      std::string line;
+      auto note_line = [&](const std::string& l) {
+        int p = 0;
+        int64_t next = 0;
+        const bool acked_line = AckedPartitionNext(l, &p, &next);
+        EXPECT_TRUE(acked_line || l == "open") << "unexpected line from the writer: " << l;
+        if (acked_line) acked[p] = std::max(acked[p], next);
+      };
+      ASSERT_TRUE(writer.ReadLine(&line)) << "the writer did not open the store:\n"
+                                          << ReadFile(log);
+      ASSERT_EQ(line, "open");
+      const int lines = static_cast<int>(rng() % 25);
+      for (int i = 0; i < lines; ++i) {
+        ASSERT_TRUE(writer.ReadLine(&line)) << "the writer stopped:\n" << ReadFile(log);
+        note_line(line);
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(rng() % 3000));
+      writer.Signal(SIGKILL);
+      ASSERT_EQ(writer.Wait(), 128 + SIGKILL) << "the writer ended by itself:\n" << ReadFile(log);
+      while (writer.ReadLine(&line, std::chrono::milliseconds(200))) note_line(line);
+    }
+
+    store::StoreOptions options;
+    options.path = path;
+    options.salts = kSalts;
+    options.bucket_ms = kBucketMs;
+    options.ttl_ms = kTtlMs;
+    options.salt_by = keying::SaltBy::kAdaptive;
+    options.hot = keying::HotRule{0.05, 8};
+    options.block_cache_bytes = 4 << 20;
+    options.write_buffer_bytes = 4 << 20;
+    Result<std::unique_ptr<store::EventStore>> store = store::EventStore::Open(options);
+    ASSERT_TRUE(store.ok()) << "reopen after kill -9: " << store.status().ToString();
+    const keying::Salter& salter = (*store)->salter();
+
+    const auto offsets = (*store)->StoredOffsets();
+    int64_t next[2] = {0, 0};
+    for (int p = 0; p < 2; ++p) {
+      auto it = offsets.find(store::TopicPartition{"crash", p});
+      if (it != offsets.end()) next[p] = it->second;
+      ASSERT_GE(next[p], acked[p])
+          << "partition " << p << ": a batch whose Write had returned is gone";
+      ASSERT_GE(next[p], before[p]) << "partition " << p << ": offsets went backwards";
+    }
+    if (next[0] + next[1] > before[0] + before[1]) ++grew;
+    before[0] = next[0];
+    before[1] = next[1];
+
+    Result<std::vector<testing::StoredRow>> rows = testing::ReadAllRows(**store);
+    ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+    std::vector<std::vector<int>> seen(2);
+    for (int p = 0; p < 2; ++p)
+      seen[static_cast<size_t>(p)].assign(static_cast<size_t>(next[p]), 0);
+    std::map<int64_t, std::shared_ptr<const store::Bucket>> buckets;
+    for (const auto& bucket : (*store)->Buckets()) buckets[bucket->start_ms()] = bucket;
+    for (const testing::StoredRow& row : *rows) {
+      const testing::TestEvent& e = row.event;
+      ASSERT_TRUE(e.partition == 0 || e.partition == 1) << testing::Describe(e);
+      ASSERT_LT(e.offset, next[e.partition])
+          << "an event beyond the stored offset: " << testing::Describe(e);
+      const std::string id = e.offset % 3 == 0 ? "dev-hot" : "dev-" + std::to_string(e.offset % 37);
+      ASSERT_EQ(e.id, id) << testing::Describe(e);
+      const std::string payload = "{\"p\":" + std::to_string(e.partition) +
+                                  ",\"o\":" + std::to_string(e.offset) + ",\"pad\":\"" +
+                                  std::string(200, 'x') + "\"}";
+      ASSERT_EQ(e.payload, payload) << testing::Describe(e);
+      ++seen[static_cast<size_t>(e.partition)][static_cast<size_t>(e.offset)];
+      const uint8_t home = salter.HomeSalt(row.id_hash);
+      if (row.salt == home) continue;
+      ASSERT_EQ(row.salt, salter.RecordSalt("crash", e.partition, e.offset))
+          << "neither the home salt nor the record's: " << testing::Describe(e);
+      ASSERT_TRUE(buckets.at(row.bucket_start_ms)->SpreadsId(row.id_hash))
+          << "bucket " << row.bucket_start_ms << " does not name as spread the id of a row "
+          << "outside its home salt, so queries would miss it: " << testing::Describe(e);
+      ++spread_rows;
+    }
+    for (int p = 0; p < 2; ++p) {
+      for (int64_t o = 0; o < next[p]; ++o) {
+        ASSERT_EQ(seen[static_cast<size_t>(p)][static_cast<size_t>(o)], 1)
+            << "partition " << p << " offset " << o << " below the stored offset " << next[p];
+      }
+    }
+    std::printf("[crash adaptive] kill %d: next offsets %" PRId64 " and %" PRId64
+                ", %zu rows, %zu spread rows so far\n",
+                kill, next[0], next[1], rows->size(), spread_rows);
+  }
+  EXPECT_GE(grew, kAdaptiveKills / 2) << "the store rarely grew between kills";
+  EXPECT_GT(spread_rows, 0u) << "the hot id was never spread: the test proves little";
 }
 
 }  // namespace

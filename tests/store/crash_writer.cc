@@ -1,6 +1,7 @@
 // crash_writer: the child process of crash_test. Writes numbered batches to a store until killed.
 //
-//   crash_writer PATH EVENTS_PER_PARTITION
+//   crash_writer PATH EVENTS_PER_PARTITION            (salt_by record)
+//   crash_writer PATH EVENTS_PER_PARTITION adaptive SEED
 //
 // Batch i holds, for each of the partitions ("crash", 0) and ("crash", 1), the events with offsets
 // [i*K, (i+1)*K), and sets both next offsets to (i+1)*K, in one Write. Each batch spreads over two
@@ -12,13 +13,24 @@
 // middle of the protocol when stdout carried it. Every event carries one indexed
 // field, site = "s-" (offset % 5), so that each batch also writes index rows.
 //
-// The store settings must match crash_test.cc's (kSalts, kBucketMs, kTtlMs).
+// With "adaptive" the store salts adaptively and two writer threads write at once, as the
+// Ingestor's writers do: thread p writes partition p only, in batches of 1 to 2K events (sizes
+// drawn from SEED), and says "partition P next N" after each Write returned. A third of the
+// events are of one hot id, the others of 37 quiet ones. Each thread starts by writing again up
+// to 2K events it had stored already, in other batches, as Kafka delivers them again after a
+// restart: the store must count them as duplicates and store nothing twice.
+//
+// The store settings must match crash_test.cc's (kSalts, kBucketMs, kTtlMs, the hot rule).
 
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <random>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "common/clock.h"
 #include "keying/row_key.h"
@@ -38,11 +50,83 @@ int Fail(const std::string& what) {
   return 1;
 }
 
+// The payload names its record, so a torn or misplaced value shows.
+std::string PayloadOf(int32_t partition, int64_t offset) {
+  return "{\"p\":" + std::to_string(partition) + ",\"o\":" + std::to_string(offset) +
+         ",\"pad\":\"" + std::string(200, 'x') + "\"}";
+}
+
+// Adaptive mode: the id of (partition, offset).
+std::string AdaptiveIdOf(int64_t offset) {
+  return offset % 3 == 0 ? "dev-hot" : "dev-" + std::to_string(offset % 37);
+}
+
+// Adaptive mode: two writer threads, one partition each. Returns the exit code on error.
+int RunAdaptive(hotrow::store::EventStore& store, uint16_t topic, int64_t per_partition,
+                uint64_t seed) {
+  using namespace hotrow;
+  const auto offsets = store.StoredOffsets();
+  std::mutex out_mu;
+  std::string error;
+  testing::SayToParent("open");
+  std::vector<std::thread> writers;
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    writers.emplace_back([&, p] {
+      std::mt19937_64 rng(seed * 2 + static_cast<uint64_t>(p));
+      auto it = offsets.find(store::TopicPartition{"crash", p});
+      const int64_t stored = it != offsets.end() ? it->second : 0;
+      int64_t next =
+          std::max<int64_t>(0, stored - static_cast<int64_t>(rng() % (2 * per_partition)));
+      while (true) {
+        const int64_t n = 1 + static_cast<int64_t>(rng() % (2 * per_partition));
+        const int64_t now = WallClock::Default()->NowMs();
+        store::WriteBatchInput batch;
+        for (int64_t offset = next; offset < next + n; ++offset) {
+          const std::string id = AdaptiveIdOf(offset);
+          keying::RowKey key;
+          key.salt = store.salter().SaltOf("crash", p, offset, id);
+          key.id_hash = keying::IdHash(id);
+          key.ts_ms = now - (offset % 2) * kBucketMs;  // two buckets per batch
+          key.topic = topic;
+          key.partition = p;
+          key.offset = offset;
+          batch.rows.push_back(
+              {keying::EncodeRowKey(key), keying::EncodeRowValue(id, PayloadOf(p, offset))});
+        }
+        batch.next_offsets[store::TopicPartition{"crash", p}] = next + n;
+        store::WriteOutcome outcome;
+        Status st = store.Write(batch, &outcome);
+        std::lock_guard lock(out_mu);
+        if (st.ok() && outcome.stored + outcome.duplicate != batch.rows.size()) {
+          st = Status::Corruption("stored " + std::to_string(outcome.stored) + " and " +
+                                  std::to_string(outcome.duplicate) + " duplicates of " +
+                                  std::to_string(batch.rows.size()));
+        }
+        if (st.ok() && next + n <= stored && outcome.stored != 0) {
+          st = Status::Corruption("a replayed batch below the stored offset was stored again");
+        }
+        if (!st.ok()) {
+          if (error.empty()) error = "partition " + std::to_string(p) + ": " + st.ToString();
+          return;
+        }
+        testing::SayToParent("partition " + std::to_string(p) + " next " +
+                             std::to_string(next + n));
+        next += n;
+      }
+    });
+  }
+  for (auto& w : writers) w.join();
+  return Fail("write: " + error);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace hotrow;
-  if (argc != 3) return Fail("usage: crash_writer PATH EVENTS_PER_PARTITION");
+  const bool adaptive = argc == 5 && std::string(argv[3]) == "adaptive";
+  if (argc != 3 && !adaptive) {
+    return Fail("usage: crash_writer PATH EVENTS_PER_PARTITION [adaptive SEED]");
+  }
   const int64_t per_partition = std::strtoll(argv[2], nullptr, 10);
   if (per_partition <= 0) return Fail("EVENTS_PER_PARTITION must be positive");
   // spdlog's default logger writes to stdout, like a library that logs where it likes.
@@ -56,11 +140,19 @@ int main(int argc, char** argv) {
   options.block_cache_bytes = 4 << 20;
   options.write_buffer_bytes = 4 << 20;
   options.index_fields = {"site"};
+  if (adaptive) {
+    options.salt_by = keying::SaltBy::kAdaptive;
+    options.hot = keying::HotRule{0.05, 8};
+    options.index_fields.clear();
+  }
   Result<std::unique_ptr<store::EventStore>> opened = store::EventStore::Open(options);
   if (!opened.ok()) return Fail("open: " + opened.status().ToString());
   store::EventStore& store = **opened;
   Result<uint16_t> topic = store.TopicNumber("crash");
   if (!topic.ok()) return Fail("topic: " + topic.status().ToString());
+  if (adaptive) {
+    return RunAdaptive(store, *topic, per_partition, std::strtoull(argv[4], nullptr, 10));
+  }
 
   const auto offsets = store.StoredOffsets();
   int64_t next[kPartitions] = {0, 0};
@@ -88,11 +180,8 @@ int main(int argc, char** argv) {
         key.topic = *topic;
         key.partition = p;
         key.offset = offset;
-        // The payload names its record, so a torn or misplaced value shows.
-        const std::string payload = "{\"p\":" + std::to_string(p) +
-                                    ",\"o\":" + std::to_string(offset) + ",\"pad\":\"" +
-                                    std::string(200, 'x') + "\"}";
-        batch.rows.push_back({keying::EncodeRowKey(key), keying::EncodeRowValue(id, payload),
+        batch.rows.push_back({keying::EncodeRowKey(key),
+                              keying::EncodeRowValue(id, PayloadOf(p, offset)),
                               {{"site", "s-" + std::to_string(offset % 5)}}});
       }
       batch.next_offsets[store::TopicPartition{"crash", p}] = (batch_no + 1) * per_partition;
