@@ -19,8 +19,10 @@
 #include "config/config.h"
 #include "keying/index_key.h"
 #include "keying/row_key.h"
+#include "keying/row_value.h"
 #include "keying/salter.h"
 #include "store/event_store.h"
+#include "wire/event_json.h"
 
 namespace hotrow::cli {
 namespace {
@@ -129,7 +131,7 @@ Result<std::unique_ptr<store::EventStore>> OpenReadOnly(const std::string& dir,
         store.status().message().find("was created with") != std::string::npos) {
       message +=
           " (give the store's settings with --config or --set keying.salts=N --set "
-          "keying.salt_by=record|id)";
+          "keying.salt_by=record|id|adaptive)";
     }
     if (store.status().code() == Status::Code::kIncompatible) {
       return Status::Incompatible(message);
@@ -137,6 +139,45 @@ Result<std::unique_ptr<store::EventStore>> OpenReadOnly(const std::string& dir,
     return Status::IOError(message);
   }
   return store;
+}
+
+// An id a bucket spread (Bucket::SpreadIdHashes) as `keys analyze` finds it in the rows.
+struct SpreadId {
+  uint64_t id_hash = 0;
+  std::string id;         // from the value of one of its rows
+  bool id_known = false;  // no row's value decoded: the id is shown by its hash alone
+  uint64_t keys = 0;      // its rows in the bucket
+  int salts = 0;          // salts holding them
+  int last_salt = -1;     // the salt its last row counted was in
+};
+
+// What `keys analyze` reports of one bucket.
+struct BucketCount {
+  int64_t start_ms = 0;
+  uint64_t keys = 0;
+  std::vector<uint64_t> per_salt;  // keys per salt
+  std::vector<SpreadId> spread;    // sorted by id_hash
+};
+
+// Counts a row of `salt` toward its id when the id is in `spread`; the first value that decodes
+// gives the id. `key` is a row key (not an index key).
+void NoteSpreadRow(std::string_view key, std::string_view value, int salt,
+                   std::vector<SpreadId>* spread) {
+  keying::RowKey row;
+  if (!keying::DecodeRowKey(key, &row)) return;
+  auto at = std::lower_bound(spread->begin(), spread->end(), row.id_hash,
+                             [](const SpreadId& s, uint64_t hash) { return s.id_hash < hash; });
+  if (at == spread->end() || at->id_hash != row.id_hash) return;
+  ++at->keys;
+  if (at->last_salt != salt) {
+    at->last_salt = salt;
+    ++at->salts;
+  }
+  std::string_view id, payload;
+  if (!at->id_known && keying::DecodeRowValue(value, &id, &payload)) {
+    at->id.assign(id);
+    at->id_known = true;
+  }
 }
 
 }  // namespace
@@ -206,23 +247,33 @@ int RunKeysAnalyze(const KeysFlags& flags) {
   if (!store.ok()) return Fail(exit_code, store.status().message());
 
   const int salts = (*store)->options().salts;
+  const bool adaptive = (*store)->options().salt_by == keying::SaltBy::kAdaptive;
   std::vector<uint64_t> per_salt(static_cast<size_t>(salts), 0);
   std::vector<uint64_t> index_per_salt(static_cast<size_t>(salts), 0);  // index rows, not keys
   uint64_t index_total = 0;
-  struct BucketCount {
-    int64_t start_ms;
-    uint64_t keys;
-  };
   std::vector<BucketCount> per_bucket;
   uint64_t total = 0;
   for (const std::shared_ptr<const store::Bucket>& bucket : (*store)->Buckets()) {
-    BucketCount count{bucket->start_ms(), 0};
+    BucketCount count;
+    count.start_ms = bucket->start_ms();
+    count.per_salt.assign(static_cast<size_t>(salts), 0);
+    if (adaptive) {
+      for (uint64_t hash : bucket->SpreadIdHashes()) {
+        count.spread.emplace_back();
+        count.spread.back().id_hash = hash;
+      }
+    }
     for (int salt = 0; salt < salts; ++salt) {
       std::unique_ptr<store::RowIterator> it =
           bucket->NewIterator(keying::SaltKeyRange(static_cast<uint8_t>(salt)), false);
       uint64_t n = 0, index_rows = 0;
       for (it->SeekToFirst(); it->Valid(); it->Next()) {
-        ++(keying::IsIndexKey(it->key()) ? index_rows : n);
+        if (keying::IsIndexKey(it->key())) {
+          ++index_rows;
+          continue;
+        }
+        ++n;
+        if (!count.spread.empty()) NoteSpreadRow(it->key(), it->value(), salt, &count.spread);
       }
       index_per_salt[static_cast<size_t>(salt)] += index_rows;
       index_total += index_rows;
@@ -232,10 +283,11 @@ int RunKeysAnalyze(const KeysFlags& flags) {
                                       " salt " + std::to_string(salt) + ": " + status.ToString());
       }
       per_salt[static_cast<size_t>(salt)] += n;
+      count.per_salt[static_cast<size_t>(salt)] = n;
       count.keys += n;
     }
     total += count.keys;
-    per_bucket.push_back(count);
+    per_bucket.push_back(std::move(count));
   }
 
   const double mean = static_cast<double>(total) / salts;
@@ -252,9 +304,38 @@ int RunKeysAnalyze(const KeysFlags& flags) {
     max_deviation = std::max(max_deviation, std::fabs(d));
     std::printf("%-6d %14" PRIu64 " %+11.2f%%\n", salt, per_salt[static_cast<size_t>(salt)], d);
   }
-  std::printf("\n%-26s %14s\n", "bucket", "keys");
+  // Per bucket, the salt balance: its largest salt's keys over the mean of its salts (1.00 is
+  // even, `salts` is every key in one salt). Under salt_by adaptive, the ids it spread.
+  std::printf("\n%-26s %14s %13s%s\n", "bucket", "keys", "largest/mean",
+              adaptive ? "   spread ids" : "");
   for (const BucketCount& b : per_bucket) {
-    std::printf("%-26s %14" PRIu64 "\n", FormatRfc3339Ms(b.start_ms).c_str(), b.keys);
+    std::printf("%-26s %14" PRIu64, FormatRfc3339Ms(b.start_ms).c_str(), b.keys);
+    if (b.keys == 0) {
+      std::printf(" %13s", "-");
+    } else {
+      const uint64_t largest = *std::max_element(b.per_salt.begin(), b.per_salt.end());
+      std::printf(" %13.2f", static_cast<double>(largest) * salts / static_cast<double>(b.keys));
+    }
+    if (adaptive) std::printf(" %12zu", b.spread.size());
+    std::printf("\n");
+  }
+  if (adaptive) {
+    // Each spread id by its id when one of its rows holds it (keying/row_value.h), else by hash.
+    std::printf("\nspread ids: keys and salts holding them per bucket\n%-26s %-18s %14s %6s  %s\n",
+                "bucket", "id_hash", "keys", "salts", "id");
+    for (const BucketCount& b : per_bucket) {
+      for (const SpreadId& spread : b.spread) {
+        std::string id;
+        if (spread.id_known) {
+          wire::AppendJsonString(spread.id, &id);
+        } else {
+          id = "(no row holds its id)";
+        }
+        std::printf("%-26s 0x%016" PRIx64 " %14" PRIu64 " %6d  %s\n",
+                    FormatRfc3339Ms(b.start_ms).c_str(), spread.id_hash, spread.keys, spread.salts,
+                    id.c_str());
+      }
+    }
   }
   if (index_total > 0) {
     // Index rows (keying/index_key.h) live in their event's salt: they spread as the events do.

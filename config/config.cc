@@ -202,6 +202,13 @@ std::string OneLine(std::string_view text) {
   return out;
 }
 
+// A keying.hot_share as it would be written: 0.002, 1, 0.0001.
+std::string FormatShare(double share) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", share);
+  return text;
+}
+
 }  // namespace
 
 Result<Config> LoadConfig(const std::string& file, const std::vector<std::string>& overrides) {
@@ -220,6 +227,7 @@ store::StoreOptions Config::ToStoreOptions() const {
   options.max_future_ms = ingest.max_future_ms;
   options.salts = keying.salts;
   options.salt_by = keying.salt_by;
+  options.hot.hot_share = keying.hot_share;
   options.block_cache_bytes = static_cast<size_t>(store.block_cache_bytes);
   options.write_buffer_bytes = static_cast<size_t>(store.write_buffer_bytes);
   options.index_fields = index.fields;
@@ -277,6 +285,7 @@ std::string Config::Summary() const {
          " clock=" + (store.clock == store::ClockKind::kWall ? "wall" : "stream") +
          " salts=" + std::to_string(keying.salts) +
          " salt_by=" + std::string(keying::SaltByName(keying.salt_by)) +
+         " hot_share=" + FormatShare(keying.hot_share) +
          " batch=" + std::to_string(ingest.batch_max_events) + "/" +
          FormatDurationMs(ingest.batch_max_ms) + " id_field=" + ingest.id_field +
          " ts_field=" + ingest.ts_field + " max_future=" + FormatDurationMs(ingest.max_future_ms) +

@@ -32,8 +32,11 @@ struct Config {
     int64_t write_buffer_bytes = int64_t{64} << 20;   // store.write_buffer, a size
   } store;
   struct Keying {
-    int salts = 16;                                     // 1..256
-    keying::SaltBy salt_by = keying::SaltBy::kRecord;  // "record" or "id"
+    int salts = 16;                                    // 1..256
+    keying::SaltBy salt_by = keying::SaltBy::kRecord;  // "record", "id" or "adaptive"
+    // Under salt_by adaptive, the share of a bucket's writes at or above which an id is spread
+    // over every salt for the rest of the bucket (StoreOptions::hot); 0.0001..1.
+    double hot_share = keying::kDefaultHotShare;
   } keying;
   struct Ingest {
     int64_t batch_max_events = 5000;       // 1..1000000

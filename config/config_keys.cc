@@ -17,6 +17,9 @@
 namespace hotrow::config {
 namespace {
 
+// The smallest keying.hot_share (ReadHotShare).
+constexpr double kMinHotShare = 0.0001;
+
 // Checks one value and stores it in the config. `key` ("store.ttl") names the key in messages: it
 // is what a user looks up in configs/hotrow.yaml, whether the value came from the file or --set.
 using Setter =
@@ -132,6 +135,26 @@ Status ReadSize(const YAML::Node& node, const std::string& key, int64_t min_byte
   if (!bytes.ok()) return Status::InvalidArgument(key + ": " + bytes.status().message());
   if (*bytes < min_bytes || *bytes > max_bytes) return Expected(key, what, node);
   *out = *bytes;
+  return Status::Ok();
+}
+
+// keying.hot_share: a share of a bucket's writes, a decimal number from kMinHotShare to 1. At
+// kMinHotShare at most 10000 ids can be hot in a bucket at once, a fifth of the 49152 its set of
+// spread ids holds at the largest (store/spread_ids.h); far below it the set could fill, and its
+// bucket's queries would then seek every salt. 1 spreads an id only while it is every row of its
+// bucket so far: spreading off without a new store (salt_by is fixed at creation, hot_share not).
+Status ReadHotShare(const YAML::Node& node, const std::string& key, double* out) {
+  static const std::string kWhat = "a share of a bucket's writes from 0.0001 to 1, such as 0.002";
+  if (!node.IsScalar()) return Expected(key, kWhat, node);
+  const std::string& text = node.Scalar();
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  // from_chars takes "nan" and "inf": the range check is written so that NaN fails it too.
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() ||
+      !(value >= kMinHotShare && value <= 1.0)) {
+    return Expected(key, kWhat, node);
+  }
+  *out = value;
   return Status::Ok();
 }
 
@@ -346,9 +369,13 @@ const std::vector<KeySpec>& Keys() {
        [](const YAML::Node& v, const std::string& k, Config* c) {
          std::optional<keying::SaltBy> by;
          if (v.IsScalar()) by = keying::ParseSaltBy(v.Scalar());
-         if (!by) return Expected(k, "record or id", v);
+         if (!by) return Expected(k, "record, id or adaptive", v);
          c->keying.salt_by = *by;
          return Status::Ok();
+       }},
+      {"keying.hot_share",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadHotShare(v, k, &c->keying.hot_share);
        }},
       {"ingest.batch_max_events",
        [](const YAML::Node& v, const std::string& k, Config* c) {

@@ -64,7 +64,8 @@ std::string RenderStatsJson(const ingest::IngestStats* ingest, const store::Stor
     buckets.push_back({{"start", b.start_ms},
                        {"events", b.events},
                        {"bytes", b.bytes},
-                       {"sorted_runs", b.sorted_runs}});
+                       {"sorted_runs", b.sorted_runs},
+                       {"spread_ids", b.spread_ids}});
   }
   j["buckets"] = std::move(buckets);
   j["salt_by"] = std::string(keying::SaltByName(store_options.salt_by));

@@ -18,8 +18,10 @@ namespace hotrow::http {
 //                    "lost_to_retention", "skipped_cold"}...],
 //    "assigned": B, "stalled": B, "out_of_disk": B, "last_error": S,
 //    "store": {"events", "now_ms", "window_start_ms", "ttl_ms", "bucket_ms", "clock"},
-//    "buckets": [{"start": MS, "events": N, "bytes": N, "sorted_runs": N}...],   oldest first
-//    "salt_by": "record"|"id",
+//    "buckets": [{"start": MS, "events": N, "bytes": N, "sorted_runs": N,
+//                 "spread_ids": N}...],   oldest first; spread_ids: ids the bucket spread over
+//                                         every salt under salt_by adaptive, 0 otherwise
+//    "salt_by": "record"|"id"|"adaptive",
 //    "salts": [{"salt": S, "events": N}...]}
 // `ingest` is null when this process does not ingest: the ingest fields are then zero or empty.
 std::string RenderStatsJson(const ingest::IngestStats* ingest, const store::StoreStats& store,

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -13,6 +14,7 @@
 #include "common/time_format.h"
 #include "keying/index_key.h"
 #include "keying/row_key.h"
+#include "keying/row_value.h"
 #include "keying/salter.h"
 #include "store/event_store.h"
 #include "tests/support/process.h"
@@ -272,10 +274,12 @@ TEST(KeysAnalyzeTest, CountsKeysPerSaltAndPerBucket) {
   }
   for (const auto& [start, count] : per_bucket) {
     char row[128];
-    std::snprintf(row, sizeof(row), "%-26s %14llu", FormatRfc3339Ms(start).c_str(),
+    std::snprintf(row, sizeof(row), "%-26s %14llu ", FormatRfc3339Ms(start).c_str(),
                   static_cast<unsigned long long>(count));
-    EXPECT_THAT(all, HasSubstr(std::string(row) + "\n")) << all;
+    EXPECT_THAT(all, HasSubstr(std::string(row))) << all;
   }
+  // Spread ids are a column and a table of salt_by adaptive only.
+  EXPECT_THAT(all, ::testing::Not(HasSubstr("spread ids"))) << all;
   char last[128];
   std::snprintf(last, sizeof(last), "max deviation from mean: %.2f%% over %d salts", max_dev,
                 kSalts);
@@ -285,6 +289,100 @@ TEST(KeysAnalyzeTest, CountsKeysPerSaltAndPerBucket) {
   // The index rows are reported apart, per salt, and never counted as keys above.
   EXPECT_THAT(all, HasSubstr("store " + dir.Sub("store") + ": 30 keys in ")) << all;
   EXPECT_THAT(all, HasSubstr("\n30 index rows\n")) << all;
+}
+
+// Under salt_by adaptive: two buckets, the newer with two hot ids among 50 cold ones (2 events
+// each, never the 32 an id needs to be hot), the older with cold ids only. The values of "hot-1"
+// and the cold ids hold their id (keying/row_value.h); those of "hot-2" do not decode.
+void FillAdaptiveStore(const std::string& path) {
+  store::StoreOptions options;
+  options.path = path;
+  options.salts = kSalts;
+  options.salt_by = keying::SaltBy::kAdaptive;
+  options.ttl_ms = 10 * kBucketMs;
+  options.bucket_ms = kBucketMs;
+  auto store = store::EventStore::Open(options);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto topic = (*store)->TopicNumber("clicks");
+  ASSERT_TRUE(topic.ok()) << topic.status().ToString();
+  const int64_t bucket_now = WallClock::Default()->NowMs() / kBucketMs * kBucketMs;
+  store::WriteBatchInput batch;
+  int64_t offset = 0;
+  auto add = [&](const std::string& id, int64_t ts_ms, bool value_holds_id) {
+    keying::RowKey key;
+    key.salt = (*store)->salter().SaltOf("clicks", 0, offset, id);  // the store may move it
+    key.id_hash = keying::IdHash(id);
+    key.ts_ms = ts_ms;
+    key.topic = *topic;
+    key.partition = 0;
+    key.offset = offset++;
+    batch.rows.push_back(
+        {keying::EncodeRowKey(key), value_holds_id ? keying::EncodeRowValue(id, "{}") : "{}"});
+  };
+  for (int i = 0; i < 100; ++i) {
+    add("cold-" + std::to_string(i % 50), bucket_now, true);
+    add("hot-1", bucket_now, true);
+    add("hot-1", bucket_now, true);
+    add("hot-2", bucket_now, false);
+    add("cold-" + std::to_string(i % 50), bucket_now - kBucketMs, true);
+  }
+  batch.next_offsets[{"clicks", 0}] = offset;
+  store::WriteOutcome outcome;
+  ASSERT_TRUE((*store)->Write(batch, &outcome).ok());
+  ASSERT_EQ(outcome.stored, batch.rows.size());
+}
+
+TEST(KeysAnalyzeTest, AdaptiveStoreShowsEachBucketsBalanceAndItsSpreadIds) {
+  testing::TempDir dir;
+  const std::string path = dir.Sub("store");
+  ASSERT_NO_FATAL_FAILURE(FillAdaptiveStore(path));
+  RunResult r =
+      RunHotrow({"keys", "analyze", "--data", path, "--set",
+                 "keying.salts=" + std::to_string(kSalts), "--set", "keying.salt_by=adaptive"});
+  ASSERT_EQ(r.exit_code, 0) << (r.err.empty() ? "" : r.err.front());
+  std::string all;
+  for (const auto& line : r.out) all += line + "\n";
+
+  // What to expect, from the store itself: its per-salt event counters, and which ids it spread
+  // (after the writer closed, exactly those with a row outside their home salt).
+  store::StoreOptions options;
+  options.path = path;
+  options.salts = kSalts;
+  options.salt_by = keying::SaltBy::kAdaptive;
+  options.read_only = true;
+  auto store = store::EventStore::Open(options);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  const store::StoreStats stats = (*store)->Stats();
+  ASSERT_EQ(stats.buckets.size(), 2u);
+  for (const store::BucketStats& b : stats.buckets) {
+    const uint64_t largest = *std::max_element(b.salt_events.begin(), b.salt_events.end());
+    char row[160];
+    std::snprintf(row, sizeof(row), "%-26s %14llu %13.2f %12llu\n",
+                  FormatRfc3339Ms(b.start_ms).c_str(), static_cast<unsigned long long>(b.events),
+                  static_cast<double>(largest) * kSalts / static_cast<double>(b.events),
+                  static_cast<unsigned long long>(b.spread_ids));
+    EXPECT_THAT(all, HasSubstr(row)) << all;
+  }
+  EXPECT_EQ(stats.buckets[0].spread_ids, 0u);  // the older bucket: cold ids only
+  const std::vector<uint64_t> spread = (*store)->Buckets()[1]->SpreadIdHashes();
+  ASSERT_EQ(spread,
+            (std::vector<uint64_t>{std::min(keying::IdHash("hot-1"), keying::IdHash("hot-2")),
+                                   std::max(keying::IdHash("hot-1"), keying::IdHash("hot-2"))}));
+
+  // One line per spread id: its keys in the bucket, the salts holding them, and its id when its
+  // rows hold it.
+  const std::string bucket = FormatRfc3339Ms(stats.buckets[1].start_ms);
+  auto line_of = [&](const std::string& id, uint64_t keys, const std::string& shown) {
+    char row[200];
+    std::snprintf(row, sizeof(row), "%-26s 0x%016llx %14llu %6d  %s\n", bucket.c_str(),
+                  static_cast<unsigned long long>(keying::IdHash(id)),
+                  static_cast<unsigned long long>(keys), kSalts, shown.c_str());
+    return std::string(row);
+  };
+  EXPECT_THAT(all, HasSubstr(line_of("hot-1", 200, "\"hot-1\""))) << all;
+  EXPECT_THAT(all, HasSubstr(line_of("hot-2", 100, "(no row holds its id)"))) << all;
+  EXPECT_THAT(all, ::testing::Not(HasSubstr("cold-"))) << all;
+  EXPECT_THAT(r.out.back(), StartsWith("max deviation from mean: "));
 }
 
 TEST(KeysExplainTest, DecodesAnIndexKey) {

@@ -139,9 +139,46 @@ TEST(ConfigKeyTest, KeyingSalts) {
 TEST(ConfigKeyTest, KeyingSaltBy) {
   EXPECT_EQ(SetOk({"keying.salt_by=id"}).keying.salt_by, keying::SaltBy::kId);
   EXPECT_EQ(SetOk({"keying.salt_by=record"}).keying.salt_by, keying::SaltBy::kRecord);
+  EXPECT_EQ(SetOk({"keying.salt_by=adaptive"}).keying.salt_by, keying::SaltBy::kAdaptive);
+  EXPECT_EQ(SetOk({"keying.salt_by=adaptive"}).ToStoreOptions().salt_by, keying::SaltBy::kAdaptive);
   EXPECT_EQ(SetError("keying.salt_by=device"),
-            "keying.salt_by: expected record or id, got \"device\"");
-  EXPECT_EQ(SetError("keying.salt_by="), "keying.salt_by: expected record or id, got nothing");
+            "keying.salt_by: expected record, id or adaptive, got \"device\"");
+  EXPECT_EQ(SetError("keying.salt_by="),
+            "keying.salt_by: expected record, id or adaptive, got nothing");
+  EXPECT_EQ(SetError("keying.salt_by=Adaptive"),
+            "keying.salt_by: expected record, id or adaptive, got \"Adaptive\"");
+}
+
+// A share of a bucket's writes, from 0.0001 (below it more ids could be hot at once than a
+// bucket's set of spread ids holds) to 1; it reaches the store as its HotRule.
+TEST(ConfigKeyTest, KeyingHotShare) {
+  EXPECT_EQ(Config().keying.hot_share, keying::kDefaultHotShare);
+  EXPECT_EQ(SetOk({}).ToStoreOptions().hot.hot_share, keying::kDefaultHotShare);
+  EXPECT_EQ(SetOk({"keying.hot_share=0.01"}).keying.hot_share, 0.01);
+  EXPECT_EQ(SetOk({"keying.hot_share=0.01"}).ToStoreOptions().hot.hot_share, 0.01);
+  EXPECT_EQ(SetOk({"keying.hot_share=0.0001"}).keying.hot_share, 0.0001);
+  EXPECT_EQ(SetOk({"keying.hot_share=1"}).keying.hot_share, 1.0);
+  EXPECT_EQ(SetOk({"keying.hot_share=5e-3"}).keying.hot_share, 0.005);
+  // The floor of events an id needs before it can be hot is not a key: it keeps its default.
+  EXPECT_EQ(SetOk({"keying.hot_share=0.01"}).ToStoreOptions().hot.min_events,
+            keying::kDefaultHotMinEvents);
+  // Accepted whatever salt_by is (the shipped file sets it beside salt_by: record).
+  EXPECT_EQ(SetOk({"keying.salt_by=id", "keying.hot_share=0.5"}).keying.hot_share, 0.5);
+  const std::string what =
+      "keying.hot_share: expected a share of a bucket's writes from 0.0001 to 1, such as 0.002, "
+      "got ";
+  EXPECT_EQ(SetError("keying.hot_share=0"), what + "\"0\"");
+  EXPECT_EQ(SetError("keying.hot_share=0.00009"), what + "\"0.00009\"");
+  EXPECT_EQ(SetError("keying.hot_share=1.5"), what + "\"1.5\"");
+  EXPECT_EQ(SetError("keying.hot_share=-0.1"), what + "\"-0.1\"");
+  EXPECT_EQ(SetError("keying.hot_share=nan"), what + "\"nan\"");
+  EXPECT_EQ(SetError("keying.hot_share=inf"), what + "\"inf\"");
+  EXPECT_EQ(SetError("keying.hot_share=.nan"), what + "\".nan\"");
+  EXPECT_EQ(SetError("keying.hot_share=0.2%"), what + "\"0.2%\"");
+  EXPECT_EQ(SetError("keying.hot_share=0.1x"), what + "\"0.1x\"");
+  EXPECT_EQ(SetError("keying.hot_share=0x1p-3"), what + "\"0x1p-3\"");
+  EXPECT_EQ(SetError("keying.hot_share="), what + "nothing");
+  EXPECT_EQ(SetError("keying.hot_share=[0.1]"), what + "a list");
 }
 
 TEST(ConfigKeyTest, IngestBatchMaxEvents) {

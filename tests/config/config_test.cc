@@ -26,6 +26,7 @@ void ExpectDefaults(const Config& c) {
   EXPECT_EQ(c.store.clock, d.store.clock);
   EXPECT_EQ(c.keying.salts, d.keying.salts);
   EXPECT_EQ(c.keying.salt_by, d.keying.salt_by);
+  EXPECT_EQ(c.keying.hot_share, d.keying.hot_share);
   EXPECT_EQ(c.ingest.batch_max_events, d.ingest.batch_max_events);
   EXPECT_EQ(c.ingest.batch_max_ms, d.ingest.batch_max_ms);
   EXPECT_EQ(c.ingest.id_field, d.ingest.id_field);
@@ -55,6 +56,7 @@ TEST(ConfigTest, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(c.store.bucket_ms, 60000);
   EXPECT_EQ(c.keying.salts, 16);
   EXPECT_EQ(c.keying.salt_by, keying::SaltBy::kRecord);
+  EXPECT_EQ(c.keying.hot_share, 0.002);
   EXPECT_EQ(c.ingest.max_future_ms, 60000);
   EXPECT_EQ(c.http.listen, "127.0.0.1:8080");
   EXPECT_EQ(c.http.tls_cert, "");  // plain HTTP
@@ -95,16 +97,17 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
     out.close();
     EXPECT_THAT(LoadError(path, {}), StartsWith(key + ":")) << "line " << i + 1;
   }
-  EXPECT_THAT(keys, ::testing::ElementsAre(
-                        "kafka.brokers", "kafka.topics", "kafka.group_id", "kafka.instance_id",
-                        "kafka.properties", "store.path", "store.ttl", "store.bucket",
-                        "store.clock", "store.block_cache", "store.write_buffer", "keying.salts",
-                        "keying.salt_by", "ingest.batch_max_events", "ingest.batch_max_ms",
-                        "ingest.id_field", "ingest.ts_field", "ingest.max_future",
-                        "ingest.dead_letter_topic", "ingest.stall_after", "ingest.writers",
-                        "index.fields", "http.listen", "http.threads", "http.token_file",
-                        "http.allow_open", "http.tls_cert", "http.tls_key", "query.threads",
-                        "query.max_concurrent", "cluster.peers", "cluster.peer_timeout_ms"));
+  EXPECT_THAT(
+      keys,
+      ::testing::ElementsAre(
+          "kafka.brokers", "kafka.topics", "kafka.group_id", "kafka.instance_id",
+          "kafka.properties", "store.path", "store.ttl", "store.bucket", "store.clock",
+          "store.block_cache", "store.write_buffer", "keying.salts", "keying.salt_by",
+          "keying.hot_share", "ingest.batch_max_events", "ingest.batch_max_ms", "ingest.id_field",
+          "ingest.ts_field", "ingest.max_future", "ingest.dead_letter_topic", "ingest.stall_after",
+          "ingest.writers", "index.fields", "http.listen", "http.threads", "http.token_file",
+          "http.allow_open", "http.tls_cert", "http.tls_key", "query.threads",
+          "query.max_concurrent", "cluster.peers", "cluster.peer_timeout_ms"));
 }
 
 TEST(ConfigTest, ClusterPeersAreHostPortsGivenOnce) {
@@ -381,6 +384,8 @@ TEST(ConfigTest, SummaryIsOneLineAndHidesPropertyValues) {
   EXPECT_THAT(summary, ::testing::Not(HasSubstr("hunter2")));
   EXPECT_THAT(summary, HasSubstr("ttl=20m"));
   EXPECT_THAT(summary, HasSubstr("salts=16"));
+  EXPECT_THAT(SetOk({"keying.salt_by=adaptive", "keying.hot_share=0.01"}).Summary(),
+              HasSubstr(" salt_by=adaptive hot_share=0.01 "));
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -275,8 +277,10 @@ TEST_F(HttpApiTest, HealthReadinessStatsAndMetricsAnswer) {
     EXPECT_EQ(b["start"].get<int64_t>() % kBucketMs, 0);
     EXPECT_GT(b["bytes"].get<uint64_t>(), 0u);
     EXPECT_GE(b["sorted_runs"].get<int>(), 0);
+    EXPECT_EQ(b["spread_ids"], 0);  // only salt_by adaptive spreads ids
     bucket_events += b["events"].get<uint64_t>();
   }
+  EXPECT_EQ(s["salt_by"], "record");
   EXPECT_EQ(bucket_events, oracle_.size());
   ASSERT_EQ(s["salts"].size(), 4u);
   uint64_t salt_events = 0;
@@ -303,6 +307,45 @@ TEST_F(HttpApiTest, HealthReadinessStatsAndMetricsAnswer) {
   // Responses are counted once written, so the count may trail the client by a moment.
   EXPECT_TRUE(testing::WaitFor(
       [&] { return Metric("hotrow_http_responses_total{code=\"400\"} ") == "1"; }));
+}
+
+// Under salt_by adaptive each bucket says how many ids it spread over every salt. After a reopen a
+// bucket's spread ids are exactly the ids with a row outside their home salt (ARCHITECTURE.md,
+// "Adaptive salting"), which the rows on disk tell apart from the store's own bookkeeping.
+TEST_F(HttpApiTest, StatsCountTheIdsEachBucketSpreadUnderAdaptiveSalting) {
+  OpenStore(keying::SaltBy::kAdaptive);
+  // 400 events a bucket over 20 ids drawn with a skew: the chattiest few reach the 32 events an id
+  // needs before it is hot, the rest stay in their home salt.
+  std::vector<std::string> ids;
+  for (int i = 0; i < 20; ++i) ids.push_back("dev-" + std::to_string(i));
+  Fill(ids, 400, 16);
+  store_.reset();
+  OpenStore(keying::SaltBy::kAdaptive);
+  StartServer();
+
+  Result<std::vector<testing::StoredRow>> rows = testing::ReadAllRows(*store_);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  std::map<int64_t, std::set<uint64_t>> off_home;  // bucket start -> ids with a row off home
+  for (const testing::StoredRow& row : *rows) {
+    if (row.salt != store_->salter().HomeSalt(row.id_hash)) {
+      off_home[row.bucket_start_ms].insert(row.id_hash);
+    }
+  }
+
+  httplib::Result stats = Client().Get("/v1/stats");
+  ASSERT_TRUE(stats);
+  ASSERT_EQ(stats->status, 200);
+  nlohmann::json s = nlohmann::json::parse(stats->body);
+  EXPECT_EQ(s["salt_by"], "adaptive");
+  ASSERT_EQ(s["buckets"].size(), static_cast<size_t>(kBuckets));
+  size_t spread = 0;
+  for (const auto& b : s["buckets"]) {
+    const size_t expected = off_home[b["start"].get<int64_t>()].size();
+    EXPECT_EQ(b["spread_ids"].get<size_t>(), expected) << b.dump();
+    spread += expected;
+  }
+  EXPECT_GT(spread, 0u);                     // some id was hot somewhere
+  EXPECT_LT(spread, kBuckets * ids.size());  // and not every id everywhere
 }
 
 // A scan over ~34 MB, far more than a small receive buffer and the server's send buffer (at most

@@ -162,12 +162,14 @@ class HttpApiTest : public ::testing::Test {
     store_.reset();
   }
 
-  void OpenStore() {
+  // Opens (or reopens) the store under dir_.
+  void OpenStore(keying::SaltBy salt_by = keying::SaltBy::kRecord) {
     store::StoreOptions options;
     options.path = dir_.Sub("store");
     options.ttl_ms = 10 * kBucketMs;
     options.bucket_ms = kBucketMs;
     options.salts = 4;
+    options.salt_by = salt_by;
     options.wall_clock = clock_.get();
     options.block_cache_bytes = 8 << 20;
     options.write_buffer_bytes = 16 << 20;
