@@ -34,8 +34,7 @@ Status ApplyDocument(const YAML::Node& root, const std::string& file, Config* co
     }
     const std::string name = section->first.Scalar();
     if (!IsSection(name)) {
-      return Status::InvalidArgument(
-          name + ": unknown section (expected kafka, store, keying, ingest, http or query)");
+      return Status::InvalidArgument(name + ": unknown section (expected " + SectionNames() + ")");
     }
     if (!seen.insert(name).second) return Status::InvalidArgument(name + ": section given twice");
     // A copy: the iterator hands out a temporary pair, and a Node is only a handle.

@@ -466,6 +466,20 @@ const KeySpec* FindKey(std::string_view name) {
   return nullptr;
 }
 
+std::string SectionNames() {
+  std::vector<std::string> names;
+  for (const KeySpec& spec : Keys()) {
+    std::string section(std::string_view(spec.name).substr(0, std::string_view(spec.name).find('.')));
+    if (std::find(names.begin(), names.end(), section) == names.end()) names.push_back(section);
+  }
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
 bool IsSection(std::string_view name) {
   for (const KeySpec& spec : Keys()) {
     std::string_view full = spec.name;

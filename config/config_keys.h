@@ -24,6 +24,8 @@ Status Expected(const std::string& key, const std::string& what, const YAML::Nod
 // The key named `name` ("store.ttl"), or nullptr if there is none.
 const KeySpec* FindKey(std::string_view name);
 // Whether `name` ("store") is the section of some key.
+// The sections of the key table, in its order: "kafka, store, ..., query or cluster".
+std::string SectionNames();
 bool IsSection(std::string_view name);
 // Sets one key, "section.key" or "kafka.properties.<name>" (one librdkafka property).
 Status SetKey(const std::string& key, const YAML::Node& value, Config* config);

@@ -232,7 +232,9 @@ TEST_F(ConfigFileTest, BadIndentationIsASyntaxError) {
 }
 
 TEST_F(ConfigFileTest, UnknownSectionIsAnError) {
-  EXPECT_THAT(LoadError(Write("nope:\n  key: 1\n"), {}), StartsWith("nope: unknown section"));
+  EXPECT_THAT(LoadError(Write("nope:\n  key: 1\n"), {}),
+              StartsWith("nope: unknown section (expected kafka, store, keying, ingest, index, http, "
+                         "query or cluster)"));
 }
 
 TEST_F(ConfigFileTest, UnknownKeyIsAnError) {

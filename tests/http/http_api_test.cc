@@ -348,8 +348,5 @@ TEST_F(HttpApiTest, StatsCountTheIdsEachBucketSpreadUnderAdaptiveSalting) {
   EXPECT_LT(spread, kBuckets * ids.size());  // and not every id everywhere
 }
 
-// A scan over ~34 MB, far more than a small receive buffer and the server's send buffer (at most
-// 4 MiB) hold, so that the server is still writing when the client acts.
-
 }  // namespace
 }  // namespace hotrow::http

@@ -181,6 +181,8 @@ TEST_F(HttpApiTest, IdleConnectionsBeyondTheThreadCountDoNotStopTheServer) {
       std::chrono::seconds(60), std::chrono::milliseconds(100)));
 }
 
+// A scan over ~34 MB, far more than a small receive buffer and the server's send buffer (at most
+// 4 MiB) hold, so that the server is still writing when the client acts.
 class HttpApiBigScanTest : public HttpApiTest {
  protected:
   void SetUp() override {
