@@ -11,6 +11,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <sstream>
@@ -61,6 +62,45 @@ int64_t AckedNext(const std::string& line) {
   return -1;
 }
 
+// The store as crash_writer opens it.
+store::StoreOptions WriterStoreOptions(const std::string& path, bool adaptive) {
+  store::StoreOptions options;
+  options.path = path;
+  options.salts = kSalts;
+  options.bucket_ms = kBucketMs;
+  options.ttl_ms = kTtlMs;
+  options.block_cache_bytes = 4 << 20;
+  options.write_buffer_bytes = 4 << 20;
+  if (adaptive) {
+    options.salt_by = keying::SaltBy::kAdaptive;
+    options.hot = keying::HotRule{0.05, 8};
+  } else {
+    options.index_fields = {"site"};
+  }
+  return options;
+}
+
+// Waits for the writer's "open", passes each of up to `max_lines` - 1 progress lines (a random
+// count) to `note_line`, then kills it with SIGKILL at a random moment up to 3 ms later: before its
+// first batch, between batches or inside one. The lines it said before the kill are noted too:
+// those batches had returned from Write.
+void KillAfterSomeBatches(testing::ChildProcess& writer, const std::string& log,
+                          std::mt19937_64& rng, int max_lines,
+                          const std::function<void(const std::string&)>& note_line) {
+  std::string line;
+  ASSERT_TRUE(writer.ReadLine(&line)) << "the writer did not open the store:\n" << ReadFile(log);
+  ASSERT_EQ(line, "open");
+  const int lines = static_cast<int>(rng() % static_cast<uint64_t>(max_lines));
+  for (int i = 0; i < lines; ++i) {
+    ASSERT_TRUE(writer.ReadLine(&line)) << "the writer stopped:\n" << ReadFile(log);
+    note_line(line);
+  }
+  std::this_thread::sleep_for(std::chrono::microseconds(rng() % 3000));
+  writer.Signal(SIGKILL);
+  ASSERT_EQ(writer.Wait(), 128 + SIGKILL) << "the writer ended by itself:\n" << ReadFile(log);
+  while (writer.ReadLine(&line, std::chrono::milliseconds(200))) note_line(line);
+}
+
 TEST(CrashTest, EveryBatchIsWholeWithItsOffsetsOrAbsentAfterKill9) {
   const uint64_t seed = testing::TestSeed(4242);
   SCOPED_TRACE("seed=" + std::to_string(seed));
@@ -88,35 +128,17 @@ TEST(CrashTest, EveryBatchIsWholeWithItsOffsetsOrAbsentAfterKill9) {
         // Now and then a kill while the writer may still be opening (recovering) the store: at a
         // random moment within its first 30 ms, whatever it is doing then.
         std::this_thread::sleep_for(std::chrono::microseconds(rng() % 30'000));
+        writer.Signal(SIGKILL);
+        ASSERT_EQ(writer.Wait(), 128 + SIGKILL) << "the writer ended by itself:\n" << ReadFile(log);
+        while (writer.ReadLine(&line, std::chrono::milliseconds(200))) note_line(line);
       } else {
-        ASSERT_TRUE(writer.ReadLine(&line)) << "the writer did not open the store:\n"
-                                            << ReadFile(log);
-        ASSERT_EQ(line, "open");
-        // 0 to 12 progress lines, then a random moment up to 3 ms: the kill lands before the
-        // first batch, between batches or inside one.
-        const int lines = static_cast<int>(rng() % 13);
-        for (int i = 0; i < lines; ++i) {
-          ASSERT_TRUE(writer.ReadLine(&line)) << "the writer stopped:\n" << ReadFile(log);
-          ASSERT_GE(AckedNext(line), 0) << "unexpected line from the writer: " << line;
-          note_line(line);
-        }
-        std::this_thread::sleep_for(std::chrono::microseconds(rng() % 3000));
+        // 0 to 12 progress lines.
+        ASSERT_NO_FATAL_FAILURE(KillAfterSomeBatches(writer, log, rng, 13, note_line));
       }
-      writer.Signal(SIGKILL);
-      ASSERT_EQ(writer.Wait(), 128 + SIGKILL) << "the writer ended by itself:\n" << ReadFile(log);
-      // Lines printed before the kill: those batches had returned from Write.
-      while (writer.ReadLine(&line, std::chrono::milliseconds(200))) note_line(line);
     }
 
-    store::StoreOptions options;
-    options.path = path;
-    options.salts = kSalts;
-    options.bucket_ms = kBucketMs;
-    options.ttl_ms = kTtlMs;
-    options.block_cache_bytes = 4 << 20;
-    options.write_buffer_bytes = 4 << 20;
-    options.index_fields = {"site"};
-    Result<std::unique_ptr<store::EventStore>> store = store::EventStore::Open(options);
+    Result<std::unique_ptr<store::EventStore>> store =
+        store::EventStore::Open(WriterStoreOptions(path, /*adaptive=*/false));
     ASSERT_TRUE(store.ok()) << "reopen after kill -9: " << store.status().ToString();
 
     const auto offsets = (*store)->StoredOffsets();
@@ -230,30 +252,11 @@ TEST(CrashTest, UnderAdaptiveSaltingEveryRecordIsStoredOnceAndFoundAfterKill9) {
         EXPECT_TRUE(acked_line || l == "open") << "unexpected line from the writer: " << l;
         if (acked_line) acked[p] = std::max(acked[p], next);
       };
-      ASSERT_TRUE(writer.ReadLine(&line)) << "the writer did not open the store:\n"
-                                          << ReadFile(log);
-      ASSERT_EQ(line, "open");
-      const int lines = static_cast<int>(rng() % 25);
-      for (int i = 0; i < lines; ++i) {
-        ASSERT_TRUE(writer.ReadLine(&line)) << "the writer stopped:\n" << ReadFile(log);
-        note_line(line);
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(rng() % 3000));
-      writer.Signal(SIGKILL);
-      ASSERT_EQ(writer.Wait(), 128 + SIGKILL) << "the writer ended by itself:\n" << ReadFile(log);
-      while (writer.ReadLine(&line, std::chrono::milliseconds(200))) note_line(line);
+      ASSERT_NO_FATAL_FAILURE(KillAfterSomeBatches(writer, log, rng, 25, note_line));
     }
 
-    store::StoreOptions options;
-    options.path = path;
-    options.salts = kSalts;
-    options.bucket_ms = kBucketMs;
-    options.ttl_ms = kTtlMs;
-    options.salt_by = keying::SaltBy::kAdaptive;
-    options.hot = keying::HotRule{0.05, 8};
-    options.block_cache_bytes = 4 << 20;
-    options.write_buffer_bytes = 4 << 20;
-    Result<std::unique_ptr<store::EventStore>> store = store::EventStore::Open(options);
+    Result<std::unique_ptr<store::EventStore>> store =
+        store::EventStore::Open(WriterStoreOptions(path, /*adaptive=*/true));
     ASSERT_TRUE(store.ok()) << "reopen after kill -9: " << store.status().ToString();
     const keying::Salter& salter = (*store)->salter();
 
