@@ -74,11 +74,12 @@ TEST(PartitionFenceTest, ACloseDoesNotWaitForWritesBegunAfterIt) {
   });
   ASSERT_TRUE(WaitFor([&] { return fence.ClosesWaiting() == 1; }));
   // Another writer keeps writing p1 (its own partitions) throughout.
-  PartitionFence::Write after = fence.BeginWrite({{kP1, epochs.at(kP1)}});
-  EXPECT_TRUE(after.closed().empty());
+  std::optional<PartitionFence::Write> after(fence.BeginWrite({{kP1, epochs.at(kP1)}}));
+  EXPECT_TRUE(after->closed().empty());
   before.reset();
   EXPECT_TRUE(WaitFor([&] { return closed.load(); }))
       << "a close waited for a write that began after it";
+  after.reset();
   loss.join();
 }
 

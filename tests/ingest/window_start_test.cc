@@ -115,12 +115,14 @@ class WindowStartTest : public IngestTestBase {
   std::atomic<int> asked_{0};
 };
 
-// Per partition: 30 cold records (Kafka and event time 10 minutes old), 20 at the window's edge
-// (Kafka timestamp 30 s before the window's start, event time 5 s after it: a producer's clock
-// behind the device's, within max_future), 20 hot ones, then one late event (old event time,
-// current Kafka timestamp). A new store starts at the first edge record: the cold ones are never
-// read, the edge and hot ones are stored, and the late one, read after the window's first
-// record, is rejected as expired rather than skipped as cold.
+// Per partition: 30 cold records (Kafka and event time 10 minutes old); one late event at the
+// window's edge (Kafka timestamp 30 s before the window's start, event time 10 minutes old); 20
+// edge records (the same Kafka timestamp, event time 30 s after the window's start: a producer's
+// clock behind the device's, within max_future; the test has 30 s before they leave the window);
+// 20 hot ones. A new store starts at the late event, the first record of the window less
+// max_future: the cold ones are never read, the edge and hot ones are stored, and the late one is
+// rejected as expired, not skipped as cold: the start was placed at the window, so no record
+// that follows it is cold (StartOffset::may_read_cold).
 // (Failed before offsets-for-times was asked for the window's start less max_future: the edge
 // records were skipped; and before it ran at all on this path: the cold ones were read.)
 TEST_F(WindowStartTest, ANewStoreStartsAtTheWindowsFirstRecordLessTheFutureMargin) {
@@ -134,10 +136,11 @@ TEST_F(WindowStartTest, ANewStoreStartsAtTheWindowsFirstRecordLessTheFutureMargi
   int i = 0;
   for (int32_t p = 0; p < partitions_; ++p) {
     for (int n = 0; n < 30; ++n) Produce(&producer, p, i++, now - 600'000, now - 600'000);
-    for (int n = 0; n < 20; ++n)
-      Produce(&producer, p, i++, window_start - 30'000, window_start + 5'000);
+    Produce(&producer, p, i++, window_start - 30'000, now - 600'000);
+    for (int n = 0; n < 20; ++n) {
+      Produce(&producer, p, i++, window_start - 30'000, window_start + 30'000);
+    }
     for (int n = 0; n < 20; ++n) Produce(&producer, p, i++, now, now);
-    Produce(&producer, p, i++, now, now - 600'000);
   }
   producer.Flush();
 
@@ -151,7 +154,7 @@ TEST_F(WindowStartTest, ANewStoreStartsAtTheWindowsFirstRecordLessTheFutureMargi
   ASSERT_TRUE(ingestor->Stop().ok());
 
   EXPECT_GT(asked_.load(), 0);
-  // Read from offset 30 on: 20 edge + 20 hot + 1 late record per partition.
+  // Read from offset 30 on: 1 late + 20 edge + 20 hot records per partition.
   EXPECT_EQ(stats.records_consumed, static_cast<uint64_t>(41 * partitions_));
   EXPECT_EQ(stats.skipped_cold, 0u);
   EXPECT_EQ(stats.rejected.at(kRejectExpired), static_cast<uint64_t>(partitions_));
@@ -160,7 +163,7 @@ TEST_F(WindowStartTest, ANewStoreStartsAtTheWindowsFirstRecordLessTheFutureMargi
   for (const StoredEvent& e : ReadStore(*store)) stored[e.partition].insert(e.offset);
   for (int32_t p = 0; p < partitions_; ++p) {
     std::set<int64_t> expected;
-    for (int64_t o = 30; o < 70; ++o) expected.insert(o);
+    for (int64_t o = 31; o < 71; ++o) expected.insert(o);
     EXPECT_EQ(stored[p], expected) << "partition " << p;
   }
   for (const OwnedPartition& p : ownership.Snapshot().partitions) {
