@@ -1,4 +1,4 @@
-// Who may write what, and where a partition starts (issue 12): the store's offsets are the truth
+// Who may write what, and where a partition starts (docs/RELIABILITY.md): the store's offsets are the truth
 // even when the group's commits ran ahead of them; an instance that lost its partitions (frozen
 // past its session, fenced) writes nothing more for them; /v1/stats figures are consistent.
 // Two Ingestors run in one process against the embedded broker, so that ASan and TSan see both.
@@ -189,9 +189,9 @@ TEST_P(OwnershipTest, AnInstanceFrozenPastItsSessionWritesNothingForThePartition
       << "a: " << describe(a->Stats()) << "\nb: " << describe(b->Stats());
   ASSERT_TRUE(b->Stop().ok());
 
-  // Each store holds a record at most once, and every record is in one of them. (Since issue 15
-  // a record may be in both: a store rebuilds the window of every partition it is given, so each
-  // owner can answer for its partitions alone.)
+  // Each store holds a record at most once, and every record is in one of them. (A record may be
+  // in both: a store rebuilds the window of every partition it is given, so that each owner can
+  // answer for its partitions alone.)
   std::map<std::pair<int32_t, int64_t>, int> either;
   for (const auto* store : {store_a.get(), store_b.get()}) {
     for (const auto& [at, count] : OffsetCounts(ReadStore(*store), kTopic)) {

@@ -46,9 +46,10 @@ class RebalanceTest : public IngestTestBase,
 
 size_t Assigned(const Ingestor& ingestor) { return ingestor.Stats().partitions.size(); }
 
-// Each instance answers from its own store for the partitions it owns (issue 15), so a new owner
-// rebuilds the window of a partition it takes over from Kafka rather than continuing after the
-// previous owner's commit: once caught up, a's store alone holds every record exactly once.
+// Each instance answers from its own store for the partitions it owns (docs/RELIABILITY.md, "Where
+// a partition starts"), so a new owner rebuilds the window of a partition it takes over from Kafka
+// rather than continuing after the previous owner's commit: once caught up, a's store alone holds
+// every record exactly once.
 TEST_P(RebalanceTest, OneConsumerLeavesMidStreamAndTheNewOwnerHoldsEveryRecordOnce) {
   TempDir dir;
   auto store_a = OpenStore(dir.Sub("a"));

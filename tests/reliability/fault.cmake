@@ -3,7 +3,7 @@ add_library(hotrow_fault_oracle STATIC ${CMAKE_CURRENT_LIST_DIR}/fault_oracle.cc
 target_link_libraries(hotrow_fault_oracle
   PUBLIC hotrow_query PRIVATE hotrow_service hotrow_test_support nlohmann_json::nlohmann_json)
 
-# The fault run (issue 6): records flow and queries run while the mock cluster's brokers go down
+# The fault run (docs/RELIABILITY.md): records flow and queries run while the mock cluster's brokers go down
 # and come back, requests fail or slow down, and `hotrow serve` is killed with SIGKILL and
 # restarted; at the end every record is stored exactly once and every query matches the oracle.
 # Bounded (about a minute in Release) so that CI runs it on every change, under TSan too.

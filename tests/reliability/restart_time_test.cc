@@ -1,4 +1,4 @@
-// How soon a restarted `hotrow serve` ingests again (issue 12), through the real binary against
+// How soon a restarted `hotrow serve` ingests again (docs/RELIABILITY.md, "Restart time"), through the real binary against
 // `hotrow embedded-kafka`, with hotrow's default consumer settings: after a clean stop (SIGTERM)
 // and after kill -9. Measures the time from the new process's start to its first stored record
 // and prints it; asserts it is well under the 45 s session timeout (librdkafka's default) that a
