@@ -69,6 +69,38 @@ std::vector<StartOffsetInputs> IngestorImpl::GatherStartInputs(
               FormatDurationMs(kAssignQueryBudgetMs) +
               "; cold records are skipped as they are read instead");
   }
+  // "No record that new" moves a partition to its end, past every record before it: believed only
+  // from a broker that can answer at all. One that also names no record for the time 0, although
+  // the partition holds records (their timestamps are all at least 0), cannot: the embedded
+  // broker says -1 for any time, and it is taken for a real one when its cluster id was not known
+  // at start (WindowStartTest.ABrokerThatSaysMinusOneForAnyTimeIsNotBelieved).
+  std::vector<TopicPartition> probe;
+  for (const auto& [tp, answer] : window) {
+    auto e = ends->find(tp);
+    if (answer.kind == TimeOffset::Kind::kNoneNewer && e != ends->end() && e->second > 0) {
+      probe.push_back(tp);
+    }
+  }
+  if (!probe.empty()) {
+    std::map<TopicPartition, TimeOffset> first;
+    s = remaining() > 0 ? broker_offsets_->OffsetsForTimes(probe, 0, remaining(), &first)
+                        : Status::IOError("no time left");
+    size_t unbelieved = 0;
+    for (const TopicPartition& tp : probe) {
+      auto f = first.find(tp);
+      if (!s.ok() || f == first.end() || f->second.kind != TimeOffset::Kind::kOffset) {
+        window[tp] = TimeOffset::Unknown();
+        ++unbelieved;
+      }
+    }
+    if (unbelieved > 0) {
+      NoteError("kafka consumer: the broker says no record of " + std::to_string(unbelieved) +
+                " partition(s) is newer than the window's start, but names none for any time " +
+                "either" + (s.ok() ? std::string() : " (" + s.message() + ")") +
+                ": its offsets-for-times answers are not used; cold records are skipped as they "
+                "are read instead");
+    }
+  }
 
   const std::map<TopicPartition, int64_t> stored = store_->StoredOffsets();
   std::vector<StartOffsetInputs> out(tps.size());

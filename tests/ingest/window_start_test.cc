@@ -14,9 +14,12 @@
 #include <librdkafka/rdkafka.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ingest/broker_offsets.h"
@@ -214,6 +217,51 @@ TEST_F(WindowStartTest, WhenNoRecordIsNewerThanTheWindowThePartitionStartsAtItsE
   for (const StoredEvent& e : ReadStore(*store)) EXPECT_GE(e.offset, 100);
 }
 
+// BrokerOffsets that answers offsets-for-times as librdkafka 2.0.2's mock cluster does: -1 for any
+// time (what a client that took the embedded broker for a Kafka broker would be told); the ends
+// come from the real client.
+class MinusOneBrokerOffsets final : public BrokerOffsets {
+ public:
+  explicit MinusOneBrokerOffsets(std::unique_ptr<BrokerOffsets> real) : real_(std::move(real)) {}
+  Status EndOffsets(const std::vector<store::TopicPartition>& partitions, int timeout_ms,
+                    std::map<store::TopicPartition, int64_t>* ends) override {
+    return real_->EndOffsets(partitions, timeout_ms, ends);
+  }
+  Status OffsetsForTimes(const std::vector<store::TopicPartition>& partitions, int64_t /*ts_ms*/,
+                         int /*timeout_ms*/,
+                         std::map<store::TopicPartition, TimeOffset>* answers) override {
+    for (const store::TopicPartition& tp : partitions) (*answers)[tp] = TimeOffset::NoneNewer();
+    return Status::Ok();
+  }
+
+ private:
+  std::unique_ptr<BrokerOffsets> real_;
+};
+
+// A broker that says "no record that new" for any time, even 0, of partitions that hold records
+// cannot answer offsets-for-times: its -1 is not believed, and a new store reads every hot record
+// from the beginning. (Failed before that check: the partitions started at their ends and the
+// store held nothing; seen in the fault run, where the embedded broker's cluster id was not known
+// at start and it was taken for a Kafka broker.)
+TEST_F(WindowStartTest, ABrokerThatSaysMinusOneForAnyTimeIsNotBelieved) {
+  TempDir dir;
+  auto store = OpenStore(dir.Sub("store"));
+  ASSERT_NE(store, nullptr);
+  TestProducer producer(kafka_->bootstrap());
+  const int64_t now = WallNow();
+  for (int i = 0; i < 40; ++i) Produce(&producer, i % partitions_, i, now, now);
+  producer.Flush();
+  IngestOptions options = Options("minus-one");
+  options.broker_offsets_for_test = [](std::unique_ptr<BrokerOffsets> real) {
+    return std::make_unique<MinusOneBrokerOffsets>(std::move(real));
+  };
+  auto ingestor = StartIngestor(options, store.get());
+  ASSERT_NE(ingestor, nullptr);
+  ASSERT_TRUE(WaitCaughtUp(*store));
+  ASSERT_TRUE(ingestor->Stop().ok());
+  EXPECT_EQ(ReadStore(*store).size(), 40u);
+}
+
 // Where the broker cannot place the window (the embedded broker itself), a new store reads from
 // the beginning and skips the run of cold records that opens each partition. Cold means by event
 // time: records whose Kafka timestamps are a day old but whose events are current are stored,
@@ -256,6 +304,77 @@ TEST_F(WindowStartTest, ColdRecordsAreJudgedByTheEventTimeTheParserReads) {
   ASSERT_TRUE(ingestor->Stop().ok());
   EXPECT_EQ(stats.skipped_cold, static_cast<uint64_t>(50 * partitions_));
   EXPECT_EQ(stats.events_stored, 0u);
+}
+
+// A broker that answers nothing within the time it is given (it takes the whole of it, then
+// fails). The assignment asks it one batched question per kind for all of its partitions, and
+// all its questions together get at most a third of max.poll.interval.ms (10 s here): the
+// rebalance callback returns in time, and the partitions start where nothing is known.
+// (Before, the callback asked each partition's watermarks in turn, 10 s each, after two other
+// 10 s questions.)
+class SlowBrokerOffsets final : public BrokerOffsets {
+ public:
+  struct Call {
+    std::string what;
+    size_t partitions;
+    int timeout_ms;
+  };
+  explicit SlowBrokerOffsets(std::vector<Call>* calls, std::mutex* mu) : calls_(calls), mu_(mu) {}
+
+  Status EndOffsets(const std::vector<store::TopicPartition>& partitions, int timeout_ms,
+                    std::map<store::TopicPartition, int64_t>* /*ends*/) override {
+    return Slow("ends", partitions.size(), timeout_ms);
+  }
+  Status OffsetsForTimes(const std::vector<store::TopicPartition>& partitions, int64_t /*ts_ms*/,
+                         int timeout_ms,
+                         std::map<store::TopicPartition, TimeOffset>* /*answers*/) override {
+    return Slow("times", partitions.size(), timeout_ms);
+  }
+
+ private:
+  Status Slow(const char* what, size_t partitions, int timeout_ms) {
+    {
+      std::lock_guard<std::mutex> lock(*mu_);
+      calls_->push_back({what, partitions, timeout_ms});
+    }
+    // The broker's silence itself, not a synchronisation.
+    std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
+    return Status::IOError(std::string(what) + ": timed out");
+  }
+  std::vector<Call>* calls_;
+  std::mutex* mu_;
+};
+
+TEST_F(WindowStartTest, TheAssignmentsBrokerQuestionsAreBatchedWithinOneBound) {
+  TempDir dir;
+  auto store = OpenStore(dir.Sub("store"));
+  ASSERT_NE(store, nullptr);
+  TestProducer producer(kafka_->bootstrap());
+  const int64_t now = WallNow();
+  for (int i = 0; i < 40; ++i) Produce(&producer, i % partitions_, i, now, now);
+  producer.Flush();
+  std::vector<SlowBrokerOffsets::Call> calls;
+  std::mutex mu;
+  IngestOptions options = Options("slow-broker");
+  ASSERT_EQ(options.properties.at("max.poll.interval.ms"), "10000");
+  options.broker_offsets_for_test = [&](std::unique_ptr<BrokerOffsets>) {
+    return std::make_unique<SlowBrokerOffsets>(&calls, &mu);
+  };
+  auto ingestor = StartIngestor(options, store.get());
+  ASSERT_NE(ingestor, nullptr);
+  ASSERT_TRUE(WaitCaughtUp(*store));
+  ASSERT_TRUE(ingestor->Stop().ok());
+
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_FALSE(calls.empty());
+  int total_ms = 0;
+  for (const SlowBrokerOffsets::Call& call : calls) {
+    EXPECT_EQ(call.partitions, static_cast<size_t>(partitions_)) << call.what;
+    total_ms += call.timeout_ms;
+  }
+  EXPECT_EQ(calls.front().what, "ends");  // the ends first: see ChooseStartOffset
+  EXPECT_LE(total_ms, 10000 / 3) << calls.size() << " questions";
+  EXPECT_EQ(ReadStore(*store).size(), 40u);
 }
 
 // The librdkafka side of the boundary, against the embedded broker: the ends of every partition
