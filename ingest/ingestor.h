@@ -156,9 +156,10 @@ struct IngestStats {
 // - Start offsets, set in the partition list given to assign (librdkafka 2.0's seek is unsafe),
 //   by ChooseStartOffset (start_offset.h) from the store's offsets and what BrokerOffsets says:
 //   the partitions' ends, then offsets-for-times(window start - max_future), each one batched
-//   request, both within a total bound (kAssignQueryBudgetMs). The store's offset, never a group
+//   request, all within a total bound (kAssignQueryBudgetMs). The store's offset, never a group
 //   commit; moved up to the window's first record when that is later, or to the end when no
-//   record is newer than the window's start; with nothing stored and no answer,
+//   record is newer than the window's start (believed only when the broker names a record for
+//   the time 0 of a partition that holds records); with nothing stored and no answer,
 //   auto.offset.reset (earliest unless overridden): a new owner rebuilds the window from Kafka.
 // - Cold records: when the start may be before the window (the broker could not say where it
 //   starts), the run of records older than the window that opens the partition is skipped,

@@ -44,8 +44,9 @@ std::vector<StartOffsetInputs> IngestorImpl::GatherStartInputs(
   for (int i = 0; i < partitions->cnt; ++i) {
     tps.push_back(TopicPartition{partitions->elems[i].topic, partitions->elems[i].partition});
   }
-  // Two batched requests, within one bound: the rebalance callback must return well within
-  // max.poll.interval.ms, and a slow broker must not hold it for a timeout per partition.
+  // Batched requests (the ends, offsets-for-times, and at times a check of its answer), within
+  // one bound: the rebalance callback must return well within max.poll.interval.ms, and a slow
+  // broker must not hold it for a timeout per partition.
   const int64_t deadline =
       SteadyNowMs() + std::min<int64_t>(kAssignQueryBudgetMs, max_poll_interval_ms_ / 3);
   auto remaining = [&] { return static_cast<int>(std::max<int64_t>(0, deadline - SteadyNowMs())); };
