@@ -1,8 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -10,17 +13,37 @@
 
 namespace hotrow::ingest {
 
+// What a batch holds of one partition.
+struct BatchPart {
+  int64_t next_offset = 0;  // one past the last record of the partition in the batch
+  size_t records = 0;       // its records: events and rejected ones
+  // The partition's fence epoch when its records were read (PartitionFence::Open); 0 until the
+  // poller closes the batch. A writer leaves the part out when the epoch is no longer open.
+  uint64_t epoch = 0;
+};
+
 // One closed batch on its way to the store: the rows of the events it holds and, per partition,
 // the next offset to consume after it. Rejected records add no row but still move their
 // partition's offset, so a poison record never blocks a partition.
 struct Batch {
   uint64_t seq = 0;              // 1, 2, 3... in the order batches were closed
   store::WriteBatchInput input;  // rows + next_offsets, written in one atomic store write
-  size_t records = 0;            // records handled: events and rejected ones
-  size_t dead_letters = 0;       // rejected records of this batch produced to the dead-letter topic
-  int64_t opened_ms = 0;         // when the first record was added
-  uint64_t epoch = 0;            // the ingestor's ownership epoch the records were read in
+  std::map<store::TopicPartition, BatchPart> parts;  // the same partitions as input.next_offsets
+  size_t records = 0;       // records handled: events and rejected ones, over every part
+  size_t dead_letters = 0;  // rejected records of this batch produced to the dead-letter topic
+  int64_t opened_ms = 0;    // when the first record was added
+
+  // The parts' epochs, for PartitionFence::BeginWrite.
+  std::map<store::TopicPartition, uint64_t> Epochs() const;
 };
+
+// Removes from `batch` every row, offset and record count of the partitions in `drop`, so that the
+// rest can be written alone: the offsets of the partitions kept still cover exactly their rows.
+// Rows are matched by the (topic number, partition) in their key; `topic_name` names a topic
+// number (EventStore::TopicName). Returns the records removed. A batch left with no part is
+// empty (records 0) and writes nothing.
+size_t DropPartitions(Batch* batch, const std::set<store::TopicPartition>& drop,
+                      const std::function<std::optional<std::string>(uint16_t)>& topic_name);
 
 // Collects records into a Batch until it holds `max_records` records or is `max_ms` old.
 //
@@ -48,7 +71,13 @@ class Batcher {
   // Milliseconds until Due(), for a poll timeout; max_ms when empty, 0 when already due.
   int64_t MsUntilDue(int64_t now_ms) const;
 
-  // Closes the open batch and returns it (possibly empty), numbered `seq`; opens a new one.
+  // Removes the partitions in `drop` from the open batch (DropPartitions); returns the records
+  // removed.
+  size_t DropOpen(const std::set<store::TopicPartition>& drop,
+                  const std::function<std::optional<std::string>(uint16_t)>& topic_name);
+
+  // Closes the open batch and returns it (possibly empty), numbered `seq`, with its next offsets
+  // filled in; opens a new one.
   std::unique_ptr<Batch> Take(uint64_t seq);
 
  private:
@@ -57,8 +86,8 @@ class Batcher {
   const size_t max_records_;
   const int64_t max_ms_;
   std::unique_ptr<Batch> open_ = std::make_unique<Batch>();
-  // The entry of next_offsets used last: records come in runs of one partition.
-  std::map<store::TopicPartition, int64_t>::iterator last_ = open_->input.next_offsets.end();
+  // The part used last: records come in runs of one partition.
+  std::map<store::TopicPartition, BatchPart>::iterator last_ = open_->parts.end();
 };
 
 }  // namespace hotrow::ingest

@@ -4,13 +4,16 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
 
 #include "common/time_format.h"
 #include "ingest/ingestor_impl.h"
+#include "ingest/kafka_broker_offsets.h"
 
 namespace hotrow::ingest {
 namespace internal {
@@ -45,20 +48,21 @@ void NameThread(const char* name) { pthread_setname_np(pthread_self(), name); }
 // ---------------------------------------------------------------------------------------------
 // Start and stop.
 
-Result<KafkaConfPtr> IngestorImpl::ConsumerConf(const char* session_timeout_ms) {
+Result<KafkaConfPtr> IngestorImpl::ConsumerConf(int session_timeout_ms) {
   KafkaConfPtr conf(rd_kafka_conf_new());
-  HOTROW_RETURN_IF_ERROR(SetKafkaProperties(conf.get(),
-                                            {{"bootstrap.servers", options_.brokers},
-                                             {"group.id", options_.group_id},
-                                             {"client.id", "hotrow"},
-                                             {"enable.auto.commit", "false"},
-                                             {"enable.auto.offset.store", "false"},
-                                             {"enable.partition.eof", "false"},
-                                             {"auto.offset.reset", "earliest"},
-                                             {"queued.min.messages", kQueuedMinMessages},
-                                             {"session.timeout.ms", session_timeout_ms},
-                                             {"heartbeat.interval.ms", kHeartbeatIntervalMs}},
-                                            "consumer"));
+  HOTROW_RETURN_IF_ERROR(
+      SetKafkaProperties(conf.get(),
+                         {{"bootstrap.servers", options_.brokers},
+                          {"group.id", options_.group_id},
+                          {"client.id", "hotrow"},
+                          {"enable.auto.commit", "false"},
+                          {"enable.auto.offset.store", "false"},
+                          {"enable.partition.eof", "false"},
+                          {"auto.offset.reset", "earliest"},
+                          {"queued.min.messages", kQueuedMinMessages},
+                          {"session.timeout.ms", std::to_string(session_timeout_ms)},
+                          {"heartbeat.interval.ms", kHeartbeatIntervalMs}},
+                         "consumer"));
   if (!options_.instance_id.empty()) {
     HOTROW_RETURN_IF_ERROR(
         SetKafkaProperties(conf.get(), {{"group.instance.id", options_.instance_id}}, "consumer"));
@@ -72,26 +76,50 @@ Result<KafkaConfPtr> IngestorImpl::ConsumerConf(const char* session_timeout_ms) 
   return conf;
 }
 
-Status IngestorImpl::CreateConsumer(const char* session_timeout_ms) {
+Result<rd_kafka_t*> IngestorImpl::CreateConsumer(int session_timeout_ms) {
   auto conf = ConsumerConf(session_timeout_ms);
   if (!conf.ok()) return conf.status();
   char errstr[512];
-  consumer_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf.value().get(), errstr, sizeof(errstr));
-  if (consumer_ == nullptr) {
+  rd_kafka_t* consumer =
+      rd_kafka_new(RD_KAFKA_CONSUMER, conf.value().get(), errstr, sizeof(errstr));
+  if (consumer == nullptr) {
     return Status::InvalidArgument(std::string("kafka consumer: ") + errstr);
   }
-  conf.value().release();                 // owned by the handle
-  rd_kafka_poll_set_consumer(consumer_);  // errors and logs are served by consumer_poll
+  conf.value().release();                // owned by the handle
+  rd_kafka_poll_set_consumer(consumer);  // errors and logs are served by consumer_poll
+  return consumer;
+}
+
+Status IngestorImpl::Subscribe() {
+  TopicPartitionListPtr topics(
+      rd_kafka_topic_partition_list_new(static_cast<int>(options_.topics.size())));
+  for (const std::string& topic : options_.topics) {
+    rd_kafka_topic_partition_list_add(topics.get(), topic.c_str(), RD_KAFKA_PARTITION_UA);
+  }
+  rd_kafka_resp_err_t err = rd_kafka_subscribe(consumer_, topics.get());
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::InvalidArgument(std::string("kafka consumer: cannot subscribe: ") +
+                                   rd_kafka_err2str(err));
+  }
   return Status::Ok();
 }
 
-bool IngestorImpl::OnEmbeddedBroker() const {
-  char* id = rd_kafka_clusterid(consumer_, kClusterIdTimeoutMs);
+bool IngestorImpl::OnEmbeddedBroker(rd_kafka_t* consumer) {
+  char* id = rd_kafka_clusterid(consumer, kClusterIdTimeoutMs);
   if (id == nullptr) return false;  // brokers unreachable for now: assume a real cluster
-  const bool embedded = std::strncmp(id, kEmbeddedClusterIdPrefix,
-                                     std::strlen(kEmbeddedClusterIdPrefix)) == 0;
-  rd_kafka_mem_free(consumer_, id);
+  const bool embedded =
+      std::strncmp(id, kEmbeddedClusterIdPrefix, std::strlen(kEmbeddedClusterIdPrefix)) == 0;
+  rd_kafka_mem_free(consumer, id);
   return embedded;
+}
+
+std::unique_ptr<BrokerOffsets> IngestorImpl::MakeBrokerOffsets() {
+  // The embedded broker answers offsets-for-times with -1 whatever the time, which would read
+  // as "no record is that new": it is not asked.
+  std::unique_ptr<BrokerOffsets> real =
+      NewKafkaBrokerOffsets(consumer_, /*answers_offsets_for_times=*/!embedded_);
+  if (options_.broker_offsets_for_test) return options_.broker_offsets_for_test(std::move(real));
+  return real;
 }
 
 Status IngestorImpl::Init() {
@@ -110,6 +138,11 @@ Status IngestorImpl::Init() {
       reset_offset_ = RD_KAFKA_OFFSET_BEGINNING;
     }
   }
+  value_size = sizeof(value);
+  if (rd_kafka_conf_get(probe.value().get(), "max.poll.interval.ms", value, &value_size) ==
+      RD_KAFKA_CONF_OK) {
+    max_poll_interval_ms_ = std::max<int64_t>(1, std::atoll(value));
+  }
   {
     char host[256] = {};
     if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
@@ -126,30 +159,30 @@ Status IngestorImpl::Init() {
     dead_letters_ = std::move(dlq).value();
   }
 
-  HOTROW_RETURN_IF_ERROR(CreateConsumer(kSessionTimeoutMs));
+  auto consumer = CreateConsumer(kSessionTimeoutMs);
+  if (!consumer.ok()) return consumer.status();
+  consumer_ = *consumer;
+  embedded_ = OnEmbeddedBroker(consumer_);
   // The embedded broker's coordinator waits session.timeout.ms - 1 s on every change of the
-  // group and evicts a killed member only after a whole session (kEmbeddedSessionTimeoutMs says
+  // group and evicts a killed member only after a whole session (kEmbeddedSessionLadderMs says
   // more). The consumer has not joined the group yet, so it is made again with a shorter session
   // unless the user chose one.
-  if (options_.properties.count("session.timeout.ms") == 0 && OnEmbeddedBroker()) {
+  if (embedded_ && options_.properties.count("session.timeout.ms") == 0) {
     rd_kafka_destroy(consumer_);
     consumer_ = nullptr;
-    HOTROW_RETURN_IF_ERROR(CreateConsumer(kEmbeddedSessionTimeoutMs));
+    session_ladder_ = true;
+    session_step_ = 0;
+    consumer = CreateConsumer(kEmbeddedSessionLadderMs[0]);
+    if (!consumer.ok()) return consumer.status();
+    consumer_ = *consumer;
     spdlog::info("ingest: the brokers are hotrow's embedded broker: session.timeout.ms {}",
-                 kEmbeddedSessionTimeoutMs);
+                 kEmbeddedSessionLadderMs[0]);
   }
-
-  TopicPartitionListPtr topics(
-      rd_kafka_topic_partition_list_new(static_cast<int>(options_.topics.size())));
-  for (const std::string& topic : options_.topics) {
-    rd_kafka_topic_partition_list_add(topics.get(), topic.c_str(), RD_KAFKA_PARTITION_UA);
-  }
-  rd_kafka_resp_err_t err = rd_kafka_subscribe(consumer_, topics.get());
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return Status::InvalidArgument(std::string("kafka consumer: cannot subscribe: ") +
-                                   rd_kafka_err2str(err));
-  }
+  broker_offsets_ = MakeBrokerOffsets();
+  HOTROW_RETURN_IF_ERROR(Subscribe());
   last_progress_ms_.store(NowMs());
+  unassigned_since_ms_.store(NowMs());
+  unassigned_since_steady_ms_ = SteadyNowMs();
   spdlog::info("ingest: consuming {} topic(s) from {} in group {}", options_.topics.size(),
                options_.brokers, options_.group_id);
 
@@ -165,6 +198,53 @@ Status IngestorImpl::Init() {
   poller_ = std::thread([this] { Guarded("poller", [this] { PollLoop(); }); });
   monitor_ = std::thread([this] { Guarded("monitor", [this] { MonitorLoop(); }); });
   return Status::Ok();
+}
+
+void IngestorImpl::WatchJoin() {
+  if (!cursors_.empty()) return;
+  const int64_t now = SteadyNowMs();
+  const int64_t waited = now - unassigned_since_steady_ms_;
+  if (waited >= kWaitingLogMs && now - waiting_logged_steady_ms_ >= kWaitingLogMs) {
+    waiting_logged_steady_ms_ = now;
+    spdlog::warn("ingest: waiting for the group's assignment since {} (group {}{})",
+                 FormatDurationMs(waited), options_.group_id,
+                 session_ladder_ ? ", session.timeout.ms " +
+                                       std::to_string(kEmbeddedSessionLadderMs[session_step_])
+                                 : std::string());
+  }
+  if (session_ladder_ && session_step_ + 1 < std::size(kEmbeddedSessionLadderMs) &&
+      waited >= int64_t{kJoinWaitSessions} * kEmbeddedSessionLadderMs[session_step_]) {
+    RejoinWithLongerSession();
+  }
+}
+
+void IngestorImpl::RejoinWithLongerSession() {
+  const int from = kEmbeddedSessionLadderMs[session_step_];
+  const int to = kEmbeddedSessionLadderMs[session_step_ + 1];
+  // Made first: should it fail, the consumer in hand stays.
+  auto next = CreateConsumer(to);
+  if (!next.ok()) {
+    NoteError("ingest: cannot make a consumer with a longer session: " + next.status().ToString());
+    session_ladder_ = false;
+    return;
+  }
+  spdlog::warn(
+      "ingest: no partition from group {} after {} with session.timeout.ms {}: the embedded "
+      "broker drops a member whose session is shorter than the wait another member's session "
+      "imposes, and then never answers its join; joining again with session.timeout.ms {}",
+      options_.group_id, FormatDurationMs(SteadyNowMs() - unassigned_since_steady_ms_), from, to);
+  const bool closed = CloseConsumer(consumer_);
+  {
+    std::lock_guard<std::mutex> lock(consumer_mu_);
+    // A close that timed out leaves the handle to the process exit (see Stop).
+    if (closed) rd_kafka_destroy(consumer_);
+    consumer_ = *next;
+  }
+  ++session_step_;
+  broker_offsets_ = MakeBrokerOffsets();
+  Status s = Subscribe();
+  if (!s.ok()) NoteError(s.ToString());
+  unassigned_since_steady_ms_ = SteadyNowMs();
 }
 
 Status IngestorImpl::Stop() {
@@ -211,23 +291,24 @@ Status IngestorImpl::Stop() {
   return stop_status_;
 }
 
-void IngestorImpl::CloseConsumer() {
+bool IngestorImpl::CloseConsumer(rd_kafka_t* consumer) {
   // rd_kafka_consumer_close can block for a session timeout or more when the brokers are gone;
   // closing through a queue lets Stop() give up after kCloseTimeoutMs.
-  rd_kafka_queue_t* queue = rd_kafka_queue_new(consumer_);
-  rd_kafka_error_t* error = rd_kafka_consumer_close_queue(consumer_, queue);
+  bool closed = true;
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(consumer);
+  rd_kafka_error_t* error = rd_kafka_consumer_close_queue(consumer, queue);
   if (error != nullptr) {
     spdlog::warn("ingest: closing the consumer: {}", rd_kafka_error_string(error));
     rd_kafka_error_destroy(error);
   } else {
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(kCloseTimeoutMs);
-    while (!rd_kafka_consumer_closed(consumer_)) {
+    while (!rd_kafka_consumer_closed(consumer)) {
       if (std::chrono::steady_clock::now() >= deadline) {
         NoteError("ingest: leaving the consumer group timed out after " +
                   FormatDurationMs(kCloseTimeoutMs) +
                   " (brokers unreachable?); the group notices after its session timeout");
-        close_timed_out_ = true;
+        closed = false;
         break;
       }
       // The revocation arrives as an event, served here by OnRebalance like any other; anything
@@ -236,13 +317,14 @@ void IngestorImpl::CloseConsumer() {
       rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 100);
       if (event == nullptr) continue;
       if (rd_kafka_event_type(event) == RD_KAFKA_EVENT_REBALANCE) {
-        OnRebalance(consumer_, rd_kafka_event_error(event),
+        OnRebalance(consumer, rd_kafka_event_error(event),
                     rd_kafka_event_topic_partition_list(event), this);
       }
       rd_kafka_event_destroy(event);
     }
   }
   rd_kafka_queue_destroy(queue);
+  return closed;
 }
 
 }  // namespace internal

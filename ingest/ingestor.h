@@ -9,6 +9,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "ingest/broker_offsets.h"
 #include "ingest/partition_ownership.h"
 #include "store/event_store.h"
 
@@ -23,8 +24,8 @@ inline constexpr const char* kRejectIdNotUtf8 = "id_not_utf8";  // id is not val
 inline constexpr const char* kRejectBadTime = "bad_time";       // unparsable time
 inline constexpr const char* kRejectExpired = "expired";        // older than the hot window
 inline constexpr const char* kRejectFuture = "future";          // beyond max_future
-inline constexpr const char* kRejectReasons[] = {kRejectNotJson, kRejectNoId,    kRejectIdTooLong,
-                                                 kRejectBadTime, kRejectExpired, kRejectFuture,
+inline constexpr const char* kRejectReasons[] = {kRejectNotJson,  kRejectNoId,    kRejectIdTooLong,
+                                                 kRejectBadTime,  kRejectExpired, kRejectFuture,
                                                  kRejectIdNotUtf8};
 
 struct IngestOptions {
@@ -52,8 +53,15 @@ struct IngestOptions {
   // Dotted paths of the indexed fields (index.fields); the store decides per bucket which it
   // keeps. Default: none.
   std::vector<std::string> index_fields;
-  // Records further ahead of the clock are rejected as `future`. Default: 1 minute.
+  // Records further ahead of the clock are rejected as `future`. Also the margin of the window's
+  // start in offsets-for-times: a record may carry a Kafka timestamp up to this much older than
+  // its event time. Default: 1 minute.
   int64_t max_future_ms = 60 * 1000;
+  // The producers set each record's Kafka timestamp to its event time. Then the run of records
+  // older than the window that opens a partition (see Ingestor, "Cold records") is skipped on the
+  // Kafka timestamp, without a parse; else (the default) on the event time the parser reads.
+  // Default: false.
+  bool record_ts_is_event_time = false;
   // When not empty, rejected records are produced here with the reason in header "hotrow-reason".
   std::string dead_letter_topic;
   // Lag above zero with nothing written for this long is a stall (/readyz 503). Default: 30 s.
@@ -65,14 +73,28 @@ struct IngestOptions {
   // split between them by a stable function of (topic, partition); each has its own batcher and
   // queue, and its batches carry only its partitions' offsets. Default: 0.
   int writers = 0;
-  // Clock for batch ages and stall detection. Not owned. Default: the system clock.
+  // How long a voluntary revocation waits for the writers to write what was read from the
+  // revoked partitions (capped at half of max.poll.interval.ms). Past it, the partitions are given
+  // up with their unwritten records (nothing more is written for them) rather than holding the
+  // group's rebalance, for example while the disk is full. Default: 10 s.
+  int64_t revoke_drain_ms = 10 * 1000;
+  // Clock for batch ages, stall detection and /readyz's waiting time. Not owned. Default: the
+  // system clock.
   const Clock* clock = WallClock::Default();
-  // Told of every assignment and revocation (cluster/cluster.h: which partitions this instance
-  // answers for). Not owned; must outlive the Ingestor. Default: none.
+  // Told of every assignment and revocation (which partitions this instance answers for, see
+  // partition_ownership.h). Not owned; must outlive the Ingestor. Default: none.
   PartitionOwnership* ownership = nullptr;
   // For tests: called by the poller thread before each poll (a test may block in it to freeze
   // the poller). Default: none.
   std::function<void()> before_poll_for_test;
+  // For tests: given the librdkafka BrokerOffsets the start offsets are asked of, returns the one
+  // to use instead (a fake that answers offsets-for-times where the embedded broker cannot).
+  // Default: none.
+  std::function<std::unique_ptr<BrokerOffsets>(std::unique_ptr<BrokerOffsets>)>
+      broker_offsets_for_test;
+  // For tests: asked on each revocation; true makes it handled as involuntary (lost), as
+  // librdkafka's answer would. Default: none.
+  std::function<bool()> revocation_lost_for_test;
 };
 
 struct PartitionStats {
@@ -92,17 +114,18 @@ struct IngestStats {
   uint64_t duplicates = 0;                   // records the store had already (replays)
   std::map<std::string, uint64_t> rejected;  // every reason in kRejectReasons, with its count
   uint64_t lost_to_retention = 0;
-  // Records skipped unparsed because their Kafka timestamp is before the hot window (a restart
-  // after a long outage, where the broker could not say where the window starts). Not bad
-  // input: not in `rejected`.
+  // Records older than the hot window in the run that opens a partition whose start the broker
+  // could not place at the window (a restart after a long outage, a new store on the embedded
+  // broker): skipped, not stored. Not bad input: not in `rejected`.
   uint64_t skipped_cold = 0;
   // Indexed fields of stored events that gave no index row (ParsedRecord): absent or null, an
   // object or array, or a value over 256 bytes. Not rejects: the event is stored.
   uint64_t index_absent = 0;
   uint64_t index_not_scalar = 0;
   uint64_t index_too_long = 0;
-  // Batches (and their records) not written because their partitions were lost meanwhile
-  // (session timeout, fencing): the partitions' new owner reads them.
+  // Batches some or all of whose records were not written because their partitions were lost
+  // meanwhile (session timeout, fencing) or given up by a revocation that could not write them
+  // in time: the partitions' new owner reads them.
   uint64_t batches_discarded = 0;
   // Rebalance callbacks served (assignments and revocations), counted as each begins.
   uint64_t rebalances = 0;
@@ -125,41 +148,59 @@ struct IngestStats {
 //   enable.partition.eof=false, auto.offset.reset=earliest, queued.min.messages=1000000,
 //   session.timeout.ms=6000 and heartbeat.interval.ms=500 (see ingestor_impl.h), and
 //   group.instance.id=instance_id when set; IngestOptions::properties may override any of them.
+// - Joining: on the embedded broker the session is 3 s unless the properties set one; when the
+//   group gives no partition for 4 sessions, the consumer is made again with a longer session
+//   (10 s, then 45 s), because that broker drops a member whose session is shorter than the wait
+//   another member's session imposes (see kEmbeddedSessionLadderMs). Ready() says what it waits
+//   for ("waiting for the group's assignment since 12 s").
 // - Start offsets, set in the partition list given to assign (librdkafka 2.0's seek is unsafe),
-//   by ChooseStartOffset (start_offset.h): the store's offset, never a group commit ahead of it
-//   (commits follow sync=false writes, so after a power cut the group may be ahead of the store;
-//   and another instance's commit does not hold this store's window); moved up to
-//   offsets-for-times(now - ttl) when that is later; with nothing stored, offsets-for-times
-//   (now - ttl), else auto.offset.reset (earliest unless overridden): a new owner rebuilds the
-//   window from Kafka. Records whose Kafka timestamp is before the
-//   window are skipped unparsed and counted in skipped_cold (not as rejected), logged once per
-//   partition.
+//   by ChooseStartOffset (start_offset.h) from the store's offsets and what BrokerOffsets says:
+//   the partitions' ends, then offsets-for-times(window start - max_future), each one batched
+//   request, all within a total bound (kAssignQueryBudgetMs). The store's offset, never a group
+//   commit; moved up to the window's first record when that is later, or to the end when no
+//   record is newer than the window's start (believed only when the broker names a record for
+//   the time 0 of a partition that holds records); with nothing stored and no answer,
+//   auto.offset.reset (earliest unless overridden): a new owner rebuilds the window from Kafka.
+// - Cold records: when the start may be before the window (the broker could not say where it
+//   starts), the run of records older than the window that opens the partition is skipped,
+//   counted in skipped_cold (not as rejected) and logged once per partition; older means by the
+//   event time the parser reads, or by the Kafka timestamp without a parse when
+//   record_ts_is_event_time. The first record inside the window ends the run; after it, an event
+//   older than the window is rejected as expired.
 // - Records are parsed (ingest/record_parser.h), keyed and batched; a batch closes at
 //   batch_max_events records or batch_max_ms and is written with its next offsets in one atomic
 //   store write, then the offsets are committed to the group asynchronously (for lag monitors).
 //   Rejected records are counted, logged (rate-limited), dead-lettered when configured, and
 //   their offsets advance with the batch.
+// - Fencing (partition_fence.h): every assigned partition is opened at a new epoch, and each
+//   batch carries, per partition, the epoch its records were read at. Before each store write
+//   attempt the writer leaves out the partitions no longer open at that epoch, and it commits
+//   only those still open after the write. Closing partitions waits for the writes under way.
 // - On revocation the open batch is written and durable before the partitions are given up, and
 //   the written offsets are committed for the next owner (synchronously; when stopping, before
-//   the consumer leaves the group).
+//   the consumer leaves the group). When that takes longer than revoke_drain_ms (a full disk),
+//   the revoked partitions are given up as on a loss, so that the group is not held.
 // - On an involuntary loss (librdkafka flags the assignment lost, or the consumer is no longer a
 //   member: session timeout, fencing, a poller stuck past max.poll.interval.ms) nothing more is
-//   written for the partitions: the open batch is dropped, the ownership epoch bumped, and the
-//   writer discards every batch of an earlier epoch before writing it (batches_discarded);
-//   nothing is committed. Records of partitions not assigned are never tracked.
+//   written or committed for the lost partitions: they are closed in the fence (a write under way
+//   finishes first), and their records are removed from the open, pending and queued batches
+//   (batches_discarded). The records of partitions still owned are kept, so nothing of them is
+//   dropped or skipped. Records of partitions not assigned are never tracked.
 // - A fetched offset beyond the expected one that the broker no longer has (retention overtook
 //   the consumer) is counted in lost_to_retention and logged as an error.
 // - Backpressure: when the queue to the writer stays full (or the disk is full) the assigned
 //   partitions are paused, and resumed once every queue has drained to half.
 // - Several writers: a partition always goes to the same writer (WriterFor in ingestor_impl.h),
 //   so no two concurrent store writes carry the same partition; the rules above hold per writer
-//   (a revocation waits for every writer, a loss discards every writer's batches).
+//   (a revocation waits for every writer, a loss removes the lost partitions from every writer's
+//   batches).
 // - Write errors: kNoSpace sets out_of_disk and pauses; every failed write is retried with
 //   backoff, never dropped. After Stop() a failing write is given up after a few seconds, with
 //   its offsets unwritten, so Kafka delivers those records again on restart.
 //
-// Code: ingestor.cc (start, stop), ingestor_poller.cc, ingestor_rebalance.cc, ingestor_writer.cc,
-// ingestor_stats.cc, with the class in ingestor_impl.h and the start rule in start_offset.h.
+// Code: ingestor.cc (start, stop, joining), ingestor_poller.cc, ingestor_rebalance.cc,
+// ingestor_writer.cc, ingestor_stats.cc, with the class in ingestor_impl.h, the start rule in
+// start_offset.h and the fence in partition_fence.h.
 //
 // Threads: a poller (polls librdkafka, parses, keys, batches; serves rebalances), `writers`
 // writers (each writes the batches of its own partitions to the store and commits their offsets)
@@ -185,7 +226,8 @@ class Ingestor {
   virtual IngestStats Stats() const = 0;
 
   // Ok when partitions are assigned, ingestion is not stalled and the disk is not full; else
-  // a Status whose message says which (for /readyz).
+  // a Status whose message says which (for /readyz): "the disk is full", "waiting for the
+  // group's assignment since 12 s", "ingestion stalled: ...".
   virtual Status Ready() const = 0;
 };
 

@@ -12,20 +12,24 @@
 #include <librdkafka/rdkafka.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "common/logging.h"
 #include "ingest/batcher.h"
+#include "ingest/broker_offsets.h"
 #include "ingest/dead_letter.h"
 #include "ingest/ingestor.h"
 #include "ingest/kafka_conf.h"
+#include "ingest/partition_fence.h"
 #include "ingest/record_parser.h"
 
 namespace hotrow::ingest::internal {
@@ -53,14 +57,25 @@ inline constexpr const char* kQueuedMinMessages = "1000000";
 // (group.min.session.timeout.ms). It bounds how long a restart waits after a kill -9 (the dead
 // member must time out) and, on the embedded broker, after a clean stop too: its coordinator
 // waits session.timeout.ms - 1 s for members to (re)join whenever the group changes.
-inline constexpr const char* kSessionTimeoutMs = "6000";
+inline constexpr int kSessionTimeoutMs = 6000;
 inline constexpr const char* kHeartbeatIntervalMs = "500";
 // Against the embedded broker (librdkafka 2.0.2's mock cluster, known by its cluster id) the
-// session is 3 s: its coordinator ignores group.instance.id, evicts a killed member only after a
-// session timeout and then waits session.timeout.ms - 1 s for the group to rejoin, so a restart
-// after kill -9 took about 11.5 s with 6 s and about 5 s with 3 s (RestartTimeTest). No Kafka
-// broker is concerned: they refuse a session under group.min.session.timeout.ms (6 s).
-inline constexpr const char* kEmbeddedSessionTimeoutMs = "3000";
+// session starts at 3 s: its coordinator ignores group.instance.id, evicts a killed member only
+// after a session timeout and then waits session.timeout.ms - 1 s for the group to rejoin, so a
+// restart after kill -9 took about 11.5 s with 6 s and about 5 s with 3 s (RestartTimeTest). No
+// Kafka broker is concerned: they refuse a session under group.min.session.timeout.ms (6 s).
+// That coordinator keeps one session for the group, the last joiner's, and checks every member
+// against it, also a member waiting in its JoinGroup (which cannot heartbeat): when a member with
+// a longer session (kafka-python's 10 s default, or 6 s) was the last to join or leave, the wait
+// it imposes outlasts a 3 s member, which is dropped while it waits, and its JoinGroup is never
+// answered until librdkafka gives it up after max.poll.interval.ms + 3 s (5 minutes by default):
+// no partition meanwhile. So when no assignment comes for kJoinWaitSessions sessions, the
+// consumer is made again with the next, longer session of the ladder
+// (GroupJoinTest.JoinsAfterAMemberWithALongerSessionLeft).
+inline constexpr int kEmbeddedSessionLadderMs[] = {3000, 10000, 45000};
+inline constexpr int kJoinWaitSessions = 4;
+// While no partition is assigned, a line says so after this long, and again at this interval.
+inline constexpr int64_t kWaitingLogMs = 15000;
 inline constexpr const char* kEmbeddedClusterIdPrefix = "mockCluster";
 // How long start-up waits for the cluster id; unreachable brokers count as a real cluster.
 inline constexpr int kClusterIdTimeoutMs = 2000;
@@ -68,8 +83,10 @@ inline constexpr int kClusterIdTimeoutMs = 2000;
 inline constexpr int64_t kCloseTimeoutMs = 5000;
 // How long a closed batch waits for room in the queue before the consumer pauses.
 inline constexpr int64_t kBackpressureWaitMs = 250;
-// Timeout of the blocking broker calls made while (re)assigning partitions.
-inline constexpr int kAssignQueryTimeoutMs = 10000;
+// The most the broker queries of one assignment take together (the partitions' ends, then
+// offsets-for-times), capped at a third of max.poll.interval.ms: the rebalance callback must
+// return well within it. A query cut short leaves its partitions unknown (a safe start).
+inline constexpr int64_t kAssignQueryBudgetMs = 10000;
 // The most writers IngestOptions::writers may ask for.
 inline constexpr size_t kMaxWriters = 16;
 // After Stop(), a failing write is tried for about this long before the batch is given up
@@ -87,6 +104,13 @@ inline constexpr const char kCommitMetadataPrefix[] = "hotrow store ";
 
 // Sets the name of the calling thread (at most 15 characters show).
 void NameThread(const char* name);
+
+// Milliseconds of the steady clock, for internal bounds (never options.clock, which tests move).
+inline int64_t SteadyNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 // One writer and what feeds it: the partitions of a stable share (WriterFor) are batched apart,
 // queued apart and written by this lane's own thread, so that a batch carries only the offsets
@@ -128,8 +152,12 @@ size_t WriterCount(int requested);
 struct PartitionCursor {
   TopicPartition tp;
   WriterLane* lane = nullptr;  // the writer that owns the partition
-  int64_t expected = -1;     // the offset the next record should have; -1 when unknown
-  int topic_number = -1;     // the store's number for tp.topic; -1 until resolved
+  uint64_t epoch = 0;          // its epoch in the fence (PartitionFence::Open)
+  int64_t expected = -1;       // the offset the next record should have; -1 when unknown
+  int topic_number = -1;       // the store's number for tp.topic; -1 until resolved
+  // In the run of cold records that may open the partition (StartOffset::may_read_cold): records
+  // older than the window are skipped as cold until the first one inside it.
+  bool cold_run = false;
   bool cold_logged = false;  // a cold record of this partition was logged
 };
 
@@ -171,11 +199,15 @@ class IngestorImpl final : public Ingestor {
 
  private:
   // The consumer's configuration: hotrow's settings, then IngestOptions::properties.
-  Result<KafkaConfPtr> ConsumerConf(const char* session_timeout_ms);
-  // Makes consumer_ (not yet subscribed).
-  Status CreateConsumer(const char* session_timeout_ms);
-  // Whether consumer_'s brokers are librdkafka's mock cluster (hotrow embedded-kafka).
-  bool OnEmbeddedBroker() const;
+  Result<KafkaConfPtr> ConsumerConf(int session_timeout_ms);
+  // A consumer handle (not yet subscribed).
+  Result<rd_kafka_t*> CreateConsumer(int session_timeout_ms);
+  // Subscribes consumer_ to the topics.
+  Status Subscribe();
+  // Whether `consumer`'s brokers are librdkafka's mock cluster (hotrow embedded-kafka).
+  static bool OnEmbeddedBroker(rd_kafka_t* consumer);
+  // The BrokerOffsets of consumer_ (through IngestOptions::broker_offsets_for_test when set).
+  std::unique_ptr<BrokerOffsets> MakeBrokerOffsets();
 
   // librdkafka callbacks; `opaque` is the IngestorImpl.
   static void OnRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
@@ -191,9 +223,14 @@ class IngestorImpl final : public Ingestor {
   // Poller thread.
   void HandleMessage(const rd_kafka_message_t* msg);
   void HandleConsumerError(const rd_kafka_message_t* msg);
-  void SkipCold(PartitionCursor* cursor, const rd_kafka_message_t* msg, int64_t kafka_ts,
-                int64_t window_start, int64_t now_ms);
-  void DiscardUnwritten(int lost_partitions);
+  void SkipCold(PartitionCursor* cursor, const rd_kafka_message_t* msg, int64_t time_ms,
+                const char* time_kind, int64_t window_start, int64_t now_ms);
+  // Closes `partitions` in the fence (waiting for the writes under way) and removes their records
+  // from the open and pending batches of every lane; the writers leave them out of queued ones.
+  // `why` ends the log line.
+  void GiveUp(const std::vector<TopicPartition>& partitions, const std::string& why);
+  // EventStore::TopicName, for DropPartitions.
+  std::optional<std::string> TopicName(uint16_t number) const { return store_->TopicName(number); }
   void Reject(PartitionCursor* cursor, const rd_kafka_message_t* msg, const char* reason,
               const std::string& detail, int64_t now_ms);
   PartitionCursor* Cursor(const char* topic, int32_t partition);
@@ -204,15 +241,31 @@ class IngestorImpl final : public Ingestor {
   bool AnyPending() const;
   void PushPending();
   void UpdatePause();
-  void DrainAndWait();
+  // Writes every batch of every lane (a revocation may take partitions of any writer). Returns
+  // true once written; false when `bound_ms` (steady time; none when negative) passed first or a
+  // writer has ended.
+  bool DrainAndWait(int64_t bound_ms = -1);
   void OnAssign(rd_kafka_topic_partition_list_t* partitions, bool cooperative);
   void OnRevoke(rd_kafka_topic_partition_list_t* partitions, bool cooperative);
+  // Whether the revocation being served is involuntary.
+  bool RevocationIsLost();
+  // The start inputs of `partitions` (their offsets are not read): the store's offsets, then the
+  // brokers' answers within kAssignQueryBudgetMs.
+  std::vector<StartOffsetInputs> GatherStartInputs(
+      const rd_kafka_topic_partition_list_t* partitions, std::map<TopicPartition, int64_t>* ends);
   void SetPaused(bool paused);
-  void CloseConsumer();
+  // Closes `consumer` (leaves the group); false when that timed out (the handle must then not be
+  // destroyed: see Stop).
+  bool CloseConsumer(rd_kafka_t* consumer);
+  // While nothing is assigned: logs the wait, and on the embedded broker makes the consumer again
+  // with a longer session when the join does not complete (kEmbeddedSessionLadderMs).
+  void WatchJoin();
+  void RejoinWithLongerSession();
 
   // Writer threads.
   void WriteBatch(WriterLane* lane, Batch* batch);
-  void CommitAsync(const Batch& batch);
+  // Commits the next offsets of `partitions` of `batch`.
+  void CommitAsync(const Batch& batch, const std::vector<TopicPartition>& partitions);
   // Adds `tp` at `offset` to `list`, with this store's commit metadata.
   void AddCommit(rd_kafka_topic_partition_list_t* list, const TopicPartition& tp,
                  int64_t offset) const;
@@ -236,12 +289,21 @@ class IngestorImpl final : public Ingestor {
   const IngestOptions options_;
   store::EventStore* const store_;
   int64_t reset_offset_ = RD_KAFKA_OFFSET_BEGINNING;  // auto.offset.reset as an offset
-  // Metadata of this instance's offset commits, "hotrow store <host>:<store path>": on
-  // assignment, a commit ahead of the store counts only when another store made it (see
-  // start_offset.h).
+  int64_t max_poll_interval_ms_ = 300000;             // max.poll.interval.ms
+  bool embedded_ = false;  // the brokers are the embedded broker (OnEmbeddedBroker)
+  // Metadata of this instance's offset commits, "hotrow store <host>:<store path>": tells an
+  // operator reading the group's offsets which store made each commit (the start of a partition
+  // never depends on a commit: start_offset.h).
   std::string commit_metadata_;
 
   // Owned by the poller thread.
+  // The brokers are the embedded broker and the properties set no session: the session ladder
+  // applies (kEmbeddedSessionLadderMs), at step session_step_.
+  bool session_ladder_ = false;
+  size_t session_step_ = 0;
+  int64_t unassigned_since_steady_ms_ = 0;         // since when nothing is assigned (steady clock)
+  int64_t waiting_logged_steady_ms_ = 0;           // the last line about the wait
+  std::unique_ptr<BrokerOffsets> broker_offsets_;  // of consumer_
   RecordParser parser_;
   ParsedRecord parsed_;
   std::map<TopicPartition, PartitionCursor> cursors_;
@@ -253,12 +315,8 @@ class IngestorImpl final : public Ingestor {
   // The writers (IngestOptions::writers), each with its batcher and queue. Fixed after
   // construction; the threads are started by Init and joined by Stop.
   std::vector<std::unique_ptr<WriterLane>> lanes_;
-  // The ownership epoch: bumped by the poller when the assignment is lost (session timeout,
-  // fencing). Every batch carries the epoch it was read in; the writer checks it before each
-  // write attempt and discards a batch of an earlier epoch: nothing is written for a partition
-  // this instance no longer owns. (A write already under way when the loss is learnt completes,
-  // as one finished just before would have.)
-  std::atomic<uint64_t> ownership_epoch_{1};
+  // Which partitions the writers may write and commit for (epochs per assignment).
+  PartitionFence fence_;
 
   // Signalled by a writer after each batch; guards every lane's written_seq.
   std::mutex seq_mu_;
@@ -292,6 +350,8 @@ class IngestorImpl final : public Ingestor {
   std::atomic<bool> out_of_disk_{false};
   std::atomic<bool> paused_flag_{false};
   std::atomic<int64_t> last_progress_ms_{0};  // last write, or last assignment
+  // By options_.clock: since when no partition is assigned; -1 while some are.
+  std::atomic<int64_t> unassigned_since_ms_{0};
 
   mutable std::mutex stats_mu_;
   std::map<TopicPartition, PartitionInfo> partitions_;  // GUARDED_BY(stats_mu_)
@@ -302,7 +362,10 @@ class IngestorImpl final : public Ingestor {
   RateLimiter error_log_;
 
   std::unique_ptr<DeadLetterProducer> dead_letters_;
-  // Declared after everything its callbacks touch, destroyed (in Stop) before them.
+  // Declared after everything its callbacks touch, destroyed (in Stop) before them. Replaced only
+  // by the poller (RejoinWithLongerSession), while no partition is open in the fence (so no
+  // writer commits through it), under consumer_mu_, which the monitor holds while it uses it.
+  std::mutex consumer_mu_;
   rd_kafka_t* consumer_ = nullptr;
   std::thread poller_;
   std::thread monitor_;

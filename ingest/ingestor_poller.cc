@@ -15,6 +15,7 @@ void IngestorImpl::PollLoop() {
   NameThread("hotrow-poll");
   while (!stop_polling_.load(std::memory_order_relaxed)) {
     if (options_.before_poll_for_test) options_.before_poll_for_test();
+    WatchJoin();
     PushPending();
     UpdatePause();
     const int64_t now = NowMs();
@@ -50,7 +51,7 @@ void IngestorImpl::PollLoop() {
   // Stop: write the open batch and everything pending, then leave the group. Closing the consumer
   // revokes the assignment through OnRebalance, which commits the written offsets.
   DrainAndWait();
-  CloseConsumer();
+  close_timed_out_ = !CloseConsumer(consumer_);
 }
 
 PartitionCursor* IngestorImpl::Cursor(const char* topic, int32_t partition) {
@@ -124,10 +125,12 @@ void IngestorImpl::HandleMessage(const rd_kafka_message_t* msg) {
   rd_kafka_timestamp_type_t ts_type;
   const int64_t kafka_ts = rd_kafka_message_timestamp(msg, &ts_type);
 
-  // Cold records, after a long outage, are dropped on their Kafka timestamp alone, before a
-  // parse. The margin (max_future) tolerates producers whose clocks run behind.
-  if (kafka_ts >= 0 && kafka_ts < window_start - options_.max_future_ms) {
-    SkipCold(cursor, msg, kafka_ts, window_start, now);
+  // The run of cold records that may open a partition (a restart after a long outage, where the
+  // broker could not say where the window starts) is skipped, not rejected. When the producers
+  // set the Kafka timestamp to the event time, without a parse.
+  if (cursor->cold_run && options_.record_ts_is_event_time && kafka_ts >= 0 &&
+      kafka_ts < window_start) {
+    SkipCold(cursor, msg, kafka_ts, "Kafka timestamp", window_start, now);
     return;
   }
 
@@ -137,9 +140,17 @@ void IngestorImpl::HandleMessage(const rd_kafka_message_t* msg) {
   view.kafka_ts_ms = kafka_ts;
   parser_.Parse(view, window_start, wall_now + options_.max_future_ms, &parsed_);
   if (!parsed_.ok()) {
-    Reject(cursor, msg, parsed_.reject, parsed_.detail, now);
+    // Else by the event time the parser reads: the window is defined by it.
+    if (cursor->cold_run && parsed_.reject == kRejectExpired) {
+      SkipCold(cursor, msg, parsed_.ts_ms, "event time", window_start, now);
+    } else {
+      Reject(cursor, msg, parsed_.reject, parsed_.detail, now);
+    }
     return;
   }
+  // The first event inside the window ends the cold run: an older one after it is a late event,
+  // rejected as expired.
+  cursor->cold_run = false;
 
   keying::RowKey key;
   key.salt = store_->salter().SaltOf(cursor->tp.topic, cursor->tp.partition, offset, parsed_.id);
@@ -162,8 +173,8 @@ void IngestorImpl::HandleMessage(const rd_kafka_message_t* msg) {
   touched_lane_ = cursor->lane;
 }
 
-void IngestorImpl::SkipCold(PartitionCursor* cursor, const rd_kafka_message_t* msg,
-                            int64_t kafka_ts, int64_t window_start, int64_t now_ms) {
+void IngestorImpl::SkipCold(PartitionCursor* cursor, const rd_kafka_message_t* msg, int64_t time_ms,
+                            const char* time_kind, int64_t window_start, int64_t now_ms) {
   // Not bad input: the record is simply too old to keep. Counted apart from `rejected`, never
   // dead-lettered, logged once per partition.
   skipped_cold_.fetch_add(1, std::memory_order_relaxed);
@@ -174,9 +185,9 @@ void IngestorImpl::SkipCold(PartitionCursor* cursor, const rd_kafka_message_t* m
   if (!cursor->cold_logged) {
     cursor->cold_logged = true;
     spdlog::warn(
-        "ingest: {} from offset {}: skipping records older than the hot window (Kafka "
-        "timestamp {} < window start {}); counted in skipped_cold, not as rejected",
-        Describe(cursor->tp), msg->offset, FormatRfc3339Ms(kafka_ts),
+        "ingest: {} from offset {}: skipping the records older than the hot window that open the "
+        "partition ({} {} < window start {}); counted in skipped_cold, not as rejected",
+        Describe(cursor->tp), msg->offset, time_kind, FormatRfc3339Ms(time_ms),
         FormatRfc3339Ms(window_start));
   }
   cursor->lane->batcher.AddSkipped(cursor->tp, msg->offset, now_ms);
@@ -251,7 +262,12 @@ void IngestorImpl::HandleConsumerError(const rd_kafka_message_t* msg) {
 void IngestorImpl::CloseBatch(WriterLane* lane) {
   if (lane->batcher.empty()) return;
   std::unique_ptr<Batch> batch = lane->batcher.Take(next_seq_++);
-  batch->epoch = ownership_epoch_.load();
+  // Each part at the epoch its records were read at: its cursor's (a part whose cursor is gone
+  // gets 0, never open, and is left out by the writer).
+  for (auto& [tp, part] : batch->parts) {
+    auto it = cursors_.find(tp);
+    part.epoch = it != cursors_.end() ? it->second.epoch : 0;
+  }
   lane->last_closed_seq = batch->seq;
   lane->pending.push_back(std::move(batch));
   PushPending();
@@ -322,31 +338,10 @@ void IngestorImpl::SetPaused(bool paused) {
   }
 }
 
-void IngestorImpl::DiscardUnwritten(int lost_partitions) {
-  // From here on every writer discards every batch read before: those queued, or being retried.
-  ownership_epoch_.fetch_add(1);
-  size_t records = 0, batches = 0;
-  for (auto& lane : lanes_) {
-    records += lane->batcher.records();
-    batches += lane->batcher.empty() ? 0 : 1;
-    std::unique_ptr<Batch> open = lane->batcher.Take(0);
-    for (const auto& batch : lane->pending) records += batch->records;
-    batches += lane->pending.size();
-    lane->pending.clear();
-    // DrainAndWait waits for the last batch enqueued, not for those dropped here.
-    lane->last_closed_seq = lane->last_enqueued_seq;
-  }
-  batches_discarded_.fetch_add(batches);
-  spdlog::warn(
-      "ingest: {} partition(s) lost (session timeout or fencing: the group moved on without "
-      "us); {} records read from them are not written, their offsets not committed, and "
-      "queued batches are discarded: the new owner reads them",
-      lost_partitions, records);
-}
-
-void IngestorImpl::DrainAndWait() {
+bool IngestorImpl::DrainAndWait(int64_t bound_ms) {
   // Every writer's batches, written: a revocation may take partitions of any writer.
   CloseBatches();
+  const int64_t deadline = bound_ms >= 0 ? SteadyNowMs() + bound_ms : -1;
   std::vector<uint64_t> targets;
   for (const auto& lane : lanes_) targets.push_back(lane->last_closed_seq);
   std::unique_lock<std::mutex> lock(seq_mu_);
@@ -361,12 +356,14 @@ void IngestorImpl::DrainAndWait() {
       all_written = false;
       if (lane.done.load()) {
         NoteError("ingest: writer " + std::to_string(i) + " has ended; its batches up to " +
-                  std::to_string(targets[i]) + " stay unwritten (Kafka delivers them again on "
+                  std::to_string(targets[i]) +
+                  " stay unwritten (Kafka delivers them again on "
                   "restart)");
-        return;
+        return false;
       }
     }
-    if (all_written) return;
+    if (all_written) return true;
+    if (deadline >= 0 && SteadyNowMs() >= deadline) return false;
     seq_cv_.wait_for(lock, std::chrono::milliseconds(100));
   }
 }

@@ -1,10 +1,13 @@
 // Rebalances of IngestorImpl (on the poller thread, inside consumer_poll or consumer_close).
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "common/time_format.h"
 #include "ingest/ingestor_impl.h"
 #include "ingest/start_offset.h"
 
@@ -35,66 +38,104 @@ void IngestorImpl::OnRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
   }
 }
 
-void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool cooperative) {
-  // Where each partition starts: see ChooseStartOffset (start_offset.h). Gathered here: the
-  // store's offsets, the group's committed ones (with the metadata naming the store that
-  // committed them) and offsets-for-times(window start), each in one request.
+std::vector<StartOffsetInputs> IngestorImpl::GatherStartInputs(
+    const rd_kafka_topic_partition_list_t* partitions, std::map<TopicPartition, int64_t>* ends) {
+  std::vector<TopicPartition> tps;
+  for (int i = 0; i < partitions->cnt; ++i) {
+    tps.push_back(TopicPartition{partitions->elems[i].topic, partitions->elems[i].partition});
+  }
+  // Batched requests (the ends, offsets-for-times, and at times a check of its answer), within
+  // one bound: the rebalance callback must return well within max.poll.interval.ms, and a slow
+  // broker must not hold it for a timeout per partition.
+  const int64_t deadline =
+      SteadyNowMs() + std::min<int64_t>(kAssignQueryBudgetMs, max_poll_interval_ms_ / 3);
+  auto remaining = [&] { return static_cast<int>(std::max<int64_t>(0, deadline - SteadyNowMs())); };
+  // The ends first: when offsets-for-times then says that no record is newer than the window's
+  // start, every record below an end asked before is older, and the partition starts there.
+  Status s = broker_offsets_->EndOffsets(tps, remaining(), ends);
+  if (!s.ok()) NoteError("kafka consumer: " + s.message());
+  // A record may carry a Kafka timestamp up to max_future older than its event time (its
+  // producer's clock behind the device's): the window's first record by event time is then no
+  // earlier than the first record of window start - max_future by Kafka timestamp.
+  const int64_t window_ts = store_->WindowStartMs() - options_.max_future_ms;
+  std::map<TopicPartition, TimeOffset> window;
+  if (remaining() > 0) {
+    s = broker_offsets_->OffsetsForTimes(tps, window_ts, remaining(), &window);
+    if (!s.ok()) {
+      NoteError("kafka consumer: " + s.message() +
+                "; cold records are skipped as they are read instead");
+    }
+  } else {
+    NoteError("kafka consumer: no time left to ask offsets-for-times within " +
+              FormatDurationMs(kAssignQueryBudgetMs) +
+              "; cold records are skipped as they are read instead");
+  }
+  // "No record that new" moves a partition to its end, past every record before it: believed only
+  // from a broker that can answer at all. One that also names no record for the time 0, although
+  // the partition holds records (their timestamps are all at least 0), cannot: the embedded
+  // broker says -1 for any time, and it is taken for a real one when its cluster id was not known
+  // at start (WindowStartTest.ABrokerThatSaysMinusOneForAnyTimeIsNotBelieved).
+  std::vector<TopicPartition> probe;
+  for (const auto& [tp, answer] : window) {
+    auto e = ends->find(tp);
+    if (answer.kind == TimeOffset::Kind::kNoneNewer && e != ends->end() && e->second > 0) {
+      probe.push_back(tp);
+    }
+  }
+  if (!probe.empty()) {
+    std::map<TopicPartition, TimeOffset> first;
+    s = remaining() > 0 ? broker_offsets_->OffsetsForTimes(probe, 0, remaining(), &first)
+                        : Status::IOError("no time left");
+    size_t unbelieved = 0;
+    for (const TopicPartition& tp : probe) {
+      auto f = first.find(tp);
+      if (!s.ok() || f == first.end() || f->second.kind != TimeOffset::Kind::kOffset) {
+        window[tp] = TimeOffset::Unknown();
+        ++unbelieved;
+      }
+    }
+    if (unbelieved > 0) {
+      NoteError("kafka consumer: the broker says no record of " + std::to_string(unbelieved) +
+                " partition(s) is newer than the window's start, but names none for any time " +
+                "either" + (s.ok() ? std::string() : " (" + s.message() + ")") +
+                ": its offsets-for-times answers are not used; cold records are skipped as they "
+                "are read instead");
+    }
+  }
+
   const std::map<TopicPartition, int64_t> stored = store_->StoredOffsets();
-  TopicPartitionListPtr committed(rd_kafka_topic_partition_list_copy(partitions));
-  rd_kafka_resp_err_t err = rd_kafka_committed(consumer_, committed.get(), kAssignQueryTimeoutMs);
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    NoteError(std::string("kafka consumer: cannot fetch committed offsets: ") +
-              rd_kafka_err2str(err) + "; using the store's offsets only");
+  std::vector<StartOffsetInputs> out(tps.size());
+  for (size_t i = 0; i < tps.size(); ++i) {
+    StartOffsetInputs& in = out[i];
+    in.reset_offset = reset_offset_;
+    auto st = stored.find(tps[i]);
+    if (st != stored.end()) in.stored = st->second;
+    auto w = window.find(tps[i]);
+    if (w != window.end()) in.window = w->second;
+    auto e = ends->find(tps[i]);
+    if (e != ends->end()) in.end = e->second;
   }
-  const int64_t window_start = store_->WindowStartMs();
-  TopicPartitionListPtr by_time(rd_kafka_topic_partition_list_copy(partitions));
-  for (int i = 0; i < by_time->cnt; ++i) by_time->elems[i].offset = window_start;
-  rd_kafka_resp_err_t terr =
-      rd_kafka_offsets_for_times(consumer_, by_time.get(), kAssignQueryTimeoutMs);
-  if (terr != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    NoteError(std::string("kafka consumer: offsets-for-times failed: ") + rd_kafka_err2str(terr) +
-              "; cold records are skipped on their timestamps instead");
-  }
-  std::vector<std::string> why(static_cast<size_t>(partitions->cnt));
+  return out;
+}
+
+void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool cooperative) {
+  // Where each partition starts: see ChooseStartOffset (start_offset.h).
+  std::map<TopicPartition, int64_t> ends;
+  std::vector<StartOffsetInputs> inputs;
+  if (partitions->cnt > 0) inputs = GatherStartInputs(partitions, &ends);
+  std::vector<StartOffset> starts(static_cast<size_t>(partitions->cnt));
   for (int i = 0; i < partitions->cnt; ++i) {
     rd_kafka_topic_partition_t& p = partitions->elems[i];
-    StartOffsetInputs in;
-    in.reset_offset = reset_offset_;
-    auto it = stored.find(TopicPartition{p.topic, p.partition});
-    if (it != stored.end()) in.stored = it->second;
-    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      rd_kafka_topic_partition_t* c =
-          rd_kafka_topic_partition_list_find(committed.get(), p.topic, p.partition);
-      if (c != nullptr && c->err == RD_KAFKA_RESP_ERR_NO_ERROR && c->offset >= 0) {
-        in.committed = c->offset;
-        const std::string metadata =
-            c->metadata != nullptr
-                ? std::string(static_cast<const char*>(c->metadata), c->metadata_size)
-                : std::string();
-        in.committed_by_other_store =
-            metadata.rfind(kCommitMetadataPrefix, 0) == 0 && metadata != commit_metadata_;
-      }
-    }
-    if (terr == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      rd_kafka_topic_partition_t* t =
-          rd_kafka_topic_partition_list_find(by_time.get(), p.topic, p.partition);
-      if (t != nullptr && t->err == RD_KAFKA_RESP_ERR_NO_ERROR && t->offset >= 0) {
-        in.window_offset = t->offset;
-      }
-    }
-    rd_kafka_get_watermark_offsets(consumer_, p.topic, p.partition, &in.low_watermark,
-                                   &in.high_watermark);
-    const StartOffset start = ChooseStartOffset(in);
+    const StartOffset& start = starts[static_cast<size_t>(i)] =
+        ChooseStartOffset(inputs[static_cast<size_t>(i)]);
     p.offset = start.offset;
     if (options_.ownership != nullptr) {
-      int64_t low = -1, high = -1;  // asked of the broker: the cached watermarks may be stale
-      if (rd_kafka_query_watermark_offsets(consumer_, p.topic, p.partition, &low, &high,
-                                           kAssignQueryTimeoutMs) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        high = -1;  // learnt from the monitor instead (PartitionOwnership::UpdatePosition)
-      }
-      options_.ownership->Assigned(p.topic, p.partition, p.offset, start.window_complete, high);
+      // The end asked above; when unknown, learnt from the monitor instead
+      // (PartitionOwnership::UpdatePosition).
+      auto e = ends.find(TopicPartition{p.topic, p.partition});
+      options_.ownership->Assigned(p.topic, p.partition, p.offset, start.window_complete,
+                                   e != ends.end() ? e->second : -1);
     }
-    why[static_cast<size_t>(i)] = std::string(StartReasonName(start.reason)) + ": " + start.why;
   }
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
@@ -108,16 +149,21 @@ void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool co
   }
   for (int i = 0; i < partitions->cnt; ++i) {
     const rd_kafka_topic_partition_t& p = partitions->elems[i];
+    const StartOffset& start = starts[static_cast<size_t>(i)];
     TopicPartition tp{p.topic, p.partition};
     PartitionCursor& cursor = cursors_[tp];
+    cursor = PartitionCursor{};
     cursor.tp = tp;
     cursor.lane = lanes_[WriterFor(tp, lanes_.size())].get();
+    cursor.epoch = fence_.Open(tp);
     cursor.expected = p.offset >= 0 ? p.offset : -1;
+    cursor.cold_run = start.may_read_cold;
     spdlog::info("ingest: assigned {} from {} ({})", Describe(tp), DescribeOffset(p.offset),
-                 why[static_cast<size_t>(i)]);
+                 start.Describe());
   }
   last_cursor_ = nullptr;
   last_progress_ms_.store(NowMs());
+  if (!cursors_.empty()) unassigned_since_ms_.store(-1);
 
   if (cooperative) {
     rd_kafka_error_t* e = rd_kafka_incremental_assign(consumer_, partitions);
@@ -137,15 +183,17 @@ void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool co
   // resumed between an eager revoke and the next assignment (its writer caught up while it owned
   // nothing) would get back partitions still paused, and never read them again. So every
   // assigned partition is set to the consumer's state here.
-  rd_kafka_resp_err_t perr = paused_ ? rd_kafka_pause_partitions(consumer_, partitions)
-                                     : rd_kafka_resume_partitions(consumer_, partitions);
-  if (perr != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    NoteError(std::string("kafka consumer: cannot ") + (paused_ ? "pause" : "resume") +
-              " assigned partitions: " + rd_kafka_err2str(perr));
+  if (partitions->cnt > 0) {
+    rd_kafka_resp_err_t perr = paused_ ? rd_kafka_pause_partitions(consumer_, partitions)
+                                       : rd_kafka_resume_partitions(consumer_, partitions);
+    if (perr != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      NoteError(std::string("kafka consumer: cannot ") + (paused_ ? "pause" : "resume") +
+                " assigned partitions: " + rd_kafka_err2str(perr));
+    }
   }
 }
 
-void IngestorImpl::OnRevoke(rd_kafka_topic_partition_list_t* partitions, bool cooperative) {
+bool IngestorImpl::RevocationIsLost() {
   // Lost: librdkafka says so, or this consumer is no longer a member at all. The second catches
   // a revocation that librdkafka queued as an ordinary one (a rebalance began) before it found
   // the poller stuck past max.poll.interval.ms and left the group: by the time the poller serves
@@ -156,25 +204,69 @@ void IngestorImpl::OnRevoke(rd_kafka_topic_partition_list_t* partitions, bool co
     lost = member == nullptr || member[0] == '\0';
     if (member != nullptr) rd_kafka_mem_free(consumer_, member);
   }
-  if (lost) {
-    // Involuntary: another instance may own these partitions already. Nothing read from them
-    // is written any more (the open batch, the closed ones not yet written), nothing committed.
-    DiscardUnwritten(partitions->cnt);
-  } else {
-    // Finish what was read from these partitions before giving them up: write it, durably,
-    // and tell the group, so that the next owner starts exactly after it.
-    DrainAndWait();
+  if (options_.revocation_lost_for_test && options_.revocation_lost_for_test()) lost = true;
+  return lost;
+}
+
+void IngestorImpl::GiveUp(const std::vector<TopicPartition>& partitions, const std::string& why) {
+  if (partitions.empty()) return;
+  // First the fence: once Close returns, no writer writes or commits these partitions, and a
+  // write of them under way has finished.
+  fence_.Close(partitions);
+  const std::set<TopicPartition> drop(partitions.begin(), partitions.end());
+  auto topic_name = [this](uint16_t number) { return TopicName(number); };
+  size_t records = 0, batches = 0;
+  for (auto& lane : lanes_) {
+    const size_t open = lane->batcher.DropOpen(drop, topic_name);
+    records += open;
+    batches += open > 0 ? 1 : 0;
+    for (auto it = lane->pending.begin(); it != lane->pending.end();) {
+      const size_t dropped = DropPartitions(it->get(), drop, topic_name);
+      records += dropped;
+      batches += dropped > 0 ? 1 : 0;
+      it = (*it)->parts.empty() ? lane->pending.erase(it) : std::next(it);
+    }
+    // DrainAndWait waits for the last batch closed: one still pending, else the last enqueued.
+    lane->last_closed_seq =
+        lane->pending.empty() ? lane->last_enqueued_seq : lane->pending.back()->seq;
   }
-  TopicPartitionListPtr commit(rd_kafka_topic_partition_list_new(partitions->cnt));
+  batches_discarded_.fetch_add(batches);
+  spdlog::warn(
+      "ingest: gave up {} partition(s) {}: {} records read from them and not yet handed to a "
+      "writer are dropped, the writers leave them out of queued batches, nothing of them is "
+      "committed; the partitions' next owner reads them",
+      partitions.size(), why, records);
+}
+
+void IngestorImpl::OnRevoke(rd_kafka_topic_partition_list_t* partitions, bool cooperative) {
+  std::vector<TopicPartition> revoked;
+  for (int i = 0; i < partitions->cnt; ++i) {
+    revoked.push_back(TopicPartition{partitions->elems[i].topic, partitions->elems[i].partition});
+  }
+  const bool lost = RevocationIsLost();
+  if (lost) {
+    // Involuntary: another instance may own these partitions already. Nothing read from them is
+    // written any more, nothing committed; what was read from the others is kept.
+    GiveUp(revoked, "lost (session timeout or fencing: the group moved on without us)");
+  } else {
+    // Finish what was read before giving the partitions up: write it, durably, and tell the
+    // group, so that the next owner starts exactly after it. Within a bound: a store that
+    // cannot write (a full disk) must not hold the group's rebalance.
+    const int64_t bound_ms = std::min(options_.revoke_drain_ms, max_poll_interval_ms_ / 2);
+    if (DrainAndWait(bound_ms)) {
+      fence_.Close(revoked);
+    } else {
+      GiveUp(revoked, "on revocation: what was read from them could not be written within " +
+                          FormatDurationMs(bound_ms));
+    }
+  }
+  TopicPartitionListPtr commit(rd_kafka_topic_partition_list_new(std::max(1, partitions->cnt)));
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
-    for (int i = 0; i < partitions->cnt; ++i) {
-      const rd_kafka_topic_partition_t& p = partitions->elems[i];
-      auto it = partitions_.find(TopicPartition{p.topic, p.partition});
+    for (const TopicPartition& tp : revoked) {
+      auto it = partitions_.find(tp);
       if (it == partitions_.end()) continue;
-      if (it->second.written_next >= 0) {
-        AddCommit(commit.get(), it->first, it->second.written_next);
-      }
+      if (it->second.written_next >= 0) AddCommit(commit.get(), it->first, it->second.written_next);
       it->second.assigned = false;
     }
   }
@@ -191,13 +283,16 @@ void IngestorImpl::OnRevoke(rd_kafka_topic_partition_list_t* partitions, bool co
           rd_kafka_err2str(err));
     }
   }
-  for (int i = 0; i < partitions->cnt; ++i) {
-    const rd_kafka_topic_partition_t& p = partitions->elems[i];
-    cursors_.erase(TopicPartition{p.topic, p.partition});
-    if (options_.ownership != nullptr) options_.ownership->Revoked(p.topic, p.partition);
-    spdlog::info("ingest: revoked {}/{}", p.topic, p.partition);
+  for (const TopicPartition& tp : revoked) {
+    cursors_.erase(tp);
+    if (options_.ownership != nullptr) options_.ownership->Revoked(tp.topic, tp.partition);
+    spdlog::info("ingest: revoked {}", Describe(tp));
   }
   last_cursor_ = nullptr;
+  if (cursors_.empty() && unassigned_since_ms_.load() < 0) {
+    unassigned_since_ms_.store(NowMs());
+    unassigned_since_steady_ms_ = SteadyNowMs();
+  }
 
   if (cooperative) {
     rd_kafka_error_t* e = rd_kafka_incremental_unassign(consumer_, partitions);

@@ -25,6 +25,7 @@ void IngestorImpl::MonitorLoop() {
         if (info.assigned) assigned.push_back(tp);
       }
     }
+    std::lock_guard<std::mutex> consumer_lock(consumer_mu_);
     for (const TopicPartition& tp : assigned) {
       // The watermarks librdkafka's fetcher last saw. Its broker threads keep fetching (until
       // their prefetch queue is full) even when the poller is stuck. Not
@@ -145,7 +146,12 @@ IngestStats IngestorImpl::Stats() const {
 Status IngestorImpl::Ready() const {
   IngestStats s = Stats();
   if (s.out_of_disk) return Status::NoSpace("ingestion paused: the disk is full");
-  if (!s.assigned) return Status::Busy("no Kafka partitions assigned (yet)");
+  if (!s.assigned) {
+    const int64_t since = unassigned_since_ms_.load();
+    const int64_t waited_s = since >= 0 ? std::max<int64_t>(0, NowMs() - since) / 1000 : 0;
+    return Status::Busy("waiting for the group's assignment since " + std::to_string(waited_s) +
+                        " s (group " + options_.group_id + ")");
+  }
   if (s.stalled) {
     int64_t lag = 0;
     for (const auto& p : s.partitions) lag += p.lag;

@@ -59,41 +59,63 @@ void IngestorImpl::WriteBatch(WriterLane* lane, Batch* batch) {
     if (!s.ok()) NoteError(s.ToString());
   }
   int64_t backoff_ms = 100;
+  auto topic_name = [this](uint16_t number) { return TopicName(number); };
   while (true) {
-    // Ownership is checked at write time, before every attempt: a batch read before the
-    // assignment was lost is never written (its partitions belong to another instance now).
-    if (batch->epoch != ownership_epoch_.load()) {
-      batches_discarded_.fetch_add(1);
-      spdlog::warn(
-          "ingest: a batch of {} records read before its partitions were lost is discarded, "
-          "not written",
-          batch->records);
-      return;
-    }
-    store::WriteOutcome outcome;
-    const auto t0 = std::chrono::steady_clock::now();
-    Status s = store_->Write(batch->input, &outcome);
-    const auto t1 = std::chrono::steady_clock::now();
-    if (s.ok()) {
-      batch_write_us_sum_.fetch_add(static_cast<uint64_t>(
-          std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0).count()));
-      batches_written_.fetch_add(1);
-      batch_events_sum_.fetch_add(outcome.stored);
-      events_stored_.fetch_add(outcome.stored);
-      duplicates_.fetch_add(outcome.duplicate);
-      rejected_[ReasonIndex(kRejectExpired)].fetch_add(outcome.expired);
-      rejected_[ReasonIndex(kRejectFuture)].fetch_add(outcome.future);
-      if (out_of_disk_.exchange(false)) spdlog::info("ingest: the store accepts writes again");
-      {
-        std::lock_guard<std::mutex> lock(stats_mu_);
-        for (const auto& [tp, next] : batch->input.next_offsets) {
-          PartitionInfo& info = partitions_[tp];
-          info.written_next = std::max(info.written_next, next);
-        }
+    Status s;
+    {
+      // Ownership is checked before every attempt, under the fence (partition_fence.h): the
+      // records of partitions revoked or lost since they were read are left out, the others
+      // written, and only partitions still open afterwards are committed. A revocation or loss
+      // that begins meanwhile waits until this block ends.
+      PartitionFence::Write fence = fence_.BeginWrite(batch->Epochs());
+      if (!fence.closed().empty()) {
+        const size_t dropped = DropPartitions(batch, fence.closed(), topic_name);
+        batches_discarded_.fetch_add(1);
+        spdlog::warn(
+            "ingest: {} records of {} partition(s) revoked or lost since they were read are not "
+            "written{}",
+            dropped, fence.closed().size(),
+            batch->parts.empty() ? "" : "; the batch's other partitions are");
       }
-      last_progress_ms_.store(NowMs());
-      CommitAsync(*batch);
-      return;
+      if (batch->parts.empty()) {
+        // Nothing left to write. When this batch kept the disk marked full, the consumer is
+        // paused on it, and with its partitions given up no other write may come to clear it:
+        // resume, and let the next write tell.
+        if (out_of_disk_.exchange(false)) {
+          spdlog::info(
+              "ingest: no write pending after the revoked partitions' batch was "
+              "dropped; consuming resumes, the next write tells if the disk is full");
+        }
+        return;
+      }
+      store::WriteOutcome outcome;
+      const auto t0 = std::chrono::steady_clock::now();
+      s = store_->Write(batch->input, &outcome);
+      const auto t1 = std::chrono::steady_clock::now();
+      if (s.ok()) {
+        batch_write_us_sum_.fetch_add(static_cast<uint64_t>(
+            std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0).count()));
+        batches_written_.fetch_add(1);
+        batch_events_sum_.fetch_add(outcome.stored);
+        events_stored_.fetch_add(outcome.stored);
+        duplicates_.fetch_add(outcome.duplicate);
+        rejected_[ReasonIndex(kRejectExpired)].fetch_add(outcome.expired);
+        rejected_[ReasonIndex(kRejectFuture)].fetch_add(outcome.future);
+        if (out_of_disk_.exchange(false)) spdlog::info("ingest: the store accepts writes again");
+        {
+          std::lock_guard<std::mutex> lock(stats_mu_);
+          for (const auto& [tp, next] : batch->input.next_offsets) {
+            PartitionInfo& info = partitions_[tp];
+            info.written_next = std::max(info.written_next, next);
+          }
+        }
+        last_progress_ms_.store(NowMs());
+        // Before the fence's Write ends: a loss that began during the write waits for this
+        // commit to be queued (ahead of the unassignment), and it names only partitions still
+        // open, so nothing is committed for a partition once its loss is known.
+        CommitAsync(*batch, fence.StillOpen(batch->Epochs()));
+        return;
+      }
     }
     if (s.IsNoSpace()) {
       if (!out_of_disk_.exchange(true)) {
@@ -137,11 +159,14 @@ void IngestorImpl::AddCommit(rd_kafka_topic_partition_list_t* list, const TopicP
   p->metadata_size = commit_metadata_.size();
 }
 
-void IngestorImpl::CommitAsync(const Batch& batch) {
-  if (batch.input.next_offsets.empty()) return;
+void IngestorImpl::CommitAsync(const Batch& batch, const std::vector<TopicPartition>& partitions) {
+  if (partitions.empty()) return;
   TopicPartitionListPtr list(
-      rd_kafka_topic_partition_list_new(static_cast<int>(batch.input.next_offsets.size())));
-  for (const auto& [tp, next] : batch.input.next_offsets) AddCommit(list.get(), tp, next);
+      rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size())));
+  for (const TopicPartition& tp : partitions) {
+    auto it = batch.input.next_offsets.find(tp);
+    if (it != batch.input.next_offsets.end()) AddCommit(list.get(), tp, it->second);
+  }
   // Only for lag monitors: the store's offsets are the truth. Failures are logged by
   // OnOffsetCommit.
   rd_kafka_commit(consumer_, list.get(), 1);

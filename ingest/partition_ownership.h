@@ -10,7 +10,7 @@
 #include "store/event_store.h"
 
 // Which partitions this instance owns now, and which of them it can answer for (CONTRACT.md,
-// `cluster.peers`).
+// cluster.peers: an answer is complete only from partitions owned with a complete window).
 //
 // A partition is *serving* when it is owned, its window is complete (the store holds every record
 // from the window's start, or the partition's first record, up to its position: see

@@ -2,53 +2,57 @@
 
 namespace hotrow::ingest {
 
-namespace {
-constexpr int64_t kOffsetBeginning = -2;  // RD_KAFKA_OFFSET_BEGINNING
-}  // namespace
-
 const char* StartReasonName(StartReason reason) {
   switch (reason) {
     case StartReason::kStore:
       return "store";
     case StartReason::kWindow:
       return "window";
+    case StartReason::kEnd:
+      return "end";
     case StartReason::kReset:
       return "auto.offset.reset";
   }
   return "?";
 }
 
+std::string StartOffset::Describe() const {
+  return std::string(StartReasonName(reason)) + ": " + why;
+}
+
 StartOffset ChooseStartOffset(const StartOffsetInputs& in) {
   StartOffset out;
-  std::string group_note;
-  if (in.committed >= 0 && in.committed != in.stored) {
-    group_note = "; the group's " + std::to_string(in.committed) +
-                 (in.committed_by_other_store ? " (committed by another store)" : "") +
-                 " is not used: this store holds only its own records";
-  }
-  int64_t base = -1;
-  if (in.stored >= 0) {
-    base = in.stored;
-    out.reason = StartReason::kStore;
-    out.why = "the store's offset " + std::to_string(in.stored) + group_note;
-  }
+  const int64_t base = in.stored >= 0 ? in.stored : -1;
+  const std::string stored_text =
+      base >= 0 ? "the store's offset " + std::to_string(base) : std::string("nothing stored");
 
-  if (in.window_offset >= 0 && (base < 0 || base < in.window_offset)) {
-    out.offset = in.window_offset;
+  if (in.window.kind == TimeOffset::Kind::kOffset && in.window.offset >= 0 &&
+      base < in.window.offset) {
+    out.offset = in.window.offset;
     out.reason = StartReason::kWindow;
     out.window_complete = true;
-    out.why = "offset " + std::to_string(in.window_offset) + ", the first of the hot window" +
+    out.why = "offset " + std::to_string(in.window.offset) + " is the first of the hot window" +
               (base >= 0 ? " (offsets " + std::to_string(base) + ".." +
-                               std::to_string(in.window_offset - 1) + " are cold)"
-                         : std::string(" (nothing in the store: the window is rebuilt)")) +
-              (base >= 0 ? std::string() : group_note);
+                               std::to_string(in.window.offset - 1) + " are cold)"
+                         : std::string(" (nothing stored: the window is rebuilt)"));
+    return out;
+  }
+  if (in.window.kind == TimeOffset::Kind::kNoneNewer && in.end >= 0 && base < in.end) {
+    out.offset = in.end;
+    out.reason = StartReason::kEnd;
+    out.window_complete = true;
+    out.why = "no record is newer than the hot window's start, so the window starts at offset " +
+              std::to_string(in.end) + " (" + stored_text + "; what is before the end is cold)";
     return out;
   }
   if (base >= 0) {
     out.offset = base;
+    out.reason = StartReason::kStore;
     out.window_complete = true;
-    // The broker did not say where the window starts: what follows may be cold.
-    out.may_read_cold = in.window_offset < 0;
+    // Only when the broker did not say where the window starts may what follows be cold.
+    out.may_read_cold = in.window.kind == TimeOffset::Kind::kUnknown ||
+                        (in.window.kind == TimeOffset::Kind::kNoneNewer && in.end < 0);
+    out.why = stored_text;
     return out;
   }
   out.offset = in.reset_offset;
@@ -56,9 +60,14 @@ StartOffset ChooseStartOffset(const StartOffsetInputs& in) {
   out.may_read_cold = true;
   out.window_complete = in.reset_offset == kOffsetBeginning;
   out.why =
-      "auto.offset.reset (nothing in the store, and the broker did not name the first record "
-      "of the hot window)" +
-      group_note;
+      "nothing stored, and the broker did not name the first record of the hot window (" +
+      std::string(in.reset_offset == kOffsetBeginning ? "the partition's beginning: the window is "
+                                                        "rebuilt"
+                  : in.reset_offset == kOffsetEnd
+                      ? "latest: the records already in the window are not read, so the window "
+                        "is incomplete"
+                      : "error: the group's commit, so the window may be incomplete") +
+      ")";
   return out;
 }
 

@@ -10,10 +10,10 @@
 namespace hotrow::ingest {
 
 // Every partition of `topics`, from the brokers' metadata, sorted: what a group of instances must
-// cover between them (CONTRACT.md, `cluster.peers`). Uses a short-lived client of its own,
-// configured with `properties` (kafka.properties: security settings apply), and waits at most
-// `timeout_ms`. A topic the brokers do not know has no partitions. IOError when the brokers do not
-// answer.
+// cover between them (CONTRACT.md, cluster.peers: "complete"). Uses a short-lived client of its
+// own, configured with `properties` (kafka.properties: security settings apply), and waits at most
+// `timeout_ms`.
+// A topic the brokers do not know has no partitions. IOError when the brokers do not answer.
 //
 // Thread-safety: may be called from any thread.
 Result<std::vector<store::TopicPartition>> ListTopicPartitions(

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "keying/row_key.h"
+
 namespace hotrow::ingest {
 namespace {
 
@@ -68,6 +70,65 @@ TEST(BatcherTest, CountsDeadLetters) {
   batcher.AddDeadLetter();
   EXPECT_EQ(batcher.Take(1)->dead_letters, 1u);
   EXPECT_EQ(batcher.Take(2)->dead_letters, 0u);
+}
+
+// A row key of `tp` (topic number 7) at `offset`, as the poller encodes it.
+std::string KeyOf(const store::TopicPartition& tp, int64_t offset) {
+  keying::RowKey key;
+  key.salt = static_cast<uint8_t>(offset % 4);
+  key.id_hash = 42;
+  key.ts_ms = 1000 + offset;
+  key.topic = 7;
+  key.partition = tp.partition;
+  key.offset = offset;
+  return keying::EncodeRowKey(key);
+}
+
+std::optional<std::string> TopicSeven(uint16_t number) {
+  if (number == 7) return std::string("events");
+  return std::nullopt;
+}
+
+TEST(BatcherTest, DroppingAPartitionKeepsTheOthersRowsOffsetsAndCounts) {
+  Batcher batcher(100, 1000);
+  const store::TopicPartition other_topic{"other", 0};
+  batcher.AddRow(kP0, 10, KeyOf(kP0, 10), "a", 0);
+  batcher.AddRow(kP1, 3, KeyOf(kP1, 3), "b", 0);
+  batcher.AddSkipped(kP0, 11, 0);
+  batcher.AddRow(kP0, 12, KeyOf(kP0, 12), "c", 0);
+  batcher.AddRow(kP1, 4, KeyOf(kP1, 4), "d", 0);
+  batcher.AddSkipped(other_topic, 0, 0);
+  std::unique_ptr<Batch> batch = batcher.Take(1);
+  ASSERT_EQ(batch->records, 6u);
+
+  EXPECT_EQ(DropPartitions(batch.get(), {kP0}, TopicSeven), 3u);
+  EXPECT_EQ(batch->records, 3u);
+  ASSERT_EQ(batch->input.rows.size(), 2u);
+  EXPECT_EQ(batch->input.rows[0].value, "b");
+  EXPECT_EQ(batch->input.rows[1].value, "d");
+  std::map<store::TopicPartition, int64_t> expected{{kP1, 5}, {other_topic, 1}};
+  EXPECT_EQ(batch->input.next_offsets, expected);
+  EXPECT_EQ(batch->parts.count(kP0), 0u);
+  // Dropping what is not there changes nothing.
+  EXPECT_EQ(DropPartitions(batch.get(), {kP0}, TopicSeven), 0u);
+  EXPECT_EQ(batch->input.rows.size(), 2u);
+}
+
+TEST(BatcherTest, DroppingFromTheOpenBatchKeepsCountingTheOthers) {
+  Batcher batcher(3, 1000);
+  batcher.AddRow(kP0, 0, KeyOf(kP0, 0), "a", 0);
+  batcher.AddRow(kP1, 0, KeyOf(kP1, 0), "b", 0);
+  EXPECT_EQ(batcher.DropOpen({kP1}, TopicSeven), 1u);
+  EXPECT_EQ(batcher.records(), 1u);
+  EXPECT_FALSE(batcher.Full());
+  batcher.AddRow(kP1, 1, KeyOf(kP1, 1), "c", 0);  // the part was dropped: counted afresh
+  batcher.AddRow(kP0, 1, KeyOf(kP0, 1), "d", 0);
+  EXPECT_TRUE(batcher.Full());
+  std::unique_ptr<Batch> batch = batcher.Take(1);
+  std::map<store::TopicPartition, int64_t> expected{{kP0, 2}, {kP1, 2}};
+  EXPECT_EQ(batch->input.next_offsets, expected);
+  EXPECT_EQ(batch->parts.at(kP1).records, 1u);
+  EXPECT_EQ(batch->input.rows.size(), 3u);
 }
 
 }  // namespace

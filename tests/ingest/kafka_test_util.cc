@@ -334,4 +334,19 @@ std::string CheckExactlyOnce(const std::map<std::pair<int32_t, int64_t>, int>& c
   return problems;
 }
 
+std::string CheckWholeFromZero(const store::EventStore& store, const std::string& topic) {
+  std::map<int32_t, int64_t> next;
+  for (const auto& [tp, offset] : store.StoredOffsets()) {
+    if (tp.topic == topic) next[tp.partition] = offset;
+  }
+  std::map<std::pair<int32_t, int64_t>, int> counts = OffsetCounts(ReadStore(store), topic);
+  // Rows of a partition with no stored offset were written without their offsets: none may be.
+  for (const auto& [at, n] : counts) {
+    if (next.count(at.first) == 0) {
+      return "partition " + std::to_string(at.first) + " has rows but no stored offset\n";
+    }
+  }
+  return CheckExactlyOnce(counts, next);
+}
+
 }  // namespace hotrow::ingest::testing

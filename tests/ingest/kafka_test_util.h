@@ -104,6 +104,13 @@ std::string CheckExactlyOnce(const std::map<std::pair<int32_t, int64_t>, int>& c
                              const std::map<int32_t, int64_t>& high,
                              const std::set<std::pair<int32_t, int64_t>>& absent = {});
 
+// Checks that `store` holds, for every partition of `topic` it has an offset for, each record
+// below that offset exactly once, from offset 0: what a store that started at a partition's
+// beginning must hold, whatever was lost, revoked or replayed meanwhile. (A hole below the stored
+// offset is a record skipped for good: the store says it was handled.) Returns a description of
+// the first problems, empty when none.
+std::string CheckWholeFromZero(const store::EventStore& store, const std::string& topic);
+
 // Consumer properties that make a group rebalance within a second or two on the embedded broker.
 std::map<std::string, std::string> FastGroupProperties();
 

@@ -190,9 +190,9 @@ TEST_P(OwnershipTest, AnInstanceFrozenPastItsSessionWritesNothingForThePartition
       << "a: " << describe(a->Stats()) << "\nb: " << describe(b->Stats());
   ASSERT_TRUE(b->Stop().ok());
 
-  // Each store holds a record at most once, and every record is in one of them. (In cluster mode a
-  // record may be in both: a store rebuilds the window of every partition it is given, so each
-  // owner can answer for its partitions alone.)
+  // Each store holds a record at most once, and every record is in one of them. (A record may be
+  // in both: a store rebuilds the window of every partition it is given, so that each owner can
+  // answer for its partitions alone.)
   std::map<std::pair<int32_t, int64_t>, int> either;
   for (const auto* store : {store_a.get(), store_b.get()}) {
     for (const auto& [at, count] : OffsetCounts(ReadStore(*store), kTopic)) {

@@ -46,8 +46,8 @@ class RebalanceTest : public IngestTestBase,
 
 size_t Assigned(const Ingestor& ingestor) { return ingestor.Stats().partitions.size(); }
 
-// Each instance answers from its own store for the partitions it owns (CONTRACT.md,
-// `cluster.peers`), so a new owner rebuilds the window of a partition it takes over from Kafka
+// Each instance answers from its own store for the partitions it owns (docs/RELIABILITY.md, "Where
+// a partition starts"), so a new owner rebuilds the window of a partition it takes over from Kafka
 // rather than continuing after the previous owner's commit: once caught up, a's store alone holds
 // every record exactly once.
 TEST_P(RebalanceTest, OneConsumerLeavesMidStreamAndTheNewOwnerHoldsEveryRecordOnce) {

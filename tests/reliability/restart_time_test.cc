@@ -1,7 +1,7 @@
-// How soon a restarted `hotrow serve` ingests again (CONTRACT.md, `hotrow serve`: within 10 s),
-// through the real binary against `hotrow embedded-kafka`, with hotrow's default consumer settings:
-// after a clean stop (SIGTERM) and after kill -9. Measures the time from the new process's start to
-// its first stored record and prints it; asserts it is well under the 45 s session timeout
+// How soon a restarted `hotrow serve` ingests again (docs/RELIABILITY.md, "Restart time"), through
+// the real binary against `hotrow embedded-kafka`, with hotrow's default consumer settings: after a
+// clean stop (SIGTERM) and after kill -9. Measures the time from the new process's start to its
+// first stored record and prints it; asserts it is well under the 45 s session timeout
 // (librdkafka's default) that a restart used to wait out.
 
 #include <gtest/gtest.h>
