@@ -14,6 +14,7 @@
 #include "common/status.h"
 #include "keying/row_key.h"
 #include "query/query_engine.h"
+#include "query/topic_order.h"
 #include "store/event_store.h"
 
 namespace hotrow::query {
@@ -78,11 +79,15 @@ using EventTaker = std::function<bool(Event& event)>;
 // moved into the Event given to `take`.
 //
 // `live` is the store's bucket list as EventStore::Buckets() returns it (oldest first); they are
-// visited in the answer's order (newest first for kDesc).
+// visited in the answer's order (newest first for kDesc). Rows of partitions `filter` refuses
+// (null: none) are skipped. Ties in time order topics by `topics`' ranks (their names; null: the
+// store's numbers); when those are not the numbers' order a salt is read on through the rows tied
+// with its worst kept one.
 Status SmallRange(CursorCache* cache, store::EventStore* store,
                   const std::vector<std::shared_ptr<const store::Bucket>>& live,
                   const std::vector<uint8_t>& salts, std::string_view id, int64_t from_ms,
                   int64_t to_ms, int64_t limit, Order order, QueryWork* work,
-                  const EventTaker& take);
+                  const EventTaker& take, const PartitionFilter* filter = nullptr,
+                  const TopicOrder* topics = nullptr);
 
 }  // namespace hotrow::query
