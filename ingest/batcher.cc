@@ -11,6 +11,17 @@ void Batcher::Touch(const store::TopicPartition& tp, int64_t offset, int64_t now
   auto& offsets = open_->input.next_offsets;
   if (last_ == offsets.end() || last_->first != tp) last_ = offsets.try_emplace(tp, 0).first;
   last_->second = std::max(last_->second, offset + 1);
+  if (!run_marks_.empty()) {
+    auto mark = run_marks_.find(tp);
+    if (mark != run_marks_.end()) {
+      open_->input.run_starts[tp] = store::PartitionRun{offset, mark->second};
+      run_marks_.erase(mark);
+    }
+  }
+}
+
+void Batcher::MarkRunStart(const store::TopicPartition& tp, int64_t holds_from_ms) {
+  run_marks_[tp] = holds_from_ms;
 }
 
 void Batcher::AddRow(const store::TopicPartition& tp, int64_t offset, std::string key,

@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,10 @@ void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool co
               "; cold records are skipped on their timestamps instead");
   }
   std::vector<std::string> why(static_cast<size_t>(partitions->cnt));
+  // Per partition, the run its store records begin (store::PartitionRun::holds_from_ms), or none
+  // when the start continues the store's run.
+  const std::map<TopicPartition, store::PartitionRun> runs = store_->PartitionRuns();
+  std::vector<std::optional<int64_t>> run_starts(static_cast<size_t>(partitions->cnt));
   for (int i = 0; i < partitions->cnt; ++i) {
     rd_kafka_topic_partition_t& p = partitions->elems[i];
     StartOffsetInputs in;
@@ -92,7 +97,17 @@ void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool co
                                            kAssignQueryTimeoutMs) != RD_KAFKA_RESP_ERR_NO_ERROR) {
         high = -1;  // learnt from the monitor instead (PartitionOwnership::UpdatePosition)
       }
-      options_.ownership->Assigned(p.topic, p.partition, p.offset, start.window_complete, high);
+      options_.ownership->Assigned(p.topic, p.partition, p.offset, high);
+    }
+    std::optional<int64_t>& run = run_starts[static_cast<size_t>(i)];
+    if (start.reason == StartReason::kWindow) {
+      run = window_start;  // what came before the window's first record is cold
+    } else if (start.reason == StartReason::kReset) {
+      // From the partition's first record, every record is held; after a jump to the end, the
+      // records before it are not, and some may be in the window until it has passed.
+      run = start.window_complete ? store::PartitionRun::kHoldsAll : store_->NowMs();
+    } else if (runs.count(TopicPartition{p.topic, p.partition}) == 0) {
+      run = store_->NowMs();  // a store written before runs were recorded: not known to be whole
     }
     why[static_cast<size_t>(i)] = std::string(StartReasonName(start.reason)) + ": " + start.why;
   }
@@ -112,6 +127,8 @@ void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool co
     PartitionCursor& cursor = cursors_[tp];
     cursor.tp = tp;
     cursor.lane = lanes_[WriterFor(tp, lanes_.size())].get();
+    const std::optional<int64_t>& run = run_starts[static_cast<size_t>(i)];
+    run ? cursor.lane->batcher.MarkRunStart(tp, *run) : cursor.lane->batcher.ClearRunStart(tp);
     cursor.expected = p.offset >= 0 ? p.offset : -1;
     spdlog::info("ingest: assigned {} from {} ({})", Describe(tp), DescribeOffset(p.offset),
                  why[static_cast<size_t>(i)]);
