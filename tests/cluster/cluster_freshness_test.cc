@@ -60,6 +60,10 @@ class ClusterFreshnessTest : public ::testing::Test {
     ASSERT_TRUE(kafka.ok()) << kafka.status().ToString();
     kafka_ = std::move(kafka).value();
   }
+  void TearDown() override {
+    gate_.Open();  // a failed wait must not leave the poller stuck in the hook
+    if (ingestor_) StopIngestor();
+  }
 
   void StartInstance(const Clock* clock, int64_t max_staleness_ms) {
     InstanceOptions o;
