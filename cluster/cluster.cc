@@ -63,11 +63,11 @@ void Cluster::RefreshFreshness() {
 }
 
 query::PartitionFilter Cluster::Filter() {
-  const ingest::OwnershipSnapshot snapshot = Local();
+  const std::shared_ptr<const ingest::OwnershipSnapshot> snapshot = LocalShared();
   std::vector<std::pair<uint16_t, int32_t>> serving;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const ingest::OwnedPartition& p : snapshot.partitions) {
+    for (const ingest::OwnedPartition& p : snapshot->partitions) {
       if (!p.serving()) continue;
       auto it = topic_numbers_.find(p.topic);
       if (it == topic_numbers_.end()) {

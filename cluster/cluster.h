@@ -81,6 +81,10 @@ class Cluster {
 
   // This instance's ownership now, each partition judged (ingest/partition_ownership.h).
   ingest::OwnershipSnapshot Local() const { return ownership_->Snapshot(); }
+  // The same, shared between the queries of the next few milliseconds (PartitionOwnership::Shared).
+  std::shared_ptr<const ingest::OwnershipSnapshot> LocalShared() const {
+    return ownership_->Shared();
+  }
   int64_t max_staleness_ms() const { return ownership_->options().max_staleness_ms; }
 
   // The filter of one query: only rows of the partitions Local() serves.

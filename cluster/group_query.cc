@@ -102,13 +102,13 @@ std::string WithLocal(const std::string& path, const std::string& query) {
 
 LocalPart AnswerLocally(Cluster* cluster, const GroupQuery& q) {
   LocalPart out;
-  const ingest::OwnershipSnapshot before = cluster->Local();
+  const std::shared_ptr<const ingest::OwnershipSnapshot> before = cluster->LocalShared();
   std::vector<query::Event> events;
   std::vector<query::UnindexedSpan> unindexed;
   out.status = q.run(&events, &unindexed);
-  const ingest::OwnershipSnapshot after = cluster->Local();
+  const std::shared_ptr<const ingest::OwnershipSnapshot> after = cluster->LocalShared();
   if (!out.status.ok()) return out;
-  out.head = HeadOf(cluster, ServingInBoth(before, after), after);
+  out.head = HeadOf(cluster, ServingInBoth(*before, *after), *after);
   out.head.unindexed = std::move(unindexed);
   // Rows of a partition that stopped serving during the query are left out: not covered.
   for (query::Event& e : events) {

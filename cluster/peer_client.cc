@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 
 #include "query/thread_pool.h"
@@ -123,19 +124,34 @@ std::vector<PeerReply> PeerClients::AskAll(const std::string& target,
     if (meanwhile) meanwhile();
     return replies;
   }
-  std::mutex done_mu;
-  std::condition_variable done_cv;
-  size_t left = replies.size();
-  for (size_t i = 0; i < replies.size(); ++i) {
-    pool_->Submit([this, i, &replies, &target, &done_mu, &done_cv, &left] {
-      replies[i] = Ask(options_.peers[i], target);
-      std::lock_guard<std::mutex> lock(done_mu);
-      if (--left == 0) done_cv.notify_all();
-    });
-  }
+  // Each request is claimed by whoever starts it first: a pool thread, or this thread once its
+  // own part is done. On a busy machine a pool thread may be woken long after this thread is
+  // free (DESIGN.md, "Queries": thread hops are expensive here), so this thread takes one request
+  // no pool thread has started rather than wait for one to be scheduled.
+  struct Shared {
+    std::mutex mu;
+    std::condition_variable cv;
+    size_t left = 0;
+    std::vector<std::atomic<bool>> claimed;
+    explicit Shared(size_t n) : left(n), claimed(n) {}
+  };
+  auto shared = std::make_shared<Shared>(replies.size());
+  auto run = [this, shared, &replies, &target](size_t i) {
+    if (shared->claimed[i].exchange(true)) return;
+    replies[i] = Ask(options_.peers[i], target);
+    std::lock_guard<std::mutex> lock(shared->mu);
+    if (--shared->left == 0) shared->cv.notify_all();
+  };
+  for (size_t i = 0; i < replies.size(); ++i) pool_->Submit([run, i] { run(i); });
   if (meanwhile) meanwhile();
-  std::unique_lock<std::mutex> lock(done_mu);
-  done_cv.wait(lock, [&] { return left == 0; });  // each request is bounded by its timeouts
+  for (size_t i = replies.size(); i-- > 0;) {
+    if (!shared->claimed[i].load()) {
+      run(i);
+      break;
+    }
+  }
+  std::unique_lock<std::mutex> lock(shared->mu);
+  shared->cv.wait(lock, [&] { return shared->left == 0; });  // each request has its timeouts
   return replies;
 }
 

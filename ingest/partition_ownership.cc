@@ -87,11 +87,15 @@ void PartitionOwnership::Assigned(const std::string& topic, int32_t partition,
   NoteHighWatermark(&s, high_watermark, options_.clock->NowMs());
   DropReached(&s);
   ++generation_;
+  ++version_;
 }
 
 void PartitionOwnership::Revoked(const std::string& topic, int32_t partition) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (owned_.erase(store::TopicPartition{topic, partition}) > 0) ++generation_;
+  if (owned_.erase(store::TopicPartition{topic, partition}) > 0) {
+    ++generation_;
+    ++version_;
+  }
 }
 
 void PartitionOwnership::UpdatePosition(const std::string& topic, int32_t partition,
@@ -104,12 +108,36 @@ void PartitionOwnership::UpdatePosition(const std::string& topic, int32_t partit
   s.p.position = std::max(s.p.position, position);
   NoteHighWatermark(&s, high_watermark, now_ms);
   DropReached(&s);
+  ++version_;
 }
 
 void PartitionOwnership::SetReadiness(bool ready, const std::string& why) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (ready_ != ready || not_ready_ != why) ++version_;
   ready_ = ready;
   not_ready_ = ready ? std::string() : why;
+}
+
+std::shared_ptr<const OwnershipSnapshot> PartitionOwnership::Shared() const {
+  const int64_t now_ms = options_.clock->NowMs();
+  uint64_t version = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    version = version_;
+  }
+  {
+    std::lock_guard<std::mutex> lock(shared_mu_);
+    if (shared_ != nullptr && shared_version_ == version && now_ms >= shared_at_ms_ &&
+        now_ms - shared_at_ms_ < kReuseMs) {
+      return shared_;
+    }
+  }
+  auto fresh = std::make_shared<const OwnershipSnapshot>(Snapshot());
+  std::lock_guard<std::mutex> lock(shared_mu_);
+  shared_ = fresh;
+  shared_version_ = version;
+  shared_at_ms_ = now_ms;
+  return fresh;
 }
 
 OwnershipSnapshot PartitionOwnership::Snapshot() const {

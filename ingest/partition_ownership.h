@@ -127,6 +127,10 @@ class PartitionOwnership {
   void SetReadiness(bool ready, const std::string& why);
 
   OwnershipSnapshot Snapshot() const;
+  // The same, shared: reused by every caller until the ownership changes or the clock has moved
+  // kReuseMs (a query asks for it several times; each asks the store for its runs).
+  std::shared_ptr<const OwnershipSnapshot> Shared() const;
+  static constexpr int64_t kReuseMs = 20;
 
  private:
   // What is kept per owned partition: the snapshot's fields, and the high watermarks seen, each
@@ -148,6 +152,12 @@ class PartitionOwnership {
   std::map<store::TopicPartition, State> owned_;  // GUARDED_BY(mu_)
   bool ready_ = true;                        // GUARDED_BY(mu_)
   std::string not_ready_;                    // GUARDED_BY(mu_)
+  uint64_t version_ = 0;                     // GUARDED_BY(mu_), bumped by every change
+  // Shared()'s last snapshot, the version and time it was made at.
+  mutable std::mutex shared_mu_;
+  mutable std::shared_ptr<const OwnershipSnapshot> shared_;  // GUARDED_BY(shared_mu_)
+  mutable uint64_t shared_version_ = 0;                      // GUARDED_BY(shared_mu_)
+  mutable int64_t shared_at_ms_ = 0;                         // GUARDED_BY(shared_mu_)
 };
 
 }  // namespace hotrow::ingest
