@@ -195,7 +195,7 @@ Status ReadAnswerObject(simdjson::ondemand::object root, std::vector<PeerEvent>*
 }
 
 Status ParseObject(std::string_view body, std::vector<PeerEvent>* events, LocalHead* head) {
-  simdjson::ondemand::parser parser;
+  thread_local simdjson::ondemand::parser parser;  // its buffers are reused by the next answer
   const simdjson::padded_string padded(body);
   simdjson::ondemand::document doc;
   simdjson::ondemand::object root;
@@ -225,7 +225,7 @@ Status ParseScanLine(std::string_view line, bool* is_event, PeerEvent* event, Lo
     *is_event = false;
     return ParseObject(line, nullptr, head);
   }
-  simdjson::ondemand::parser parser;
+  thread_local simdjson::ondemand::parser parser;  // its buffers are reused by the next answer
   const simdjson::padded_string padded(line);
   simdjson::ondemand::document doc;
   simdjson::ondemand::value v;
@@ -237,7 +237,7 @@ Status ParseScanLine(std::string_view line, bool* is_event, PeerEvent* event, Lo
 }
 
 Status ParsePartitionsJson(std::string_view text, Partitions* out) {
-  simdjson::ondemand::parser parser;
+  thread_local simdjson::ondemand::parser parser;  // its buffers are reused by the next answer
   const simdjson::padded_string padded(text);
   simdjson::ondemand::document doc;
   simdjson::ondemand::value v;

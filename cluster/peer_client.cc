@@ -124,32 +124,36 @@ std::vector<PeerReply> PeerClients::AskAll(const std::string& target,
     if (meanwhile) meanwhile();
     return replies;
   }
-  // Each request is claimed by whoever starts it first: a pool thread, or this thread once its
-  // own part is done. On a busy machine a pool thread may be woken long after this thread is
-  // free (DESIGN.md, "Queries": thread hops are expensive here), so this thread takes one request
-  // no pool thread has started rather than wait for one to be scheduled.
+  // The work: one request per peer, then `meanwhile` (task n). Each task is run by whoever claims
+  // it first. This thread sends the last request itself at once, while pool threads take the
+  // rest; then it takes whatever no pool thread has started yet. On a busy machine a pool thread
+  // may be woken long after it was asked (DESIGN.md, "Queries": thread hops are expensive here),
+  // so no task waits for one when this thread is free.
+  const size_t n = replies.size();
+  const size_t tasks = n + (meanwhile ? 1 : 0);
   struct Shared {
     std::mutex mu;
     std::condition_variable cv;
     size_t left = 0;
     std::vector<std::atomic<bool>> claimed;
-    explicit Shared(size_t n) : left(n), claimed(n) {}
+    explicit Shared(size_t count) : left(count), claimed(count) {}
   };
-  auto shared = std::make_shared<Shared>(replies.size());
-  auto run = [this, shared, &replies, &target](size_t i) {
+  auto shared = std::make_shared<Shared>(tasks);
+  auto run = [this, shared, n, &replies, &target, &meanwhile](size_t i) {
     if (shared->claimed[i].exchange(true)) return;
-    replies[i] = Ask(options_.peers[i], target);
+    if (i < n) {
+      replies[i] = Ask(options_.peers[i], target);
+    } else {
+      meanwhile();
+    }
     std::lock_guard<std::mutex> lock(shared->mu);
     if (--shared->left == 0) shared->cv.notify_all();
   };
-  for (size_t i = 0; i < replies.size(); ++i) pool_->Submit([run, i] { run(i); });
-  if (meanwhile) meanwhile();
-  for (size_t i = replies.size(); i-- > 0;) {
-    if (!shared->claimed[i].load()) {
-      run(i);
-      break;
-    }
+  for (size_t i = 0; i < tasks; ++i) {
+    if (i != n - 1) pool_->Submit([run, i] { run(i); });
   }
+  run(n - 1);
+  for (size_t i = tasks; i-- > 0;) run(i);  // the ones no pool thread has started
   std::unique_lock<std::mutex> lock(shared->mu);
   shared->cv.wait(lock, [&] { return shared->left == 0; });  // each request has its timeouts
   return replies;

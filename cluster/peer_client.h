@@ -62,9 +62,9 @@ class PeerClients {
 
   const PeerClientOptions& options() const { return options_; }
 
-  // GETs `target` ("/v1/...?...") on every peer in parallel, each within timeout_ms, running
-  // `meanwhile` (this instance's own part) on the calling thread. Replies in the order of
-  // options().peers.
+  // GETs `target` ("/v1/...?...") on every peer in parallel, each within timeout_ms, and runs
+  // `meanwhile` (this instance's own part) meanwhile, on the calling thread or a pool thread,
+  // whichever is free first. Returns once all are done; replies in the order of options().peers.
   std::vector<PeerReply> AskAll(const std::string& target,
                                 const std::function<void()>& meanwhile = nullptr);
 
