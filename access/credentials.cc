@@ -10,10 +10,12 @@ namespace hotrow::access {
 Result<std::unique_ptr<Credentials>> Credentials::Open(const CredentialsOptions& options) {
   if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
     return options.tls_key_file.empty()
-               ? Status::InvalidArgument("http.tls_key: expected the private key of http.tls_cert " +
-                                         options.tls_cert_file + " (HTTPS needs both), got none")
-               : Status::InvalidArgument("http.tls_cert: expected the certificate of http.tls_key " +
-                                         options.tls_key_file + " (HTTPS needs both), got none");
+               ? Status::InvalidArgument(
+                     "http.tls_key: expected the private key of http.tls_cert " +
+                     options.tls_cert_file + " (HTTPS needs both), got none")
+               : Status::InvalidArgument(
+                     "http.tls_cert: expected the certificate of http.tls_key " +
+                     options.tls_key_file + " (HTTPS needs both), got none");
   }
   std::unique_ptr<Credentials> credentials(new Credentials(options));
   Result<std::shared_ptr<const CredentialsSnapshot>> first = credentials->Read(1);

@@ -23,7 +23,8 @@ class Server;
 namespace hotrow::access {
 
 struct CredentialsOptions {
-  // http.token_file: a file holding one bearer token. Empty: no token is asked or sent. Default: "".
+  // http.token_file: a file holding one bearer token. Empty: no token is asked or sent. Default:
+  // "".
   std::string token_file;
   // http.tls_cert / http.tls_key: PEM files; both set serves HTTPS and asks peers over HTTPS, both
   // empty serves and asks plain HTTP. Default: "" (plain HTTP).
@@ -40,8 +41,8 @@ class ServerCertificate;
 
 // What one generation of the credentials holds. Immutable; a reload makes a new one.
 struct CredentialsSnapshot {
-  uint64_t generation = 0;  // 1 at Open, +1 per successful Reload
-  std::string token;        // empty: none
+  uint64_t generation = 0;                               // 1 at Open, +1 per successful Reload
+  std::string token;                                     // empty: none
   std::shared_ptr<const ServerCertificate> certificate;  // null: plain HTTP
 };
 

@@ -98,8 +98,8 @@ int UseCurrentCertificate(SSL* ssl, void* arg) {
 }
 
 // An SSLServer whose context `set_up` completes; InvalidArgument when it fails.
-Result<std::unique_ptr<httplib::Server>> NewSslServer(
-    const std::function<Status(SSL_CTX*)>& set_up, const std::string& what) {
+Result<std::unique_ptr<httplib::Server>> NewSslServer(const std::function<Status(SSL_CTX*)>& set_up,
+                                                      const std::string& what) {
   // httplib calls this on the context it creates, in its constructor, on this thread.
   Status status = Status::InvalidArgument("http.tls_cert: OpenSSL could not create a TLS context");
   auto server = std::make_unique<httplib::SSLServer>([&](SSL_CTX& ctx) {
@@ -229,8 +229,7 @@ Result<std::unique_ptr<httplib::Server>> NewHttplibServer(const Credentials* cre
         // The context holds one too, so that it is valid on its own; each handshake then asks
         // for the current one.
         if (now == nullptr || now->certificate == nullptr || !now->certificate->UseOn(ctx)) {
-          return Status::InvalidArgument("http.tls_cert: " +
-                                         credentials->options().tls_cert_file +
+          return Status::InvalidArgument("http.tls_cert: " + credentials->options().tls_cert_file +
                                          ": the certificate is refused: " + OpenSslReason());
         }
         SSL_CTX_set_cert_cb(ctx, UseCurrentCertificate, const_cast<Credentials*>(credentials));

@@ -18,7 +18,8 @@ using Partitions = std::vector<store::TopicPartition>;
 // What one instance said it answers for: the partitions it serves (owned, ready, fresh, window
 // complete: ingest/partition_ownership.h), and those it owns but cannot vouch for.
 struct PeerCoverage {
-  bool answered = false;  // false: it did not answer in time, answered with an error, or was refused
+  bool answered =
+      false;  // false: it did not answer in time, answered with an error, or was refused
   Partitions covered;
   Partitions stale;
 };
@@ -26,7 +27,7 @@ struct PeerCoverage {
 // Every partition of the consumed topics, as the brokers' metadata last said, and the topics
 // whose partition list is not known (never read, or the brokers reported an error for them).
 struct GroupPartitions {
-  Partitions partitions;  // sorted
+  Partitions partitions;                    // sorted
   std::vector<std::string> unknown_topics;  // sorted
 };
 

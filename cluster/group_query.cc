@@ -36,7 +36,8 @@ Partitions ServingInBoth(const ingest::OwnershipSnapshot& a, const ingest::Owner
 
 // What this instance says of itself after a query that covered `covered`: the rest of what it
 // owns (in `after`) is stale.
-LocalHead HeadOf(const Cluster* cluster, Partitions covered, const ingest::OwnershipSnapshot& after) {
+LocalHead HeadOf(const Cluster* cluster, Partitions covered,
+                 const ingest::OwnershipSnapshot& after) {
   LocalHead head = cluster->identity();
   std::sort(covered.begin(), covered.end());
   for (const ingest::OwnedPartition& p : after.partitions) {
@@ -75,9 +76,8 @@ std::vector<query::UnindexedSpan> MergeUnindexed(std::vector<query::UnindexedSpa
     });
   }
   auto key = [](const query::UnindexedSpan& s) { return std::make_pair(s.start_ms, s.end_ms); };
-  std::sort(spans.begin(), spans.end(), [&](const auto& a, const auto& b) {
-    return desc ? key(a) > key(b) : key(a) < key(b);
-  });
+  std::sort(spans.begin(), spans.end(),
+            [&](const auto& a, const auto& b) { return desc ? key(a) > key(b) : key(a) < key(b); });
   spans.erase(std::unique(spans.begin(), spans.end()), spans.end());
   return spans;
 }
@@ -164,8 +164,8 @@ ScanEnd ScanLocally(Cluster* cluster, const GroupScan& scan,
   ScanEnd end;
   const ingest::OwnershipSnapshot before = cluster->Local();
   std::string text;
-  const Status st = cluster->engine()->Scan(
-      scan.from_ms, scan.to_ms, scan.limit, [&](const query::Event& e) {
+  const Status st =
+      cluster->engine()->Scan(scan.from_ms, scan.to_ms, scan.limit, [&](const query::Event& e) {
         if (scan.stopping && scan.stopping()) return false;
         text.clear();
         wire::AppendEventJson(e, &text);
@@ -234,19 +234,19 @@ ScanEnd ScanGroup(Cluster* cluster, const GroupScan& scan,
   {
     const ingest::OwnershipSnapshot before = cluster->Local();
     std::string text;
-    const Status st = cluster->engine()->Scan(
-        scan.from_ms, scan.to_ms, query::kNoLimit, [&](const query::Event& e) {
-          if (stopping() || remaining <= 0) return false;
-          if (!owned_by(0, e.topic, e.partition)) return true;
-          text.clear();
-          wire::AppendEventJson(e, &text);
-          --remaining;
-          if (!line(text)) {
-            end.cut = true;
-            return false;
-          }
-          return true;
-        });
+    const Status st = cluster->engine()->Scan(scan.from_ms, scan.to_ms, query::kNoLimit,
+                                              [&](const query::Event& e) {
+                                                if (stopping() || remaining <= 0) return false;
+                                                if (!owned_by(0, e.topic, e.partition)) return true;
+                                                text.clear();
+                                                wire::AppendEventJson(e, &text);
+                                                --remaining;
+                                                if (!line(text)) {
+                                                  end.cut = true;
+                                                  return false;
+                                                }
+                                                return true;
+                                              });
     if (end.cut) return end;
     if (!st.ok()) Warn("scan: this instance's part failed: " + st.ToString());
     check_covered(0, ServingInBoth(before, cluster->Local()), st.ok());
@@ -296,8 +296,8 @@ ScanEnd ScanGroup(Cluster* cluster, const GroupScan& scan,
     if (saw_last && parse_error.ok()) parse_error = cluster->CheckPeer(head);
     const bool whole = streamed && parse_error.ok() && (saw_last || remaining <= 0);
     if (!whole) {
-      Warn("scan: " + replies[i].peer + " did not answer whole: " +
-           (!parse_error.ok() ? parse_error.ToString() : error));
+      Warn("scan: " + replies[i].peer +
+           " did not answer whole: " + (!parse_error.ok() ? parse_error.ToString() : error));
     }
     check_covered(index, head.partitions, whole && saw_last);
   }
@@ -339,14 +339,12 @@ std::string LocalStatusJson(Cluster* cluster) {
     if (i != 0) body.push_back(',');
     body.append("{\"topic\":");
     wire::AppendJsonString(p.topic, &body);
-    body.append(",\"partition\":" + std::to_string(p.partition) +
-                ",\"serving\":" + (p.serving() ? "true" : "false") +
-                ",\"ready\":" + (p.ready ? "true" : "false") +
+    body.append(",\"partition\":" + std::to_string(p.partition) + ",\"serving\":" +
+                (p.serving() ? "true" : "false") + ",\"ready\":" + (p.ready ? "true" : "false") +
                 ",\"window_complete\":" + (p.window_complete ? "true" : "false") +
                 ",\"rebuilding\":" + (p.rebuilding() ? "true" : "false") +
-                ",\"position\":" + std::to_string(p.position) +
-                ",\"high_watermark\":" + std::to_string(p.high_watermark) +
-                ",\"lag\":" + std::to_string(p.lag()) +
+                ",\"position\":" + std::to_string(p.position) + ",\"high_watermark\":" +
+                std::to_string(p.high_watermark) + ",\"lag\":" + std::to_string(p.lag()) +
                 ",\"staleness_ms\":" + std::to_string(p.staleness_ms) +
                 ",\"catch_up_to\":" + std::to_string(p.catch_up_to) +
                 ",\"progress\":" + std::to_string(ingest::RebuildProgress(p)));

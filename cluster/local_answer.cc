@@ -96,7 +96,8 @@ Status ReadUnindexed(simdjson::ondemand::value value, std::vector<query::Unindex
   for (auto item : list) {
     simdjson::ondemand::object span;
     query::UnindexedSpan s;
-    if (item.get_object().get(span) != SUCCESS || span["from"].get_int64().get(s.start_ms) != SUCCESS ||
+    if (item.get_object().get(span) != SUCCESS ||
+        span["from"].get_int64().get(s.start_ms) != SUCCESS ||
         span["to"].get_int64().get(s.end_ms) != SUCCESS) {
       return Status::InvalidArgument("unindexed is not [{\"from\": MS, \"to\": MS}...]");
     }
@@ -137,7 +138,8 @@ Status ReadHeadMember(std::string_view key, simdjson::ondemand::value value, Loc
   }
   if (key == "topics") {
     simdjson::ondemand::array list;
-    if (value.get_array().get(list) != SUCCESS) return Status::InvalidArgument("topics is not a list");
+    if (value.get_array().get(list) != SUCCESS)
+      return Status::InvalidArgument("topics is not a list");
     for (auto item : list) {
       std::string_view topic;
       if (item.get_string().get(topic) != SUCCESS) {

@@ -39,7 +39,8 @@ void AppendLocalHead(const LocalHead& head, std::string* out);
 void AppendUnindexedJson(const std::vector<query::UnindexedSpan>& spans, std::string* out);
 
 // Reads a `?local=true` answer to latest or range (per id or index value): {"events": [E...],
-// "partitions": ..., "stale": ..., "group": ..., "topics": ...}. InvalidArgument when it is not one.
+// "partitions": ..., "stale": ..., "group": ..., "topics": ...}. InvalidArgument when it is not
+// one.
 Status ParseLocalAnswer(std::string_view body, std::vector<PeerEvent>* events, LocalHead* head);
 // Reads one NDJSON line of a local scan: an event (`*is_event`), or the last line
 // {"complete": ..., "partitions": ..., ...} into `head`.

@@ -50,8 +50,8 @@ PeerClients::Pooled PeerClients::Take(const std::string& peer) {
   const std::shared_ptr<const access::CredentialsSnapshot> now = options_.credentials->Current();
   Pooled pooled;
   pooled.generation = now->generation;
-  pooled.client = std::make_unique<httplib::Client>(
-      std::string(options_.credentials->scheme()) + "://" + peer);
+  pooled.client =
+      std::make_unique<httplib::Client>(std::string(options_.credentials->scheme()) + "://" + peer);
   pooled.client->set_keep_alive(true);
   SetTimeouts(pooled.client.get(), options_.timeout_ms);
   options_.credentials->ConfigurePeerClient(*now, pooled.client.get());

@@ -37,7 +37,7 @@ struct PeerReply {
   bool answered = false;  // a 200 within the deadline
   int status = 0;         // HTTP status; 0 when none
   std::string body;
-  std::string error;      // why not answered, for /v1/cluster and the log
+  std::string error;  // why not answered, for /v1/cluster and the log
 };
 
 // The HTTP clients an instance asks its peers with (CONTRACT.md, "Cluster mode in production

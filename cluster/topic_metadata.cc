@@ -44,9 +44,9 @@ GroupPartitions TopicMetadata::Known() const {
 }
 
 bool TopicMetadata::Refresh() {
-  Result<ingest::TopicPartitionList> read = ingest::ListTopicPartitions(
-      options_.brokers, options_.topics, options_.kafka_properties,
-      static_cast<int>(options_.timeout_ms));
+  Result<ingest::TopicPartitionList> read =
+      ingest::ListTopicPartitions(options_.brokers, options_.topics, options_.kafka_properties,
+                                  static_cast<int>(options_.timeout_ms));
   static RateLimiter warnings(1, 60000);
   uint64_t suppressed = 0;
   if (!read.ok()) {

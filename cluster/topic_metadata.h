@@ -51,8 +51,8 @@ class TopicMetadata {
   const TopicMetadataOptions options_;
   mutable std::mutex mu_;
   std::condition_variable wake_;
-  bool stopping_ = false;                              // GUARDED_BY(mu_)
-  std::map<std::string, Partitions> known_;            // GUARDED_BY(mu_), by topic
+  bool stopping_ = false;                    // GUARDED_BY(mu_)
+  std::map<std::string, Partitions> known_;  // GUARDED_BY(mu_), by topic
   std::thread thread_;
 };
 

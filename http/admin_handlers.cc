@@ -45,10 +45,9 @@ void HttpServer::Impl::MetricsText(httplib::Response& res) {
     ownership = backend.cluster->Local();
     refused = backend.cluster->peer_answers_refused();
   }
-  res.set_content(backend.metrics->Render(ingest ? &*ingest : nullptr, backend.store->Stats(),
-                                          backend.store->options(), &work,
-                                          ownership ? &*ownership : nullptr,
-                                          refused ? &*refused : nullptr),
+  res.set_content(backend.metrics->Render(
+                      ingest ? &*ingest : nullptr, backend.store->Stats(), backend.store->options(),
+                      &work, ownership ? &*ownership : nullptr, refused ? &*refused : nullptr),
                   "text/plain; version=0.0.4; charset=utf-8");
 }
 

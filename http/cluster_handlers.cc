@@ -91,7 +91,9 @@ Status IdClusterQuery(HttpServer::Impl& impl, Endpoint endpoint, const std::stri
 // Buffers NDJSON lines and writes them in chunks of about kFlushBytes.
 class LineWriter {
  public:
-  explicit LineWriter(httplib::DataSink* sink) : sink_(sink) { buffer_.reserve(kFlushBytes + 4096); }
+  explicit LineWriter(httplib::DataSink* sink) : sink_(sink) {
+    buffer_.reserve(kFlushBytes + 4096);
+  }
   bool Line(std::string_view line) {
     buffer_.append(line);
     buffer_.push_back('\n');

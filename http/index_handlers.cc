@@ -3,9 +3,9 @@
 //   GET /v1/index/{field}/{value}?from=T&to=T[&limit=L][&order=desc|asc]
 // answered {"field": F, "value": V, "events": [E...]}, plus "unindexed": [{"from": MS, "to":
 // MS}...] when buckets of the range were made before `field` was indexed (their events cannot be
-// found by the index, and the answer says so rather than miss them silently). With cluster.peers they
-// fan out like the per-id queries (HttpServer::Impl::FanOutClusterQuery), `?local=true` included,
-// and the merged answer names every instance's unindexed spans.
+// found by the index, and the answer says so rather than miss them silently). With cluster.peers
+// they fan out like the per-id queries (HttpServer::Impl::FanOutClusterQuery), `?local=true`
+// included, and the merged answer names every instance's unindexed spans.
 
 #include <memory>
 #include <string>

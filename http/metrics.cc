@@ -183,17 +183,19 @@ std::string Metrics::Render(const ingest::IngestStats* ingest, const store::Stor
                                                  {"topic", p.topic}};
       serving.metric.push_back(Sample(p.serving() ? 1 : 0, kGauge, labels));
       progress.metric.push_back(Sample(ingest::RebuildProgress(p), kGauge, labels));
-      staleness.metric.push_back(Sample(
-          p.staleness_ms < 0 ? -1.0 : static_cast<double>(p.staleness_ms) / 1000.0, kGauge, labels));
+      staleness.metric.push_back(
+          Sample(p.staleness_ms < 0 ? -1.0 : static_cast<double>(p.staleness_ms) / 1000.0, kGauge,
+                 labels));
       if (p.rebuilding()) rebuilding += 1;
       if (!p.serving()) stale += 1;
     }
     out.push_back(std::move(serving));
     out.push_back(std::move(staleness));
-    out.push_back(Single("hotrow_stale_partitions",
-                         "Owned partitions this instance does not answer for (not ready, not fresh, "
-                         "or its window not whole)",
-                         kGauge, stale));
+    out.push_back(
+        Single("hotrow_stale_partitions",
+               "Owned partitions this instance does not answer for (not ready, not fresh, "
+               "or its window not whole)",
+               kGauge, stale));
     out.push_back(std::move(progress));
     out.push_back(Single("hotrow_rebuilding_partitions",
                          "Owned partitions still replaying their window from Kafka", kGauge,

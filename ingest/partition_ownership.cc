@@ -75,8 +75,8 @@ void PartitionOwnership::DropReached(State* s) {
   }
 }
 
-void PartitionOwnership::Assigned(const std::string& topic, int32_t partition,
-                                  int64_t start_offset, int64_t high_watermark) {
+void PartitionOwnership::Assigned(const std::string& topic, int32_t partition, int64_t start_offset,
+                                  int64_t high_watermark) {
   std::lock_guard<std::mutex> lock(mu_);
   State& s = owned_[store::TopicPartition{topic, partition}];
   s = State{};
@@ -142,7 +142,8 @@ std::shared_ptr<const OwnershipSnapshot> PartitionOwnership::Shared() const {
 
 OwnershipSnapshot PartitionOwnership::Snapshot() const {
   const std::map<store::TopicPartition, store::PartitionRun> runs =
-      store_ != nullptr ? store_->PartitionRuns() : std::map<store::TopicPartition, store::PartitionRun>{};
+      store_ != nullptr ? store_->PartitionRuns()
+                        : std::map<store::TopicPartition, store::PartitionRun>{};
   const int64_t window_start = store_ != nullptr ? store_->WindowStartMs() : 0;
   const int64_t now_ms = options_.clock->NowMs();
   std::lock_guard<std::mutex> lock(mu_);

@@ -148,11 +148,11 @@ class PartitionOwnership {
   const store::EventStore* const store_;
   const OwnershipOptions options_;
   mutable std::mutex mu_;
-  uint64_t generation_ = 0;                  // GUARDED_BY(mu_)
+  uint64_t generation_ = 0;                       // GUARDED_BY(mu_)
   std::map<store::TopicPartition, State> owned_;  // GUARDED_BY(mu_)
-  bool ready_ = true;                        // GUARDED_BY(mu_)
-  std::string not_ready_;                    // GUARDED_BY(mu_)
-  uint64_t version_ = 0;                     // GUARDED_BY(mu_), bumped by every change
+  bool ready_ = true;                             // GUARDED_BY(mu_)
+  std::string not_ready_;                         // GUARDED_BY(mu_)
+  uint64_t version_ = 0;                          // GUARDED_BY(mu_), bumped by every change
   // Shared()'s last snapshot, the version and time it was made at.
   mutable std::mutex shared_mu_;
   mutable std::shared_ptr<const OwnershipSnapshot> shared_;  // GUARDED_BY(shared_mu_)

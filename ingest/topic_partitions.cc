@@ -9,9 +9,10 @@
 
 namespace hotrow::ingest {
 
-Result<TopicPartitionList> ListTopicPartitions(
-    const std::string& brokers, const std::vector<std::string>& topics,
-    const std::map<std::string, std::string>& properties, int timeout_ms) {
+Result<TopicPartitionList> ListTopicPartitions(const std::string& brokers,
+                                               const std::vector<std::string>& topics,
+                                               const std::map<std::string, std::string>& properties,
+                                               int timeout_ms) {
   KafkaConfPtr conf(rd_kafka_conf_new());
   char err[512];
   if (rd_kafka_conf_set(conf.get(), "bootstrap.servers", brokers.c_str(), err, sizeof(err)) !=

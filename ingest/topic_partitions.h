@@ -23,8 +23,9 @@ struct TopicPartitionList {
 // IOError when the brokers do not answer.
 //
 // Thread-safety: may be called from any thread.
-Result<TopicPartitionList> ListTopicPartitions(
-    const std::string& brokers, const std::vector<std::string>& topics,
-    const std::map<std::string, std::string>& properties, int timeout_ms);
+Result<TopicPartitionList> ListTopicPartitions(const std::string& brokers,
+                                               const std::vector<std::string>& topics,
+                                               const std::map<std::string, std::string>& properties,
+                                               int timeout_ms);
 
 }  // namespace hotrow::ingest

@@ -193,8 +193,7 @@ Status QueryEngine::RangeImpl(std::string_view id, int64_t from_ms, int64_t to_m
     QueryRun run(pool_.get(), MaxWorkersPerQuery(), &options_.pool_fill_hook);
     DrainOnExit drain(&run, &streams);
     bool stopped = false;
-    HOTROW_RETURN_IF_ERROR(
-        MergeStreams(streams, order, &run, &remaining, sink, &stopped, &topics));
+    HOTROW_RETURN_IF_ERROR(MergeStreams(streams, order, &run, &remaining, sink, &stopped, &topics));
     if (stopped || remaining == 0) break;
   }
   return Status::Ok();

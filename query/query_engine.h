@@ -103,8 +103,8 @@ class QueryEngine {
   QueryEngine& operator=(const QueryEngine&) = delete;
 
   // The n newest events of `id`, newest first; ties in time by (topic name, partition, offset)
-  // descending (query/topic_order.h). Walks buckets newest to oldest and opens no bucket once n are found.
-  // REQUIRES nothing: n outside 1..10000 is InvalidArgument.
+  // descending (query/topic_order.h). Walks buckets newest to oldest and opens no bucket once n are
+  // found. REQUIRES nothing: n outside 1..10000 is InvalidArgument.
   Result<std::vector<Event>> Latest(std::string_view id, int n);
 
   // Events of `id` with from_ms <= ts < to_ms in `order`, at most `limit` (1..100000).

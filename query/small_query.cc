@@ -53,8 +53,7 @@ Status SmallRange(CursorCache* cache, store::EventStore* store,
                   const std::vector<std::shared_ptr<const store::Bucket>>& live,
                   const std::vector<uint8_t>& salts, std::string_view id, int64_t from_ms,
                   int64_t to_ms, int64_t limit, Order order, QueryWork* work,
-                  const EventTaker& take, const PartitionFilter* filter,
-                  const TopicOrder* topics) {
+                  const EventTaker& take, const PartitionFilter* filter, const TopicOrder* topics) {
   const uint64_t id_hash = keying::IdHash(id);
   const bool desc = order == Order::kDesc;
   const bool by_rank = topics != nullptr && !topics->InNumberOrder();

@@ -1,14 +1,13 @@
 #include "service/server.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
 
 #include "access/credentials.h"
 #include "common/host_port.h"

@@ -24,8 +24,10 @@ namespace hotrow::store {
 //                                               (BE64), holds_from_ms (BE64 of the int64 plus 2^63)
 //   "topic/" name                            -> topic number (BE16)
 //   "stat/" bucket_start(BE64) salt(u8)      -> events(BE64) bytes(BE64), written as merge operands
-//                                               that add (a Put value of an older store is the base)
-//   "clock"                                  -> the stream clock: highest event time written (BE64),
+//                                               that add (a Put value of an older store is the
+//                                               base)
+//   "clock"                                  -> the stream clock: highest event time written
+//   (BE64),
 //                                               written as merge operands that keep the highest
 //   "index/" bucket_start(BE64)              -> the bucket's index.fields, '\n'-separated
 //                                               (written before the bucket is made; absent for a

@@ -1,11 +1,9 @@
 // The pure part of answering for the whole group: coverage, merge and the peers' answers.
 
-#include "cluster/coverage.h"
-
 #include <gtest/gtest.h>
 
+#include "cluster/coverage.h"
 #include "cluster/local_answer.h"
-
 #include "wire/event_json.h"
 
 namespace hotrow::cluster {
@@ -137,8 +135,7 @@ TEST(ClusterCoverageTest, LocalAnswersAreReadWithTheirEventsByteForByte) {
   LocalHead ignored;
   EXPECT_FALSE(ParseLocalAnswer("{\"event_id\":\"x\",\"events\":[]}", &events, &ignored).ok());
   // A 200 with events and partitions but no group is not a hotrow peer's answer.
-  EXPECT_FALSE(
-      ParseLocalAnswer("{\"events\":[],\"partitions\":{}}", &events, &ignored).ok());
+  EXPECT_FALSE(ParseLocalAnswer("{\"events\":[],\"partitions\":{}}", &events, &ignored).ok());
   EXPECT_FALSE(ParseLocalAnswer("not json", &events, &ignored).ok());
 }
 
@@ -152,10 +149,9 @@ TEST(ClusterCoverageTest, ScanLinesAreEventsOrTheFinalCoverageLine) {
   ASSERT_TRUE(ParseScanLine(line, &is_event, &ev, &covered).ok());
   EXPECT_TRUE(is_event);
   EXPECT_EQ(ev.json, line);
-  ASSERT_TRUE(
-      ParseScanLine("{\"complete\":true,\"partitions\":{\"t\":[0,2]},\"group\":\"g\"}",
-                    &is_event, &ev, &covered)
-          .ok());
+  ASSERT_TRUE(ParseScanLine("{\"complete\":true,\"partitions\":{\"t\":[0,2]},\"group\":\"g\"}",
+                            &is_event, &ev, &covered)
+                  .ok());
   EXPECT_FALSE(is_event);
   EXPECT_EQ(covered.partitions, (Partitions{{"t", 0}, {"t", 2}}));
   EXPECT_FALSE(ParseScanLine("{\"error\":\"scan failed\"}", &is_event, &ev, &covered).ok());

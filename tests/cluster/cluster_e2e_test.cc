@@ -119,8 +119,8 @@ class ClusterE2ETest : public ::testing::Test {
   void Produce(int64_t count, uint64_t seed) {
     const std::string log = dir_.Sub("produce-" + std::to_string(seed) + ".log");
     ChildProcess produce({testing::HotrowBinary(), "produce", "--brokers", bootstrap_, "--topic",
-                          "events", "--count", std::to_string(count), "--rate", "0",
-                          "--devices", std::to_string(kDevices), "--seed", std::to_string(seed)},
+                          "events", "--count", std::to_string(count), "--rate", "0", "--devices",
+                          std::to_string(kDevices), "--seed", std::to_string(seed)},
                          log);
     ASSERT_EQ(produce.Wait(60s), 0) << ReadFile(log);
   }
@@ -174,8 +174,8 @@ class ClusterE2ETest : public ::testing::Test {
     std::map<int32_t, std::set<int64_t>> offsets;
     for (const Event& e : scan) {
       if (!offsets[e.partition].insert(e.offset).second) {
-        return "partition " + std::to_string(e.partition) + " offset " +
-               std::to_string(e.offset) + " twice";
+        return "partition " + std::to_string(e.partition) + " offset " + std::to_string(e.offset) +
+               " twice";
       }
     }
     for (const auto& [partition, set] : offsets) {
@@ -210,8 +210,7 @@ class ClusterE2ETest : public ::testing::Test {
     for (const std::string& id : ids) {
       if (++checked > 8) break;
       for (int n : {1, 10}) {
-        const Answer a =
-            Ask(instance, "/v1/events/" + id + "/latest?n=" + std::to_string(n));
+        const Answer a = Ask(instance, "/v1/events/" + id + "/latest?n=" + std::to_string(n));
         ASSERT_EQ(a.status, 200) << a.body;
         EXPECT_TRUE(a.has_complete && a.complete) << a.body;
         EXPECT_EQ(testing::DiffEvents(oracle.Latest(id, n, 0), a.events), "")
@@ -224,13 +223,14 @@ class ClusterE2ETest : public ::testing::Test {
       EXPECT_TRUE(x.has_complete && x.complete) << x.body;
       EXPECT_EQ(testing::DiffEvents(oracle.Latest(id, 10, 0), x.events), "")
           << "instance " << instance << " index latest " << id;
-      const Answer r = Ask(instance, "/v1/events/" + id + "?from=0&to=" +
-                                         std::to_string(kMaxTimeMs) + "&limit=50&order=asc");
+      const Answer r =
+          Ask(instance, "/v1/events/" + id + "?from=0&to=" + std::to_string(kMaxTimeMs) +
+                            "&limit=50&order=asc");
       ASSERT_EQ(r.status, 200) << r.body;
       EXPECT_TRUE(r.complete) << r.body;
-      EXPECT_EQ(testing::DiffEvents(oracle.Range(id, 0, kMaxTimeMs, 50, query::Order::kAsc, 0),
-                                    r.events),
-                "")
+      EXPECT_EQ(
+          testing::DiffEvents(oracle.Range(id, 0, kMaxTimeMs, 50, query::Order::kAsc, 0), r.events),
+          "")
           << "instance " << instance << " range " << id;
     }
   }
@@ -258,11 +258,12 @@ TEST_F(ClusterE2ETest, EveryInstanceAnswersForTheGroupAndAKilledOnesPartitionsAr
   }
   const Answer before = ScanAll(0);
   ASSERT_EQ(CheckWhole(before.events, kFirst), "");
-  for (int i = 0; i < kInstances; ++i) ASSERT_NO_FATAL_FAILURE(ExpectMatchesOracle(i, before.events));
+  for (int i = 0; i < kInstances; ++i)
+    ASSERT_NO_FATAL_FAILURE(ExpectMatchesOracle(i, before.events));
   // A local answer covers only the instance's partitions, and says which.
   {
-    auto [status, body] = Get(1, "/v1/scan?from=0&to=" + std::to_string(kMaxTimeMs) +
-                                     "&local=true");
+    auto [status, body] =
+        Get(1, "/v1/scan?from=0&to=" + std::to_string(kMaxTimeMs) + "&local=true");
     ASSERT_EQ(status, 200);
     EXPECT_NE(body.find("\"partitions\""), std::string::npos);
     EXPECT_LT(std::count(body.begin(), body.end(), '\n'), kFirst);
@@ -326,7 +327,8 @@ TEST_F(ClusterE2ETest, EveryInstanceAnswersForTheGroupAndAKilledOnesPartitionsAr
   const json cluster = json::parse(body);
   EXPECT_TRUE(cluster.at("complete").get<bool>()) << body;
   int answered = 0;
-  for (const auto& instance : cluster.at("instances")) answered += instance.at("answered").get<bool>();
+  for (const auto& instance : cluster.at("instances"))
+    answered += instance.at("answered").get<bool>();
   EXPECT_EQ(answered, 2) << body;
   // /metrics shows the ownership: nothing rebuilding any more, each owned partition serving.
   auto [metrics_status, metrics] = Get(0, "/metrics");

@@ -227,8 +227,7 @@ TEST_F(ClusterFanoutTest, AMixedSetupIsAnErrorThatSaysSo) {
     EXPECT_FALSE(j.at("complete").get<bool>()) << a.body;
     const json& peer = j.at("instances")[1];
     EXPECT_FALSE(peer.at("answered").get<bool>()) << a.body;
-    EXPECT_NE(peer.at("error").get<std::string>().find("mixed setup"), std::string::npos)
-        << a.body;
+    EXPECT_NE(peer.at("error").get<std::string>().find("mixed setup"), std::string::npos) << a.body;
   }
 }
 
@@ -341,13 +340,15 @@ TEST_F(ClusterFanoutTest, ScanWithALimitIsExactAcrossInstances) {
   // limit.
   at(2).Serve("events", 0);
   std::vector<TestEvent> copy;
-  for (int k = 0; k < 4; ++k) copy.push_back({"dev-" + std::to_string(k), now - 1000, "events", 0, k, "{}"});
+  for (int k = 0; k < 4; ++k)
+    copy.push_back({"dev-" + std::to_string(k), now - 1000, "events", 0, k, "{}"});
   at(2).Write(copy);
   const std::string range = "from=0&to=" + std::to_string(now + 60'000);
   ASSERT_TRUE(AskUntilComplete(0, "/v1/events/dev-0/latest?n=3").value("complete", false));
   for (int entry = 0; entry < 3; ++entry) {
     for (int limit : {1, 5, 9, 11, 12, 13, 100}) {
-      const Answer a = Get(at(entry).port(), "/v1/scan?" + range + "&limit=" + std::to_string(limit));
+      const Answer a =
+          Get(at(entry).port(), "/v1/scan?" + range + "&limit=" + std::to_string(limit));
       ASSERT_EQ(a.status, 200) << a.body;
       std::istringstream lines(a.body);
       std::set<std::pair<int, int64_t>> seen;
@@ -360,10 +361,12 @@ TEST_F(ClusterFanoutTest, ScanWithALimitIsExactAcrossInstances) {
           continue;
         }
         ++events;
-        EXPECT_TRUE(seen.emplace(j.at("partition").get<int>(), j.at("offset").get<int64_t>()).second)
+        EXPECT_TRUE(
+            seen.emplace(j.at("partition").get<int>(), j.at("offset").get<int64_t>()).second)
             << "twice: " << line;
       }
-      EXPECT_EQ(events, std::min(limit, 12)) << "limit " << limit << " via " << entry << "\n" << a.body;
+      EXPECT_EQ(events, std::min(limit, 12)) << "limit " << limit << " via " << entry << "\n"
+                                             << a.body;
       EXPECT_TRUE(last.value("complete", false)) << a.body;
     }
   }
@@ -382,8 +385,10 @@ TEST_F(ClusterFanoutTest, ALimitCuttingThroughTiesGivesOneAnswerEverywhere) {
   // Instance 0 serves both partitions and sees "b" first; instance 1 serves none.
   at(0).Serve("b", 0);
   at(0).Serve("a", 0);
-  at(0).Write({{"dev", now - 500, "b", 0, 0, "{\"t\":\"b0\"}"}, {"dev", now - 500, "b", 0, 1, "{\"t\":\"b1\"}"}});
-  at(0).Write({{"dev", now - 500, "a", 0, 0, "{\"t\":\"a0\"}"}, {"dev", now - 500, "a", 0, 1, "{\"t\":\"a1\"}"}});
+  at(0).Write({{"dev", now - 500, "b", 0, 0, "{\"t\":\"b0\"}"},
+               {"dev", now - 500, "b", 0, 1, "{\"t\":\"b1\"}"}});
+  at(0).Write({{"dev", now - 500, "a", 0, 0, "{\"t\":\"a0\"}"},
+               {"dev", now - 500, "a", 0, 1, "{\"t\":\"a1\"}"}});
   ASSERT_TRUE(AskUntilComplete(0, "/v1/events/dev/latest?n=1").value("complete", false));
   auto order = [&](int instance, const std::string& target) {
     std::vector<std::string> out;
@@ -444,7 +449,7 @@ TEST_F(ClusterFanoutTest, TheClusterViewShowsReachableReadyStaleAndLag) {
   at(0).Serve("events", 0);
   at(1).Serve("events", 1);
   at(1).ownership()->UpdatePosition("events", 1, 0, 40);  // 40 records behind
-  at(1).ownership()->Assigned("events", 1, 0, 40);         // ...since its assignment: rebuilding
+  at(1).ownership()->Assigned("events", 1, 0, 40);        // ...since its assignment: rebuilding
   const json view = Get(at(0).port(), "/v1/cluster").json();
   ASSERT_EQ(view.at("instances").size(), 3u) << view.dump();
   const json& self = view.at("instances")[0];

@@ -142,7 +142,8 @@ TEST_F(ClusterFreshnessTest, AStuckPollerMakesItsPartitionsStale) {
         return answer.contains("stale") && answer.at("stale") == json::parse("{\"events\":[0,1]}");
       },
       std::chrono::seconds(30)))
-      << answer.dump() << "\n" << Local().dump();
+      << answer.dump() << "\n"
+      << Local().dump();
   EXPECT_FALSE(answer.at("complete").get<bool>());
   const json local = Local();
   for (const json& p : local.at("owned")) {
@@ -168,8 +169,8 @@ TEST_F(ClusterFreshnessTest, AfterAJumpToTheEndTheWindowIsIncompleteUntilItHasPa
   Produce(5, t0 - 1000);  // before the first start: skipped by the jump
   StartIngestor({{"auto.offset.reset", "latest"}});
   auto owned = [&] { return Local().value("owned", json::array()); };
-  ASSERT_TRUE(hotrow::testing::WaitFor([&] { return owned().size() == 2; },
-                                       std::chrono::seconds(30)))
+  ASSERT_TRUE(
+      hotrow::testing::WaitFor([&] { return owned().size() == 2; }, std::chrono::seconds(30)))
       << Local().dump();
   // The consumer settles on the end of each partition when it starts fetching: produce until
   // records after the jump are stored in both.
@@ -201,7 +202,8 @@ TEST_F(ClusterFreshnessTest, AfterAJumpToTheEndTheWindowIsIncompleteUntilItHasPa
   for (const json& p : owned()) {
     EXPECT_FALSE(p.at("window_complete").get<bool>()) << "after a restart: " << Local().dump();
   }
-  EXPECT_FALSE(Get(instance_->port(), "/v1/events/dev-1/latest?n=5").json().value("complete", true));
+  EXPECT_FALSE(
+      Get(instance_->port(), "/v1/events/dev-1/latest?n=5").json().value("complete", true));
 
   // The window (10 minutes) has passed since the jump: nothing it skipped is in it any more.
   clock.Advance(10 * 60 * 1000 + 1000);

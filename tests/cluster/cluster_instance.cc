@@ -143,19 +143,20 @@ void Run(const std::string& command, const hotrow::testing::TempDir& dir) {
 
 void MakeCa(const hotrow::testing::TempDir& dir, const std::string& name) {
   Run("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "
-      "/CN=" + name + " -keyout " + dir.Sub(name + ".key") + " -out " + dir.Sub(name + ".crt"),
+      "/CN=" +
+          name + " -keyout " + dir.Sub(name + ".key") + " -out " + dir.Sub(name + ".crt"),
       dir);
 }
 
-void MakeLeaf(const hotrow::testing::TempDir& dir, const std::string& ca,
-              const std::string& leaf) {
+void MakeLeaf(const hotrow::testing::TempDir& dir, const std::string& ca, const std::string& leaf) {
   Run("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=127.0.0.1 "
-      "-keyout " + dir.Sub(leaf + ".key") + " -out " + dir.Sub(leaf + ".csr"),
+      "-keyout " +
+          dir.Sub(leaf + ".key") + " -out " + dir.Sub(leaf + ".csr"),
       dir);
   std::ofstream(dir.Sub(leaf + ".ext")) << "subjectAltName=IP:127.0.0.1\n";
   Run("openssl x509 -req -days 2 -in " + dir.Sub(leaf + ".csr") + " -CA " + dir.Sub(ca + ".crt") +
-      " -CAkey " + dir.Sub(ca + ".key") + " -CAcreateserial -extfile " + dir.Sub(leaf + ".ext") +
-      " -out " + dir.Sub(leaf + ".crt"),
+          " -CAkey " + dir.Sub(ca + ".key") + " -CAcreateserial -extfile " +
+          dir.Sub(leaf + ".ext") + " -out " + dir.Sub(leaf + ".crt"),
       dir);
 }
 

@@ -26,9 +26,9 @@
 namespace hotrow::cluster::testing {
 
 struct InstanceOptions {
-  std::string dir;                    // its store goes in dir/store
-  int port = 0;                       // REQUIRES: free (hotrow::testing::FreePort)
-  std::vector<std::string> peers;     // every instance's "127.0.0.1:port", this one included
+  std::string dir;                 // its store goes in dir/store
+  int port = 0;                    // REQUIRES: free (hotrow::testing::FreePort)
+  std::vector<std::string> peers;  // every instance's "127.0.0.1:port", this one included
   std::string group = "group";
   std::vector<std::string> topics = {"events"};
   std::string brokers = "127.0.0.1:1";  // where partitions are read (unreachable: unknown)

@@ -68,7 +68,8 @@ TEST(ClusterTlsE2ETest, HttpsTokenAndASighupRotationOnEveryInstance) {
     std::string out;
     for (int i = 0; i < kInstances; ++i) {
       const std::string log = ReadFile(dir.Sub("serve-" + std::to_string(i) + ".log"));
-      out += "--- serve " + std::to_string(i) + "\n" + log.substr(log.size() > 3000 ? log.size() - 3000 : 0);
+      out += "--- serve " + std::to_string(i) + "\n" +
+             log.substr(log.size() > 3000 ? log.size() - 3000 : 0);
     }
     return out;
   };
@@ -78,8 +79,9 @@ TEST(ClusterTlsE2ETest, HttpsTokenAndASighupRotationOnEveryInstance) {
                           << "\n  topics: [events]\n  group_id: tls-e2e\n"
                           << "store:\n  path: " << dir.Sub("store-" + std::to_string(i)) << "\n"
                           << "keying:\n  salts: 2\n"
-                          << "http:\n  listen: 127.0.0.1:" << ports[i] << "\n  token_file: " << token
-                          << "\n  tls_cert: " << cert << "\n  tls_key: " << key << "\n"
+                          << "http:\n  listen: 127.0.0.1:" << ports[i]
+                          << "\n  token_file: " << token << "\n  tls_cert: " << cert
+                          << "\n  tls_key: " << key << "\n"
                           << "query:\n  threads: 1\n"
                           << "cluster:\n  peers: [" << peers << "]\n  peer_ca: " << ca << "\n";
     serves.push_back(std::make_unique<ChildProcess>(
@@ -113,9 +115,10 @@ TEST(ClusterTlsE2ETest, HttpsTokenAndASighupRotationOnEveryInstance) {
   install("leaf2", "ca2", "token-two");
   for (auto& serve : serves) serve->Signal(SIGHUP);
   EXPECT_TRUE(WaitFor([&] { return complete_everywhere("token-two", "ca2"); }, 30s)) << logs();
-  EXPECT_EQ(testing::Get(ports[1], "/v1/events/dev-000001/latest?n=1", "token-one", dir.Sub("ca2.crt"))
-                .status,
-            401);
+  EXPECT_EQ(
+      testing::Get(ports[1], "/v1/events/dev-000001/latest?n=1", "token-one", dir.Sub("ca2.crt"))
+          .status,
+      401);
   EXPECT_EQ(testing::Get(ports[1], "/healthz", "", dir.Sub("ca1.crt")).status, -1);
 
   for (auto& serve : serves) serve->Signal(SIGTERM);

@@ -97,17 +97,17 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
     out.close();
     EXPECT_THAT(LoadError(path, {}), StartsWith(key + ":")) << "line " << i + 1;
   }
-  EXPECT_THAT(keys, ::testing::ElementsAre(
-                        "kafka.brokers", "kafka.topics", "kafka.group_id", "kafka.instance_id",
-                        "kafka.properties", "store.path", "store.ttl", "store.bucket",
-                        "store.clock", "store.block_cache", "store.write_buffer", "keying.salts",
-                        "keying.salt_by", "ingest.batch_max_events", "ingest.batch_max_ms",
-                        "ingest.id_field", "ingest.ts_field", "ingest.max_future",
-                        "ingest.dead_letter_topic", "ingest.stall_after", "ingest.writers",
-                        "index.fields", "http.listen", "http.threads", "http.token_file",
-                        "http.allow_open", "http.tls_cert", "http.tls_key", "query.threads",
-                        "query.max_concurrent", "cluster.peers", "cluster.peer_timeout_ms",
-                        "cluster.peer_ca", "cluster.max_staleness"));
+  EXPECT_THAT(
+      keys,
+      ::testing::ElementsAre(
+          "kafka.brokers", "kafka.topics", "kafka.group_id", "kafka.instance_id",
+          "kafka.properties", "store.path", "store.ttl", "store.bucket", "store.clock",
+          "store.block_cache", "store.write_buffer", "keying.salts", "keying.salt_by",
+          "ingest.batch_max_events", "ingest.batch_max_ms", "ingest.id_field", "ingest.ts_field",
+          "ingest.max_future", "ingest.dead_letter_topic", "ingest.stall_after", "ingest.writers",
+          "index.fields", "http.listen", "http.threads", "http.token_file", "http.allow_open",
+          "http.tls_cert", "http.tls_key", "query.threads", "query.max_concurrent", "cluster.peers",
+          "cluster.peer_timeout_ms", "cluster.peer_ca", "cluster.max_staleness"));
 }
 
 TEST(ConfigTest, ClusterPeersAreHostPortsGivenOnce) {

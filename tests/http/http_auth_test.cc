@@ -2,8 +2,6 @@
 // token file, pure; then the 401/200 table through a real HttpServer on a loopback port, token
 // rotation while serving, and the refusal to listen beyond loopback without a token.
 
-#include "http/auth.h"
-
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -12,6 +10,7 @@
 #include <string>
 
 #include "access/token_file.h"
+#include "http/auth.h"
 #include "http/metrics.h"
 #include "http/server.h"
 #include "query/query_engine.h"

@@ -38,8 +38,9 @@ class TopicOrderTest : public ::testing::Test {
     for (const std::string topic : {"b", "a"}) {
       for (int32_t p = 0; p < 2; ++p) {
         for (int64_t offset = 0; offset < 2; ++offset) {
-          testing::TestEvent e{"dev", kT0 + 5, topic, p, offset,
-                               "\"" + topic + std::to_string(p) + std::to_string(offset) + "\""};
+          testing::TestEvent e{
+              "dev", kT0 + 5, topic,
+              p,     offset,  "\"" + topic + std::to_string(p) + std::to_string(offset) + "\""};
           Result<store::Row> row = testing::MakeRow(store_.get(), e);
           ASSERT_TRUE(row.ok());
           row->index.push_back({"site", "s"});
