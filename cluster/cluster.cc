@@ -52,7 +52,8 @@ Cluster::~Cluster() {
 }
 
 void Cluster::RefreshFreshness() {
-  const ingest::Ingestor* ingestor = ingestor_.load();
+  std::lock_guard<std::mutex> lock(ingestor_mu_);
+  const ingest::Ingestor* ingestor = ingestor_;
   if (ingestor == nullptr) return;
   const ingest::IngestStats stats = ingestor->Stats();
   for (const ingest::PartitionStats& p : stats.partitions) {

@@ -69,8 +69,12 @@ class Cluster {
   Cluster& operator=(const Cluster&) = delete;
 
   // Where positions and readiness are read from (Ingestor::Stats, Ready); not owned. Null:
-  // neither ever changes.
-  void set_ingestor(const ingest::Ingestor* ingestor) { ingestor_.store(ingestor); }
+  // neither ever changes. Returns once the freshness thread no longer uses the one before, which
+  // may then be destroyed.
+  void set_ingestor(const ingest::Ingestor* ingestor) {
+    std::lock_guard<std::mutex> lock(ingestor_mu_);
+    ingestor_ = ingestor;
+  }
   // What this instance's part of a scan is read from; not owned.
   void set_engine(query::QueryEngine* engine) { engine_ = engine; }
   query::QueryEngine* engine() const { return engine_; }
@@ -110,7 +114,8 @@ class Cluster {
   ingest::PartitionOwnership* const ownership_;
   store::EventStore* const store_;
   LocalHead identity_;
-  std::atomic<const ingest::Ingestor*> ingestor_{nullptr};
+  std::mutex ingestor_mu_;                      // held while the ingestor is asked
+  const ingest::Ingestor* ingestor_ = nullptr;  // GUARDED_BY(ingestor_mu_)
   query::QueryEngine* engine_ = nullptr;
   std::unique_ptr<PeerClients> peers_;
   std::unique_ptr<TopicMetadata> metadata_;

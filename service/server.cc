@@ -192,6 +192,7 @@ Status Server::Stop() {
   if (housekeeping_.joinable()) housekeeping_.join();
   const ingest::IngestStats last = ingest_stats();
   http_.reset();
+  if (cluster_) cluster_->set_ingestor(nullptr);  // its freshness thread asks the ingestor
   ingestor_.reset();
   engine_.reset();
   if (store_) {
