@@ -10,7 +10,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <utility>
+
+#include "access/credentials.h"
 
 namespace hotrow::access {
 namespace {
@@ -20,7 +23,6 @@ constexpr size_t kMaxPemBytes = 1 << 20;
 
 using BioPtr = std::unique_ptr<BIO, decltype(&BIO_free)>;
 using X509Ptr = std::unique_ptr<X509, decltype(&X509_free)>;
-using KeyPtr = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
 
 // "key: file" as every message starts: "http.tls_cert: /etc/hotrow/cert.pem".
 std::string Named(const std::string& key, const std::string& path) {
@@ -73,82 +75,9 @@ bool AtEndOfPem() {
   return ERR_GET_LIB(code) == ERR_LIB_PEM && ERR_GET_REASON(code) == PEM_R_NO_START_LINE;
 }
 
-// The certificate chain of `cert_file` into `ctx`: the first certificate is the server's, the
-// rest are sent with it.
-Status UseCertificateChain(const std::string& cert_file, SSL_CTX* ctx) {
-  const std::string key = "http.tls_cert";
-  Result<std::string> text = ReadPemFile(key, cert_file);
-  if (!text.ok()) return text.status();
-  BioPtr bio = MemoryBio(*text);
-  ERR_clear_error();
-  X509Ptr leaf(PEM_read_bio_X509_AUX(bio.get(), nullptr, NoPassword, nullptr), &X509_free);
-  if (!leaf) {
-    return Status::InvalidArgument(
-        Named(key, cert_file) +
-        ": holds no PEM certificate (\"-----BEGIN CERTIFICATE-----\"): " + OpenSslReason());
-  }
-  if (SSL_CTX_use_certificate(ctx, leaf.get()) != 1) {
-    return Status::InvalidArgument(Named(key, cert_file) +
-                                   ": the certificate is refused: " + OpenSslReason());
-  }
-  for (int n = 2;; ++n) {
-    X509Ptr next(PEM_read_bio_X509(bio.get(), nullptr, NoPassword, nullptr), &X509_free);
-    if (!next) {
-      if (AtEndOfPem()) break;
-      return Status::InvalidArgument(Named(key, cert_file) + ": certificate " + std::to_string(n) +
-                                     " of the chain cannot be read: " + OpenSslReason());
-    }
-    if (SSL_CTX_add1_chain_cert(ctx, next.get()) != 1) {
-      return Status::InvalidArgument(Named(key, cert_file) + ": certificate " + std::to_string(n) +
-                                     " of the chain is refused: " + OpenSslReason());
-    }
-  }
-  ERR_clear_error();
-  const ASN1_TIME* not_after = X509_get0_notAfter(leaf.get());
-  const ASN1_TIME* not_before = X509_get0_notBefore(leaf.get());
-  if (X509_cmp_current_time(not_after) < 0) {
-    spdlog::warn("http: the certificate of http.tls_cert {} has expired; clients will refuse it",
-                 cert_file);
-  } else if (X509_cmp_current_time(not_before) > 0) {
-    spdlog::warn(
-        "http: the certificate of http.tls_cert {} is not valid yet; clients will "
-        "refuse it",
-        cert_file);
-  }
-  return Status::Ok();
-}
-
-// The private key of `key_file` into `ctx`, checked against the certificate already there.
-Status UsePrivateKey(const std::string& key_file, const std::string& cert_file, SSL_CTX* ctx) {
-  const std::string key = "http.tls_key";
-  Result<std::string> text = ReadPemFile(key, key_file);
-  if (!text.ok()) return text.status();
-  BioPtr bio = MemoryBio(*text);
-  ERR_clear_error();
-  KeyPtr pkey(PEM_read_bio_PrivateKey(bio.get(), nullptr, NoPassword, nullptr), &EVP_PKEY_free);
-  if (!pkey) {
-    return Status::InvalidArgument(
-        Named(key, key_file) +
-        ": holds no PEM private key, or an encrypted one (hotrow asks for no password): " +
-        OpenSslReason());
-  }
-  // Checked first: SSL_CTX_use_PrivateKey would only say "key values mismatch".
-  X509* cert = SSL_CTX_get0_certificate(ctx);
-  if (cert == nullptr || X509_check_private_key(cert, pkey.get()) != 1) {
-    ERR_clear_error();
-    return Status::InvalidArgument(Named(key, key_file) +
-                                   ": is not the private key of the certificate in http.tls_cert " +
-                                   cert_file);
-  }
-  if (SSL_CTX_use_PrivateKey(ctx, pkey.get()) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
-    return Status::InvalidArgument(Named(key, key_file) +
-                                   ": the key is refused: " + OpenSslReason());
-  }
-  return Status::Ok();
-}
-
-// Everything a server context needs; called by SSLServer's constructor on its fresh context.
-Status SetUpServerContext(const std::string& cert_file, const std::string& key_file, SSL_CTX* ctx) {
+// Everything a server context needs besides its certificate; called by SSLServer's constructor
+// on its fresh context.
+Status SetUpServerContext(SSL_CTX* ctx) {
   // What httplib's own constructors set, with TLS 1.2 as the oldest version instead of 1.1.
   SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION |
                                SSL_OP_NO_RENEGOTIATION);
@@ -156,11 +85,158 @@ Status SetUpServerContext(const std::string& cert_file, const std::string& key_f
     return Status::InvalidArgument("http.tls_cert: cannot set TLS 1.2 as the oldest version: " +
                                    OpenSslReason());
   }
-  HOTROW_RETURN_IF_ERROR(UseCertificateChain(cert_file, ctx));
-  return UsePrivateKey(key_file, cert_file, ctx);
+  return Status::Ok();
+}
+
+// OpenSSL's certificate callback (SSL_CTX_set_cert_cb), run during each handshake: the
+// certificate the credentials hold now.
+int UseCurrentCertificate(SSL* ssl, void* arg) {
+  const auto* credentials = static_cast<const Credentials*>(arg);
+  const std::shared_ptr<const CredentialsSnapshot> now = credentials->Current();
+  if (now == nullptr || now->certificate == nullptr) return 0;
+  return now->certificate->UseOn(ssl) ? 1 : 0;
+}
+
+// An SSLServer whose context `set_up` completes; InvalidArgument when it fails.
+Result<std::unique_ptr<httplib::Server>> NewSslServer(const std::function<Status(SSL_CTX*)>& set_up,
+                                                      const std::string& what) {
+  // httplib calls this on the context it creates, in its constructor, on this thread.
+  Status status = Status::InvalidArgument("http.tls_cert: OpenSSL could not create a TLS context");
+  auto server = std::make_unique<httplib::SSLServer>([&](SSL_CTX& ctx) {
+    status = SetUpServerContext(&ctx);
+    if (status.ok()) status = set_up(&ctx);
+    return status.ok();
+  });
+  if (!status.ok()) return status;
+  if (!server->is_valid()) {
+    return Status::InvalidArgument("http.tls_cert: " + what + ": httplib refused the TLS setup");
+  }
+  return std::unique_ptr<httplib::Server>(std::move(server));
 }
 
 }  // namespace
+
+Result<std::shared_ptr<const ServerCertificate>> ServerCertificate::Load(
+    const std::string& cert_file, const std::string& key_file) {
+  std::shared_ptr<ServerCertificate> out(new ServerCertificate());
+  const std::string cert_key = "http.tls_cert";
+  Result<std::string> text = ReadPemFile(cert_key, cert_file);
+  if (!text.ok()) return text.status();
+  BioPtr bio = MemoryBio(*text);
+  ERR_clear_error();
+  out->leaf_ = PEM_read_bio_X509_AUX(bio.get(), nullptr, NoPassword, nullptr);
+  if (out->leaf_ == nullptr) {
+    return Status::InvalidArgument(
+        Named(cert_key, cert_file) +
+        ": holds no PEM certificate (\"-----BEGIN CERTIFICATE-----\"): " + OpenSslReason());
+  }
+  for (int n = 2;; ++n) {
+    X509* next = PEM_read_bio_X509(bio.get(), nullptr, NoPassword, nullptr);
+    if (next == nullptr) {
+      if (AtEndOfPem()) break;
+      return Status::InvalidArgument(Named(cert_key, cert_file) + ": certificate " +
+                                     std::to_string(n) +
+                                     " of the chain cannot be read: " + OpenSslReason());
+    }
+    out->chain_.push_back(next);
+  }
+  ERR_clear_error();
+  if (X509_cmp_current_time(X509_get0_notAfter(out->leaf_)) < 0) {
+    spdlog::warn("http: the certificate of http.tls_cert {} has expired; clients will refuse it",
+                 cert_file);
+  } else if (X509_cmp_current_time(X509_get0_notBefore(out->leaf_)) > 0) {
+    spdlog::warn(
+        "http: the certificate of http.tls_cert {} is not valid yet; clients will refuse it",
+        cert_file);
+  }
+
+  const std::string key_key = "http.tls_key";
+  Result<std::string> key_text = ReadPemFile(key_key, key_file);
+  if (!key_text.ok()) return key_text.status();
+  BioPtr key_bio = MemoryBio(*key_text);
+  ERR_clear_error();
+  out->key_ = PEM_read_bio_PrivateKey(key_bio.get(), nullptr, NoPassword, nullptr);
+  if (out->key_ == nullptr) {
+    return Status::InvalidArgument(
+        Named(key_key, key_file) +
+        ": holds no PEM private key, or an encrypted one (hotrow asks for no password): " +
+        OpenSslReason());
+  }
+  // Checked first: SSL_CTX_use_PrivateKey would only say "key values mismatch".
+  if (X509_check_private_key(out->leaf_, out->key_) != 1) {
+    ERR_clear_error();
+    return Status::InvalidArgument(Named(key_key, key_file) +
+                                   ": is not the private key of the certificate in http.tls_cert " +
+                                   cert_file);
+  }
+  // What a server context makes of them (a key too weak for OpenSSL's security level).
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> probe(SSL_CTX_new(TLS_server_method()),
+                                                          &SSL_CTX_free);
+  if (!probe) return Status::InvalidArgument("http.tls_cert: OpenSSL could not make a context");
+  ERR_clear_error();
+  if (SSL_CTX_use_certificate(probe.get(), out->leaf_) != 1) {
+    return Status::InvalidArgument(Named(cert_key, cert_file) +
+                                   ": the certificate is refused: " + OpenSslReason());
+  }
+  for (size_t i = 0; i < out->chain_.size(); ++i) {
+    if (SSL_CTX_add1_chain_cert(probe.get(), out->chain_[i]) != 1) {
+      return Status::InvalidArgument(Named(cert_key, cert_file) + ": certificate " +
+                                     std::to_string(i + 2) +
+                                     " of the chain is refused: " + OpenSslReason());
+    }
+  }
+  if (SSL_CTX_use_PrivateKey(probe.get(), out->key_) != 1 ||
+      SSL_CTX_check_private_key(probe.get()) != 1) {
+    return Status::InvalidArgument(Named(key_key, key_file) +
+                                   ": the key is refused: " + OpenSslReason());
+  }
+  return std::shared_ptr<const ServerCertificate>(std::move(out));
+}
+
+ServerCertificate::~ServerCertificate() {
+  for (X509* cert : chain_) X509_free(cert);
+  if (leaf_ != nullptr) X509_free(leaf_);
+  if (key_ != nullptr) EVP_PKEY_free(key_);
+}
+
+bool ServerCertificate::UseOn(SSL* ssl) const {
+  if (SSL_use_certificate(ssl, leaf_) != 1 || SSL_use_PrivateKey(ssl, key_) != 1) return false;
+  if (SSL_clear_chain_certs(ssl) != 1) return false;
+  for (X509* cert : chain_) {
+    if (SSL_add1_chain_cert(ssl, cert) != 1) return false;
+  }
+  return true;
+}
+
+bool ServerCertificate::UseOn(SSL_CTX* ctx) const {
+  if (SSL_CTX_use_certificate(ctx, leaf_) != 1 || SSL_CTX_use_PrivateKey(ctx, key_) != 1) {
+    return false;
+  }
+  if (SSL_CTX_clear_chain_certs(ctx) != 1) return false;
+  for (X509* cert : chain_) {
+    if (SSL_CTX_add1_chain_cert(ctx, cert) != 1) return false;
+  }
+  return SSL_CTX_check_private_key(ctx) == 1;
+}
+
+Result<std::unique_ptr<httplib::Server>> NewHttplibServer(const Credentials* credentials) {
+  if (!credentials->tls()) {
+    return std::unique_ptr<httplib::Server>(std::make_unique<httplib::Server>());
+  }
+  return NewSslServer(
+      [credentials](SSL_CTX* ctx) {
+        const std::shared_ptr<const CredentialsSnapshot> now = credentials->Current();
+        // The context holds one too, so that it is valid on its own; each handshake then asks
+        // for the current one.
+        if (now == nullptr || now->certificate == nullptr || !now->certificate->UseOn(ctx)) {
+          return Status::InvalidArgument("http.tls_cert: " + credentials->options().tls_cert_file +
+                                         ": the certificate is refused: " + OpenSslReason());
+        }
+        SSL_CTX_set_cert_cb(ctx, UseCurrentCertificate, const_cast<Credentials*>(credentials));
+        return Status::Ok();
+      },
+      credentials->options().tls_cert_file);
+}
 
 Result<std::unique_ptr<httplib::Server>> NewHttplibServer(const std::string& cert_file,
                                                           const std::string& key_file) {
@@ -175,18 +251,19 @@ Result<std::unique_ptr<httplib::Server>> NewHttplibServer(const std::string& cer
     return Status::InvalidArgument("http.tls_cert: expected the certificate of http.tls_key " +
                                    key_file + " (HTTPS needs both), got none");
   }
-  // httplib calls this on the context it creates, in its constructor, on this thread.
-  Status set_up = Status::InvalidArgument("http.tls_cert: OpenSSL could not create a TLS context");
-  auto server = std::make_unique<httplib::SSLServer>([&](SSL_CTX& ctx) {
-    set_up = SetUpServerContext(cert_file, key_file, &ctx);
-    return set_up.ok();
-  });
-  if (!set_up.ok()) return set_up;
-  if (!server->is_valid()) {
-    return Status::InvalidArgument("http.tls_cert: " + cert_file +
-                                   ": httplib refused the TLS setup");
-  }
-  return std::unique_ptr<httplib::Server>(std::move(server));
+  Result<std::shared_ptr<const ServerCertificate>> certificate =
+      ServerCertificate::Load(cert_file, key_file);
+  if (!certificate.ok()) return certificate.status();
+  std::shared_ptr<const ServerCertificate> held = certificate.value();
+  return NewSslServer(
+      [held, &cert_file](SSL_CTX* ctx) {
+        if (!held->UseOn(ctx)) {
+          return Status::InvalidArgument("http.tls_cert: " + cert_file +
+                                         ": the certificate is refused: " + OpenSslReason());
+        }
+        return Status::Ok();
+      },
+      cert_file);
 }
 
 Status CheckServerTlsFiles(const std::string& cert_file, const std::string& key_file) {

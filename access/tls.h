@@ -6,8 +6,11 @@
 // Every file is read and checked here, with OpenSSL, before a server or a client uses it, so that
 // a bad one is an error naming it (httplib only says that its server "is not valid").
 
+#include <openssl/types.h>
+
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -16,6 +19,46 @@ class Server;
 }  // namespace httplib
 
 namespace hotrow::access {
+
+class Credentials;
+
+// A certificate chain and its private key, read from PEM files and checked together. Immutable:
+// a rotation makes a new one (Credentials::Reload), and a connection keeps the one it started
+// with.
+//
+// Thread-safety: const methods from any thread.
+class ServerCertificate {
+ public:
+  // Reads `cert_file` (the server's certificate first, then any intermediates clients need) and
+  // `key_file` (its PEM private key, not encrypted). InvalidArgument, one line naming the key and
+  // the file, when a file cannot be read or holds no PEM certificate / private key, when OpenSSL
+  // refuses one (a key too weak for its security level), or when the key is not the
+  // certificate's. An expired certificate (or one not valid yet) is accepted, with a warning in
+  // the log.
+  static Result<std::shared_ptr<const ServerCertificate>> Load(const std::string& cert_file,
+                                                               const std::string& key_file);
+  ~ServerCertificate();
+  ServerCertificate(const ServerCertificate&) = delete;
+  ServerCertificate& operator=(const ServerCertificate&) = delete;
+
+  // Presents this certificate, its chain and key on one connection (from a certificate
+  // callback, during its handshake). False when OpenSSL refuses.
+  bool UseOn(SSL* ssl) const;
+  // The same for every connection of a context.
+  bool UseOn(SSL_CTX* ctx) const;
+
+ private:
+  ServerCertificate() = default;
+  X509* leaf_ = nullptr;
+  std::vector<X509*> chain_;
+  EVP_PKEY* key_ = nullptr;
+};
+
+// The server HttpServer runs: a plain httplib::Server without TLS, else an httplib::SSLServer
+// whose every handshake presents the certificate `credentials` holds at that moment (so a
+// Credentials::Reload reaches new connections without a restart). `credentials` is not owned and
+// must outlive the server. InvalidArgument when OpenSSL refuses the set-up.
+Result<std::unique_ptr<httplib::Server>> NewHttplibServer(const Credentials* credentials);
 
 // The server HttpServer runs: an httplib::SSLServer serving `cert_file` and `key_file` when both
 // are set, a plain httplib::Server when both are empty.

@@ -34,11 +34,14 @@ int RunServe(const ServeFlags& flags) {
   }
   int sig = 0;
   while ((sig = service::WaitForTerminationSignal()) == SIGHUP) {
-    const Status reloaded = (*server)->ReloadToken();
+    const Status reloaded = (*server)->ReloadAccess();
     if (reloaded.ok()) {
-      spdlog::info("serve: SIGHUP received; http.token_file re-read");
+      spdlog::info(
+          "serve: SIGHUP received; http.token_file, http.tls_cert, http.tls_key and "
+          "cluster.peer_ca re-read");
     } else {
-      spdlog::error("serve: SIGHUP received; keeping the old token: {}", reloaded.message());
+      spdlog::error("serve: SIGHUP received; keeping the old token and certificate: {}",
+                    reloaded.message());
     }
   }
   spdlog::info("serve: {} received; stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");

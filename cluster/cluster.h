@@ -1,60 +1,64 @@
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include "access/client_access.h"
+#include "access/credentials.h"
 #include "cluster/coverage.h"
+#include "cluster/local_answer.h"
+#include "cluster/peer_client.h"
+#include "cluster/topic_metadata.h"
 #include "ingest/ingestor.h"
 #include "ingest/partition_ownership.h"
 #include "query/query_engine.h"
 #include "store/event_store.h"
 
-namespace httplib {
-class Client;
-}  // namespace httplib
-
-namespace hotrow::query {
-class ThreadPool;
-}  // namespace hotrow::query
-
 namespace hotrow::cluster {
 
 struct ClusterOptions {
-  // cluster.peers: the HTTP host:port of every instance of the group, this one included.
-  // Default: empty (a single instance: queries answer from this store alone, as before).
+  // cluster.peers: the host:port of every instance of the group, this one included.
+  // Default: empty (a single instance: queries answer from this store alone).
   std::vector<std::string> peers;
   // This instance's entry of `peers` (http.listen); it is answered in process, not over HTTP.
   std::string self;
-  // What peers are asked with: the same token as this server's. Default: none.
-  access::ClientAccess access;
+  // The scheme, token and CAs peers are asked with (access/credentials.h), asked at every request.
+  // Not owned; required when `peers` is set.
+  const access::Credentials* credentials = nullptr;
   // A peer that has not connected or sent its next bytes within this long counts as not having
   // answered: its partitions are missing from the answer, which is never slow forever.
   // cluster.peer_timeout_ms. Default: 2 s.
   int64_t peer_timeout_ms = 2000;
-  // Where the partitions of the topics are read (ingest::ListTopicPartitions), at most every
-  // partitions_refresh_ms. Defaults: none, 30 s.
-  std::string brokers;
+  // Who this instance is: kafka.group_id and kafka.topics, named in its ?local=true answers and
+  // compared with its peers'. Defaults: "hotrow", none.
+  std::string group_id = "hotrow";
   std::vector<std::string> topics;
+  // Where the topics' partitions are read (in the background: cluster/topic_metadata.h), and how
+  // often once known. Defaults: none, 30 s.
+  std::string brokers;
   std::map<std::string, std::string> kafka_properties;
   int64_t partitions_refresh_ms = 30000;
+  // How often the ingestor's positions and readiness are read into the ownership. Default: 200 ms.
+  int64_t freshness_refresh_ms = 200;
 };
 
-// One instance's part in answering for the whole consumer group (CONTRACT.md, `cluster.peers`):
-// its ownership (which partitions it answers for, refreshed from the ingestor's positions), the
-// filter its query engine applies, the partitions the group must cover, and keep-alive HTTP
-// clients to its peers.
+// One instance's part in answering for the whole consumer group (CONTRACT.md, `cluster.peers` and
+// "Cluster mode in production settings"): its ownership and the freshness of each partition, the
+// filter its query engine applies, the partitions the group must cover, and its peers' clients.
+// The fan-out itself (ask, decide coverage, merge) is in cluster/group_query.h.
 //
-// Threads: a pool of named threads (hotrow-peer), owned and joined by the destructor, on which
-// peers are asked in parallel.
+// Threads: hotrow-fresh (reads the ingestor's positions and readiness every
+// freshness_refresh_ms), hotrow-metadata (TopicMetadata) and hotrow-peer (PeerClients), only with
+// peers; all owned and joined by the destructor.
 //
-// Thread-safety: every method may be called from any thread, except set_ingestor (once, before
-// queries).
+// Thread-safety: every method may be called from any thread, except set_ingestor and set_engine
+// (once each, before queries).
 class Cluster {
  public:
   // `ownership` and `store` are not owned and must outlive the Cluster.
@@ -64,57 +68,64 @@ class Cluster {
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
 
-  // Where positions are read from (Ingestor::Stats); not owned. Null: positions never advance.
-  void set_ingestor(const ingest::Ingestor* ingestor) { ingestor_ = ingestor; }
+  // Where positions and readiness are read from (Ingestor::Stats, Ready); not owned. Null:
+  // neither ever changes. Returns once the freshness thread no longer uses the one before, which
+  // may then be destroyed.
+  void set_ingestor(const ingest::Ingestor* ingestor) {
+    std::lock_guard<std::mutex> lock(ingestor_mu_);
+    ingestor_ = ingestor;
+  }
+  // What this instance's part of a scan is read from; not owned.
+  void set_engine(query::QueryEngine* engine) { engine_ = engine; }
+  query::QueryEngine* engine() const { return engine_; }
 
   // Whether peers are configured (queries fan out).
   bool enabled() const { return !options_.peers.empty(); }
   const ClusterOptions& options() const { return options_; }
 
-  // This instance's ownership now, positions of rebuilding partitions refreshed first.
-  ingest::OwnershipSnapshot Local();
+  // This instance's ownership now, each partition judged (ingest/partition_ownership.h).
+  ingest::OwnershipSnapshot Local() const { return ownership_->Snapshot(); }
+  // The same, shared between the queries of the next few milliseconds (PartitionOwnership::Shared).
+  std::shared_ptr<const ingest::OwnershipSnapshot> LocalShared() const {
+    return ownership_->Shared();
+  }
+  int64_t max_staleness_ms() const { return ownership_->options().max_staleness_ms; }
 
   // The filter of one query: only rows of the partitions Local() serves.
   query::PartitionFilter Filter();
 
-  // Every partition of the topics; the last list known when the brokers do not answer.
-  Partitions AllPartitions();
+  // Every partition of the topics as last read, and the topics not known yet; never waits.
+  GroupPartitions KnownPartitions() const;
 
-  // One peer's answer to a request.
-  struct Reply {
-    std::string peer;
-    bool answered = false;  // a 200 within the deadline
-    int status = 0;         // HTTP status; 0 when none
-    std::string body;
-    std::string error;      // why not answered, for /v1/cluster and the log
-  };
-  // GETs `target` ("/v1/...?...") on every peer but this one, in parallel, each within
-  // peer_timeout_ms, running `meanwhile` (this instance's own part) on the calling thread.
-  // Replies in the order of options().peers, without this one.
-  std::vector<Reply> AskPeers(const std::string& target,
-                              const std::function<void()>& meanwhile = nullptr);
+  // This instance's group and topics, as its ?local=true answers name them.
+  const LocalHead& identity() const { return identity_; }
+  // Ok when a peer's answer comes from an instance of the same group and topics; else counts
+  // it as refused and says why.
+  Status CheckPeer(const LocalHead& peer);
+  uint64_t peer_answers_refused() const { return refused_.load(); }
 
-  // GETs `target` on `peer`, passing the body to `on_data` as it arrives (false from it stops).
-  // False with `error` set when the peer did not answer 200 in time or the stream broke.
-  bool StreamFrom(const std::string& peer, const std::string& target,
-                  const std::function<bool(const char*, size_t)>& on_data, std::string* error);
+  PeerClients& peers() { return *peers_; }
 
  private:
-  std::unique_ptr<httplib::Client> TakeClient(const std::string& peer);
-  void ReturnClient(const std::string& peer, std::unique_ptr<httplib::Client> client);
+  void RefreshFreshness();
 
   // Constant after construction.
   const ClusterOptions options_;
   ingest::PartitionOwnership* const ownership_;
   store::EventStore* const store_;
-  const ingest::Ingestor* ingestor_ = nullptr;
-  std::unique_ptr<query::ThreadPool> pool_;
+  LocalHead identity_;
+  std::mutex ingestor_mu_;                      // held while the ingestor is asked
+  const ingest::Ingestor* ingestor_ = nullptr;  // GUARDED_BY(ingestor_mu_)
+  query::QueryEngine* engine_ = nullptr;
+  std::unique_ptr<PeerClients> peers_;
+  std::unique_ptr<TopicMetadata> metadata_;
+  std::atomic<uint64_t> refused_{0};
 
   std::mutex mu_;
-  std::map<std::string, std::vector<std::unique_ptr<httplib::Client>>> idle_;  // GUARDED_BY(mu_)
-  std::map<std::string, uint16_t> topic_numbers_;                             // GUARDED_BY(mu_)
-  Partitions partitions_;                                                    // GUARDED_BY(mu_)
-  int64_t partitions_read_ms_ = -1;                                          // GUARDED_BY(mu_)
+  std::condition_variable wake_;
+  bool stopping_ = false;                          // GUARDED_BY(mu_)
+  std::map<std::string, uint16_t> topic_numbers_;  // GUARDED_BY(mu_)
+  std::thread freshness_;
 };
 
 }  // namespace hotrow::cluster

@@ -15,27 +15,44 @@ namespace hotrow::cluster {
 
 using Partitions = std::vector<store::TopicPartition>;
 
-// What one instance said it answers for: the partitions it owns with a complete, caught-up window.
+// What one instance said it answers for: the partitions it serves (owned, ready, fresh, window
+// complete: ingest/partition_ownership.h), and those it owns but cannot vouch for.
 struct PeerCoverage {
-  bool answered = false;  // false: it did not answer in time, or answered with an error
+  bool answered =
+      false;  // false: it did not answer in time, answered with an error, or was refused
   Partitions covered;
+  Partitions stale;
+};
+
+// Every partition of the consumed topics, as the brokers' metadata last said, and the topics
+// whose partition list is not known (never read, or the brokers reported an error for them).
+struct GroupPartitions {
+  Partitions partitions;                    // sorted
+  std::vector<std::string> unknown_topics;  // sorted
 };
 
 struct CoverageDecision {
-  // Every partition of `all` is covered by exactly one answering instance.
+  // Every partition of the topics is covered by exactly one answering instance, and every topic's
+  // partition list is known.
   bool complete = false;
-  // The partitions of `all` that no answering instance covers, sorted.
+  // The partitions no answering instance covers or owns, sorted.
   Partitions missing;
+  // The partitions no answering instance covers but some answering instance owns without serving
+  // (not ready, behind by more than cluster.max_staleness, or its window not whole), sorted.
+  Partitions stale;
+  // The topics whose partition list is unknown: as missing, whatever the instances cover.
+  std::vector<std::string> unknown_topics;
   // For each covered partition, the index (in `peers`) of the one instance whose events count:
   // the first that covers it. An instance that covers a partition another one was chosen for
   // (a handoff seen from both sides) has its events of that partition dropped, never doubled.
   std::map<store::TopicPartition, size_t> owner;
 };
 
-// `all` is every partition of the consumed topics (the broker's metadata); a covered partition
-// outside it (metadata older than a new partition) counts as well. With `all` empty (the brokers
-// have not answered yet) the answer is complete only when every instance answered.
-CoverageDecision DecideCoverage(const Partitions& all, const std::vector<PeerCoverage>& peers);
+// `all` is what the brokers' metadata says (GroupPartitions); a covered partition outside it
+// (metadata older than a new partition) counts as well. A topic whose list is unknown makes the
+// answer incomplete however many instances answer (CONTRACT.md: a partition list that cannot be
+// read is not an empty list).
+CoverageDecision DecideCoverage(const GroupPartitions& all, const std::vector<PeerCoverage>& peers);
 
 // One event of an instance's answer: the fields the merge orders by, and its JSON object as the
 // instance wrote it (passed on byte for byte: the payload is never re-serialised).
@@ -54,19 +71,9 @@ std::vector<PeerEvent> MergePeerEvents(std::vector<std::vector<PeerEvent>> per_p
                                        const CoverageDecision& decision, int64_t limit,
                                        query::Order order);
 
-// Reads an instance's `?local=true` answer to latest or range: {"events": [E...], "partitions":
-// {...}}. InvalidArgument when it is not one.
-Status ParseLocalAnswer(std::string_view body, std::vector<PeerEvent>* events,
-                        Partitions* covered);
-// Reads one NDJSON line of a local scan: an event (`*is_event`), or the final
-// {"complete": ..., "partitions": {...}} line (covered set in `*covered`).
-Status ParseScanLine(std::string_view line, bool* is_event, PeerEvent* event, Partitions* covered);
-// Reads the "partitions" member of an object (a /v1/cluster?local=true answer).
-Status ParseServingPartitions(std::string_view body, Partitions* out);
-// Reads {"t":[0,3]} (AppendPartitionsJson's form).
-Status ParsePartitionsJson(std::string_view text, Partitions* out);
-
 // {"t":[0,3],"u":[1]}: partitions grouped by topic, sorted.
 void AppendPartitionsJson(Partitions partitions, std::string* out);
+// ,"complete":true  or  ,"complete":false,"missing":{...},"stale":{...}[,"unknown_topics":[...]]
+void AppendCoverageJson(const CoverageDecision& decision, std::string* out);
 
 }  // namespace hotrow::cluster

@@ -297,7 +297,9 @@ std::string Config::Summary() const {
          " http.threads=" + std::to_string(http.threads) +
          " query.max_concurrent=" + std::to_string(query.max_concurrent) +
          " cluster.peers=" + std::to_string(cluster.peers.size()) +
-         " cluster.peer_timeout=" + FormatDurationMs(cluster.peer_timeout_ms);
+         " cluster.peer_timeout=" + FormatDurationMs(cluster.peer_timeout_ms) +
+         " cluster.peer_ca=" + (cluster.peer_ca.empty() ? "system" : cluster.peer_ca) +
+         " cluster.max_staleness=" + FormatDurationMs(cluster.max_staleness_ms);
 }
 
 }  // namespace hotrow::config

@@ -69,6 +69,11 @@ struct Config {
     // How long a peer may take to connect or send its next bytes before its partitions count as
     // missing from the answer; a duration or integer ms, 1ms..60s.
     int64_t peer_timeout_ms = 2000;
+    // PEM file of the CAs that sign the peers' certificates (HTTPS); empty: the system's CAs.
+    std::string peer_ca;
+    // How long the oldest record the broker holds and an owner's store lacks may have been there
+    // for its partition to count toward a complete answer; a duration, 1ms..1h.
+    int64_t max_staleness_ms = 5000;
   } cluster;
 
   store::StoreOptions ToStoreOptions() const;

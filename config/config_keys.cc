@@ -453,6 +453,15 @@ const std::vector<KeySpec>& Keys() {
              "a duration from 1ms to 60s such as 500ms, or an integer of milliseconds",
              &c->cluster.peer_timeout_ms);
        }},
+      {"cluster.peer_ca", [](const YAML::Node& v, const std::string& k,
+                             Config* c) { return ReadString(v, k, true, &c->cluster.peer_ca); }},
+      {"cluster.max_staleness",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadMilliseconds(v, k, 1, 3'600'000,
+                                 "a duration from 1ms to 1h such as 5s, or an integer of "
+                                 "milliseconds",
+                                 &c->cluster.max_staleness_ms);
+       }},
   };
   return keys;
 }

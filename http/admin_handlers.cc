@@ -40,10 +40,14 @@ void HttpServer::Impl::MetricsText(httplib::Response& res) {
   res.status = 200;
   const query::QueryWorkStats work = backend.engine->Work();
   std::optional<ingest::OwnershipSnapshot> ownership;  // cluster mode only
-  if (backend.cluster != nullptr && backend.cluster->enabled()) ownership = backend.cluster->Local();
-  res.set_content(backend.metrics->Render(ingest ? &*ingest : nullptr, backend.store->Stats(),
-                                          backend.store->options(), &work,
-                                          ownership ? &*ownership : nullptr),
+  std::optional<uint64_t> refused;
+  if (backend.cluster != nullptr && backend.cluster->enabled()) {
+    ownership = backend.cluster->Local();
+    refused = backend.cluster->peer_answers_refused();
+  }
+  res.set_content(backend.metrics->Render(
+                      ingest ? &*ingest : nullptr, backend.store->Stats(), backend.store->options(),
+                      &work, ownership ? &*ownership : nullptr, refused ? &*refused : nullptr),
                   "text/plain; version=0.0.4; charset=utf-8");
 }
 

@@ -5,8 +5,6 @@
 #include <netinet/in.h>
 #include <spdlog/spdlog.h>
 
-
-#include "access/token_file.h"
 #include "http/metrics.h"
 
 namespace hotrow::http {
@@ -65,25 +63,6 @@ Status CheckOpenListen(const std::string& listen, bool has_token, bool allow_ope
       "purpose");
 }
 
-Result<std::unique_ptr<Authenticator>> Authenticator::Open(const std::string& token_file,
-                                                           Metrics* metrics) {
-  Result<std::string> token = access::ReadTokenFile(token_file);
-  if (!token.ok()) return token.status();
-  return std::unique_ptr<Authenticator>(
-      new Authenticator(token_file, std::move(token).value(), metrics));
-}
-
-Authenticator::Authenticator(std::string path, std::string token, Metrics* metrics)
-    : path_(std::move(path)), metrics_(metrics), token_(std::move(token)) {}
-
-Status Authenticator::Reload() {
-  Result<std::string> token = access::ReadTokenFile(path_);
-  if (!token.ok()) return token.status();
-  std::lock_guard<std::mutex> lock(mu_);
-  token_ = std::move(token).value();
-  return Status::Ok();
-}
-
 bool Authenticator::IsOpenPath(std::string_view target) {
   const size_t q = target.find('?');
   const std::string_view path = target.substr(0, q);
@@ -98,8 +77,8 @@ AuthOutcome Authenticator::Check(const std::string* authorization) const {
   } else if (!access::ParseBearer(*authorization, &presented)) {
     outcome = AuthOutcome::kMalformed;
   } else {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!access::ConstantTimeEquals(presented, token_)) outcome = AuthOutcome::kWrong;
+    const std::shared_ptr<const access::CredentialsSnapshot> now = credentials_->Current();
+    if (!access::ConstantTimeEquals(presented, now->token)) outcome = AuthOutcome::kWrong;
   }
   if (metrics_ != nullptr) metrics_->RecordAuth(AuthOutcomeName(outcome));
   return outcome;

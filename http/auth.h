@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "access/bearer_token.h"
-#include "access/token_file.h"
+#include "access/credentials.h"
 #include "common/logging.h"
 #include "common/status.h"
 
@@ -38,18 +38,17 @@ Status CheckOpenListen(const std::string& listen, bool has_token, bool allow_ope
 // {"error": ...} and "WWW-Authenticate: Bearer"; every decision is counted in Metrics by outcome;
 // refusals are logged at most 10 per 10 s (the remote address and the outcome, never a token).
 //
-// The token can be replaced while serving (Reload, on SIGHUP); a file that cannot be read then
-// keeps the old token.
+// The token is the one `credentials` holds at each request: Credentials::Reload (SIGHUP) replaces
+// it for the server and the cluster's peer clients at once; a file that cannot be read then keeps
+// the old token.
 //
 // Thread-safety: every method may be called from any thread.
 class Authenticator {
  public:
-  // Reads `token_file` (see ReadTokenFile). `metrics` may be null; it must outlive this object.
-  static Result<std::unique_ptr<Authenticator>> Open(const std::string& token_file,
-                                                     Metrics* metrics);
-
-  // Re-reads the token file. On failure the old token stays and the error is returned.
-  Status Reload();
+  // `credentials` (with a token: has_token()) and `metrics` (may be null) are not owned and must
+  // outlive this object.
+  Authenticator(const access::Credentials* credentials, Metrics* metrics)
+      : credentials_(credentials), metrics_(metrics) {}
 
   // True for the paths that are always open: "/", "/healthz", "/readyz" (any query string).
   static bool IsOpenPath(std::string_view target);
@@ -61,12 +60,8 @@ class Authenticator {
   bool Admit(const httplib::Request& req, httplib::Response& res) const;
 
  private:
-  Authenticator(std::string path, std::string token, Metrics* metrics);
-
-  const std::string path_;
+  const access::Credentials* const credentials_;
   Metrics* const metrics_;
-  mutable std::mutex mu_;
-  std::string token_;  // guarded by mu_
   mutable RateLimiter log_limiter_{10, 10000};
 };
 

@@ -3,8 +3,9 @@
 //   GET /v1/index/{field}/{value}?from=T&to=T[&limit=L][&order=desc|asc]
 // answered {"field": F, "value": V, "events": [E...]}, plus "unindexed": [{"from": MS, "to":
 // MS}...] when buckets of the range were made before `field` was indexed (their events cannot be
-// found by the index, and the answer says so rather than miss them silently). With cluster.peers they
-// fan out like the per-id queries (HttpServer::Impl::FanOutClusterQuery), `?local=true` included.
+// found by the index, and the answer says so rather than miss them silently). With cluster.peers
+// they fan out like the per-id queries (HttpServer::Impl::FanOutClusterQuery), `?local=true`
+// included, and the merged answer names every instance's unindexed spans.
 
 #include <memory>
 #include <string>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "cluster/cluster.h"
+#include "cluster/local_answer.h"
 #include "http/query_params.h"
 #include "http/server_impl.h"
 #include "keying/index_key.h"
@@ -44,18 +46,6 @@ std::string IndexOpenBody(const std::string& field, const std::string& value) {
   return body;
 }
 
-// ,"unindexed":[{"from":MS,"to":MS}...] when there are such buckets; nothing otherwise.
-void AppendUnindexed(const std::vector<query::UnindexedSpan>& unindexed, std::string* out) {
-  if (unindexed.empty()) return;
-  out->append(",\"unindexed\":[");
-  for (size_t i = 0; i < unindexed.size(); ++i) {
-    if (i > 0) out->push_back(',');
-    out->append("{\"from\":" + std::to_string(unindexed[i].start_ms) +
-                ",\"to\":" + std::to_string(unindexed[i].end_ms) + "}");
-  }
-  out->push_back(']');
-}
-
 std::string IndexBody(const std::string& field, const std::string& value,
                       const query::IndexAnswer& answer) {
   std::string body = IndexOpenBody(field, value);
@@ -66,7 +56,7 @@ std::string IndexBody(const std::string& field, const std::string& value,
     wire::AppendEventJson(e, &body);
   }
   body.push_back(']');
-  AppendUnindexed(answer.unindexed, &body);
+  cluster::AppendUnindexedJson(answer.unindexed, &body);
   body.push_back('}');
   return body;
 }
@@ -105,22 +95,24 @@ bool HttpServer::Impl::IndexRoute(const std::vector<std::string>& s, std::string
   if (cluster) {
     ClusterQuery q;
     q.kind = kind;
-    q.peer_path = "/v1/index/" + wire::PercentEncode(field) + "/" + wire::PercentEncode(value) +
-                  (latest ? "/latest" : "");
-    q.rest = std::move(rest);
-    q.limit = latest ? latest_params->n : range_params->limit;
-    q.order = latest ? query::Order::kDesc : range_params->order;
     q.open_body = IndexOpenBody(field, value);
+    q.group.peer_target = "/v1/index/" + wire::PercentEncode(field) + "/" +
+                          wire::PercentEncode(value) + (latest ? "/latest" : "") +
+                          (rest.empty() ? "" : "?" + rest);
+    q.group.limit = latest ? latest_params->n : range_params->limit;
+    q.group.order = latest ? query::Order::kDesc : range_params->order;
     auto filter = std::make_shared<query::PartitionFilter>(backend.cluster->Filter());
-    q.run = [store = backend.store, filter, field, value, latest, n = latest_params->n,
-             r = *range_params](std::string* extra) -> Result<std::vector<query::Event>> {
+    q.group.run = [store = backend.store, filter, field, value, latest, n = latest_params->n,
+                   r = *range_params](std::vector<query::Event>* events,
+                                      std::vector<query::UnindexedSpan>* unindexed) {
       const query::IndexQuery index(store, nullptr, filter.get());
       Result<query::IndexAnswer> answer =
           latest ? index.Latest(field, value, n)
                  : index.Range(field, value, r.from_ms, r.to_ms, r.limit, r.order);
       if (!answer.ok()) return answer.status();
-      AppendUnindexed(answer->unindexed, extra);
-      return std::move(answer->events);
+      *events = std::move(answer->events);
+      *unindexed = std::move(answer->unindexed);
+      return Status::Ok();
     };
     local ? LocalClusterQuery(q, res) : FanOutClusterQuery(q, res);
     return true;

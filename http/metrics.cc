@@ -159,7 +159,8 @@ void Metrics::RecordHttpResponse(int status) {
 std::string Metrics::Render(const ingest::IngestStats* ingest, const store::StoreStats& store,
                             const store::StoreOptions& store_options,
                             const query::QueryWorkStats* work,
-                            const ingest::OwnershipSnapshot* ownership) const {
+                            const ingest::OwnershipSnapshot* ownership,
+                            const uint64_t* peer_answers_refused) const {
   std::vector<MetricFamily> out = families_->registry.Collect();
   constexpr auto kCounter = MetricType::Counter;
   constexpr auto kGauge = MetricType::Gauge;
@@ -167,26 +168,45 @@ std::string Metrics::Render(const ingest::IngestStats* ingest, const store::Stor
   if (ownership != nullptr) {
     MetricFamily serving = NewFamily(
         "hotrow_partition_serving",
-        "1 when this instance answers for the owned partition (complete window, caught up)",
+        "1 when this instance answers for the owned partition (ready, fresh, complete window)",
+        kGauge);
+    MetricFamily staleness = NewFamily(
+        "hotrow_partition_staleness_seconds",
+        "Age of the oldest record the broker holds and the store lacks (-1 unknown: rebuilding)",
         kGauge);
     MetricFamily progress = NewFamily(
         "hotrow_partition_rebuild_progress",
         "Share of the owned partition's rebuild done, 0 to 1 (1 once caught up)", kGauge);
-    double rebuilding = 0;
+    double rebuilding = 0, stale = 0;
     for (const auto& p : ownership->partitions) {
       std::vector<ClientMetric::Label> labels = {{"partition", std::to_string(p.partition)},
                                                  {"topic", p.topic}};
       serving.metric.push_back(Sample(p.serving() ? 1 : 0, kGauge, labels));
       progress.metric.push_back(Sample(ingest::RebuildProgress(p), kGauge, labels));
+      staleness.metric.push_back(
+          Sample(p.staleness_ms < 0 ? -1.0 : static_cast<double>(p.staleness_ms) / 1000.0, kGauge,
+                 labels));
       if (p.rebuilding()) rebuilding += 1;
+      if (!p.serving()) stale += 1;
     }
     out.push_back(std::move(serving));
+    out.push_back(std::move(staleness));
+    out.push_back(
+        Single("hotrow_stale_partitions",
+               "Owned partitions this instance does not answer for (not ready, not fresh, "
+               "or its window not whole)",
+               kGauge, stale));
     out.push_back(std::move(progress));
     out.push_back(Single("hotrow_rebuilding_partitions",
                          "Owned partitions still replaying their window from Kafka", kGauge,
                          rebuilding));
   }
 
+  if (peer_answers_refused != nullptr) {
+    out.push_back(Single("hotrow_cluster_peer_answers_refused_total",
+                         "Peer answers refused: from an instance of another group or other topics",
+                         kCounter, static_cast<double>(*peer_answers_refused)));
+  }
   if (work != nullptr) {
     out.push_back(Single("hotrow_query_iterators_created_total",
                          "Store cursors created by queries (latest-N reuses one per bucket)",

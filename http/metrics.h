@@ -53,11 +53,14 @@ class Metrics {
   // metric is written).
   // `work` (null: not written) is the query engine's store work: cursors, seeks, rows read.
   // `ownership` (null: not written) is which partitions this instance owns in cluster mode, and
-  // which are rebuilding with their progress.
+  // which are rebuilding with their progress, which are stale and how stale.
+  // `peer_answers_refused` (null: not written) counts peers' answers refused for their group or
+  // topics (cluster/cluster.h).
   std::string Render(const ingest::IngestStats* ingest, const store::StoreStats& store,
                      const store::StoreOptions& store_options,
                      const query::QueryWorkStats* work = nullptr,
-                     const ingest::OwnershipSnapshot* ownership = nullptr) const;
+                     const ingest::OwnershipSnapshot* ownership = nullptr,
+                     const uint64_t* peer_answers_refused = nullptr) const;
 
  private:
   struct Families;

@@ -11,6 +11,7 @@
 #include <thread>
 #include <utility>
 
+#include "access/credentials.h"
 #include "access/tls.h"
 #include "common/host_port.h"
 #include "http/auth.h"
@@ -176,7 +177,9 @@ int HttpServer::port() const { return impl_->port; }
 std::string HttpServer::address() const { return HostPort{impl_->host, impl_->port}.ToString(); }
 
 std::string HttpServer::url() const {
-  return (impl_->options.tls_cert_file.empty() ? "http://" : "https://") + address();
+  const bool tls = impl_->backend.credentials != nullptr ? impl_->backend.credentials->tls()
+                                                         : !impl_->options.tls_cert_file.empty();
+  return (tls ? "https://" : "http://") + address();
 }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& options,
@@ -193,7 +196,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   HOTROW_RETURN_IF_ERROR(ParseListenAddress(options.listen, &impl->host, &port));
 
   Result<std::unique_ptr<httplib::Server>> made =
-      access::NewHttplibServer(options.tls_cert_file, options.tls_key_file);
+      backend.credentials != nullptr
+          ? access::NewHttplibServer(backend.credentials)
+          : access::NewHttplibServer(options.tls_cert_file, options.tls_key_file);
   if (!made.ok()) return made.status();
   impl->server = std::move(made).value();
 

@@ -11,6 +11,10 @@
 #include "query/query_engine.h"
 #include "store/event_store.h"
 
+namespace hotrow::access {
+class Credentials;
+}  // namespace hotrow::access
+
 namespace hotrow::cluster {
 class Cluster;
 }  // namespace hotrow::cluster
@@ -43,7 +47,8 @@ struct HttpServerOptions {
   // before it gets its 405). Default: 64 KiB.
   size_t max_body_bytes = 64 << 10;
   // HTTPS: PEM files of the server's certificate (chain) and its private key
-  // (access/tls.h). Both set: HTTPS only; both empty: plain HTTP. Default: "" (HTTP).
+  // (access/tls.h), read once at Start. Both set: HTTPS only; both empty: plain HTTP. Ignored when
+  // HttpBackend::credentials is set (a service's certificate is rotated there). Default: "".
   std::string tls_cert_file;
   std::string tls_key_file;
 };
@@ -56,6 +61,9 @@ struct HttpBackend {
   Metrics* metrics = nullptr;                  // required
   // The bearer-token gate (http/auth.h), asked before routing; null: no token needed.
   const Authenticator* auth = nullptr;
+  // The certificate served over HTTPS, asked at each handshake (access/credentials.h: a reload
+  // reaches new connections). Null: HttpServerOptions' TLS files, read once.
+  const access::Credentials* credentials = nullptr;
   // The group's instances (cluster/cluster.h): GET /v1/cluster, ?local=true, and the fan-out of
   // every query when peers are configured. Null: none of these (404 and 400).
   cluster::Cluster* cluster = nullptr;

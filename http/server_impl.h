@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "cluster/group_query.h"
 #include "common/logging.h"
 #include "http/query_params.h"
 #include "http/response.h"
@@ -112,14 +113,8 @@ struct HttpServer::Impl {
   // A latest or range query in cluster mode, per id or per index value.
   struct ClusterQuery {
     QueryKind kind = QueryKind::kLatest;
-    std::string peer_path;  // what peers are asked, without the query string
-    std::string rest;       // the query string, without `local`
-    int64_t limit = 0;
-    query::Order order = query::Order::kDesc;
     std::string open_body;  // the answer object up to and including "events":[
-    // This instance's events (the cluster's partition filter applied); may add members of the
-    // answer object to `extra`, each starting with a comma.
-    std::function<Result<std::vector<query::Event>>(std::string* extra)> run;
+    cluster::GroupQuery group;
   };
   // `?local=true`: this instance's serving partitions only, saying which.
   void LocalClusterQuery(const ClusterQuery& q, httplib::Response& res);

@@ -23,6 +23,7 @@ size_t DropPartitions(Batch* batch, const std::set<store::TopicPartition>& drop,
     removed += it->second.records;
     batch->parts.erase(it);
     batch->input.next_offsets.erase(tp);
+    batch->input.run_starts.erase(tp);
     dropped.emplace(tp.topic, tp.partition);
   }
   if (dropped.empty()) return 0;
@@ -56,6 +57,17 @@ void Batcher::Touch(const store::TopicPartition& tp, int64_t offset, int64_t now
   }
   last_->second.next_offset = std::max(last_->second.next_offset, offset + 1);
   ++last_->second.records;
+  if (!run_marks_.empty()) {
+    auto mark = run_marks_.find(tp);
+    if (mark != run_marks_.end()) {
+      open_->input.run_starts[tp] = store::PartitionRun{offset, mark->second};
+      run_marks_.erase(mark);
+    }
+  }
+}
+
+void Batcher::MarkRunStart(const store::TopicPartition& tp, int64_t holds_from_ms) {
+  run_marks_[tp] = holds_from_ms;
 }
 
 void Batcher::AddRow(const store::TopicPartition& tp, int64_t offset, std::string key,

@@ -27,7 +27,7 @@ struct BatchPart {
 // partition's offset, so a poison record never blocks a partition.
 struct Batch {
   uint64_t seq = 0;              // 1, 2, 3... in the order batches were closed
-  store::WriteBatchInput input;  // rows + next_offsets, written in one atomic store write
+  store::WriteBatchInput input;  // rows, next offsets and runs: one atomic store write
   std::map<store::TopicPartition, BatchPart> parts;  // the same partitions as input.next_offsets
   size_t records = 0;       // records handled: events and rejected ones, over every part
   size_t dead_letters = 0;  // rejected records of this batch produced to the dead-letter topic
@@ -59,6 +59,12 @@ class Batcher {
               int64_t now_ms, std::vector<keying::IndexEntry> index = {});
   // Counts a record that is not stored (rejected) but whose offset is handled.
   void AddSkipped(const store::TopicPartition& tp, int64_t offset, int64_t now_ms);
+  // The next record of `tp` added begins a new run of the partition in the store (a start that
+  // does not continue the store's offset): its batch records the run (store::PartitionRun), from
+  // that record's offset, holding every record from `holds_from_ms` on. Replaces a mark not used
+  // yet. ClearRunStart drops it (a start that continues the store's run).
+  void MarkRunStart(const store::TopicPartition& tp, int64_t holds_from_ms);
+  void ClearRunStart(const store::TopicPartition& tp) { run_marks_.erase(tp); }
   // Counts a dead letter produced for a record of this batch.
   void AddDeadLetter() { ++open_->dead_letters; }
 
@@ -86,6 +92,8 @@ class Batcher {
   const size_t max_records_;
   const int64_t max_ms_;
   std::unique_ptr<Batch> open_ = std::make_unique<Batch>();
+  // Runs to record with the next record of their partition: holds_from_ms by partition.
+  std::map<store::TopicPartition, int64_t> run_marks_;
   // The part used last: records come in runs of one partition.
   std::map<store::TopicPartition, BatchPart>::iterator last_ = open_->parts.end();
 };

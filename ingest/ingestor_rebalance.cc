@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -124,17 +125,33 @@ void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool co
   std::vector<StartOffsetInputs> inputs;
   if (partitions->cnt > 0) inputs = GatherStartInputs(partitions, &ends);
   std::vector<StartOffset> starts(static_cast<size_t>(partitions->cnt));
+  // Per partition, the run its store records begin (store::PartitionRun::holds_from_ms), or none
+  // when the start continues the store's run.
+  const int64_t window_start = store_->WindowStartMs();
+  const std::map<TopicPartition, store::PartitionRun> runs = store_->PartitionRuns();
+  std::vector<std::optional<int64_t>> run_starts(static_cast<size_t>(partitions->cnt));
   for (int i = 0; i < partitions->cnt; ++i) {
     rd_kafka_topic_partition_t& p = partitions->elems[i];
     const StartOffset& start = starts[static_cast<size_t>(i)] =
         ChooseStartOffset(inputs[static_cast<size_t>(i)]);
     p.offset = start.offset;
+    std::optional<int64_t>& run = run_starts[static_cast<size_t>(i)];
+    if (start.reason == StartReason::kWindow || start.reason == StartReason::kEnd) {
+      run = window_start;  // what came before the window's first record (or the end) is cold
+    } else if (start.reason == StartReason::kReset) {
+      // From the partition's first record, every record is held; after a jump to the end (or to
+      // the group's commit), the records before it are not, and some may be in the window until
+      // it has passed.
+      run = start.window_complete ? store::PartitionRun::kHoldsAll : store_->NowMs();
+    } else if (runs.count(TopicPartition{p.topic, p.partition}) == 0) {
+      run = store_->NowMs();  // a store written before runs were recorded: not known to be whole
+    }
     if (options_.ownership != nullptr) {
       // The end asked above; when unknown, learnt from the monitor instead
       // (PartitionOwnership::UpdatePosition).
       auto e = ends.find(TopicPartition{p.topic, p.partition});
-      options_.ownership->Assigned(p.topic, p.partition, p.offset, start.window_complete,
-                                   e != ends.end() ? e->second : -1);
+      options_.ownership->Assigned(p.topic, p.partition, p.offset,
+                                   e != ends.end() ? e->second : -1, run);
     }
   }
   {
@@ -156,6 +173,8 @@ void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool co
     cursor.tp = tp;
     cursor.lane = lanes_[WriterFor(tp, lanes_.size())].get();
     cursor.epoch = fence_.Open(tp);
+    const std::optional<int64_t>& run = run_starts[static_cast<size_t>(i)];
+    run ? cursor.lane->batcher.MarkRunStart(tp, *run) : cursor.lane->batcher.ClearRunStart(tp);
     cursor.expected = p.offset >= 0 ? p.offset : -1;
     cursor.cold_run = start.may_read_cold;
     spdlog::info("ingest: assigned {} from {} ({})", Describe(tp), DescribeOffset(p.offset),

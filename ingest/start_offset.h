@@ -60,9 +60,9 @@ struct StartOffset {
   bool may_read_cold = false;
   // From this start on, the store holds every record of the partition from the window's start
   // (or the partition's first record) up to its position, so it may answer for the partition once
-  // it has caught up: PartitionOwnership::Assigned's `window_complete`. False only when the start
-  // may skip records of the window: auto.offset.reset latest (the end, at an unknown window) or
-  // error (the group's commit).
+  // it has caught up (the run it begins holds the window: store::PartitionRun). False only when
+  // the start may skip records of the window: auto.offset.reset latest (the end, at an unknown
+  // window) or error (the group's commit).
   bool window_complete = false;
   std::string why;  // why this start, without the reason's name (Describe adds it)
 

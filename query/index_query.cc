@@ -9,6 +9,7 @@
 #include "keying/index_key.h"
 #include "keying/row_key.h"
 #include "keying/row_value.h"
+#include "query/topic_order.h"
 
 namespace hotrow::query {
 namespace {
@@ -19,24 +20,30 @@ struct Hit {
   uint64_t id_hash = 0;
 };
 
-auto OrderKey(const Hit& h) {
-  return std::make_tuple(h.key.ts_ms, h.key.topic, h.key.partition, h.key.offset);
+// Ties in time order topics by name (query/topic_order.h).
+auto OrderKey(const Hit& h, const TopicOrder& topics) {
+  return std::make_tuple(h.key.ts_ms, topics.Rank(h.key.topic), h.key.partition, h.key.offset);
 }
 
 void Count(std::atomic<uint64_t> QueryWork::*counter, QueryWork* work, uint64_t n) {
   if (work != nullptr) (work->*counter).fetch_add(n, std::memory_order_relaxed);
 }
 
-// Reads up to `budget` matching index rows of one salt into `hits`, in the answer's order.
+// Reads up to `budget` matching index rows of one salt into `hits`, in the answer's order; with
+// `through_ties`, on through the rows tied in time with the last one (they come in topic number
+// order, and the merge orders them by name).
 Status ReadSalt(store::RowIterator* it, uint8_t salt, uint64_t value_hash, std::string_view field,
                 std::string_view value, int64_t from, int64_t to, int64_t budget, Order order,
-                const PartitionFilter* filter, QueryWork* work, std::vector<Hit>* hits) {
+                const PartitionFilter* filter, bool through_ties, QueryWork* work,
+                std::vector<Hit>* hits) {
   it->SetRange(keying::IndexTimeKeyRange(salt, value_hash, from, to));
   order == Order::kDesc ? it->SeekToFirst() : it->SeekToLast();
   Count(&QueryWork::seeks, work, 1);
   int64_t found = 0;
   uint64_t stepped = 0;
-  for (; it->Valid() && found < budget; order == Order::kDesc ? it->Next() : it->Prev()) {
+  int64_t last_ts = INT64_MIN;
+  for (; it->Valid() && (found < budget || through_ties);
+       order == Order::kDesc ? it->Next() : it->Prev()) {
     ++stepped;
     Hit hit;
     std::string_view f, v;
@@ -47,11 +54,13 @@ Status ReadSalt(store::RowIterator* it, uint8_t salt, uint64_t value_hash, std::
     // The full field and value decide: a 64-bit hash collision never returns another value.
     if (f != field || v != value || hit.key.ts_ms < from || hit.key.ts_ms >= to) continue;
     if (filter != nullptr && !(*filter)(hit.key.topic, hit.key.partition)) continue;
+    if (found >= budget && hit.key.ts_ms != last_ts) break;
+    last_ts = hit.key.ts_ms;
     hits->push_back(hit);
     ++found;
   }
   Count(&QueryWork::rows_read, work, stepped);
-  return it->Valid() || found >= budget ? Status::Ok() : it->status();
+  return it->Valid() ? Status::Ok() : it->status();
 }
 
 // Reads the event an index row points at, through the cursor that read the row.
@@ -118,6 +127,7 @@ Result<IndexAnswer> IndexQuery::Range(std::string_view field, std::string_view v
   const int salts = store_->salter().salts();
   int64_t remaining = limit;
   std::vector<Hit> hits;
+  const TopicOrder topics(*store_);
   for (const auto& bucket : buckets) {
     if (remaining == 0) break;
     if (bucket->end_ms() <= from || bucket->start_ms() >= to_ms) continue;
@@ -133,15 +143,18 @@ Result<IndexAnswer> IndexQuery::Range(std::string_view field, std::string_view v
     hits.clear();
     for (int salt = 0; salt < salts; ++salt) {
       HOTROW_RETURN_IF_ERROR(ReadSalt(it.get(), static_cast<uint8_t>(salt), value_hash, field,
-                                      value, from, to_ms, remaining, order, filter_, work_, &hits));
+                                      value, from, to_ms, remaining, order, filter_,
+                                      !topics.InNumberOrder(), work_, &hits));
     }
     // Buckets hold disjoint time spans: merging inside one bucket is enough.
     if (order == Order::kDesc) {
-      std::sort(hits.begin(), hits.end(),
-                [](const Hit& a, const Hit& b) { return OrderKey(b) < OrderKey(a); });
+      std::sort(hits.begin(), hits.end(), [&](const Hit& a, const Hit& b) {
+        return OrderKey(b, topics) < OrderKey(a, topics);
+      });
     } else {
-      std::sort(hits.begin(), hits.end(),
-                [](const Hit& a, const Hit& b) { return OrderKey(a) < OrderKey(b); });
+      std::sort(hits.begin(), hits.end(), [&](const Hit& a, const Hit& b) {
+        return OrderKey(a, topics) < OrderKey(b, topics);
+      });
     }
     if (static_cast<int64_t>(hits.size()) > remaining) hits.resize(static_cast<size_t>(remaining));
     for (const Hit& hit : hits) {

@@ -9,6 +9,7 @@
 #include "query/salt_merge.h"
 #include "query/small_query.h"
 #include "query/thread_pool.h"
+#include "query/topic_order.h"
 
 namespace hotrow::query {
 namespace {
@@ -135,17 +136,23 @@ Status QueryEngine::RangeImpl(std::string_view id, int64_t from_ms, int64_t to_m
 
   auto buckets = store_->Buckets();  // oldest first
   const PartitionFilter filter = options_.partition_filter ? options_.partition_filter() : nullptr;
-  if (limit <= kSmallQueryLimit && !filter) {
+  const PartitionFilter* filter_or_null = filter ? &filter : nullptr;
+  // Ties in time order topics by name (query/topic_order.h).
+  const TopicOrder topics(*store_);
+  if (limit <= kSmallQueryLimit) {
     // Tens of microseconds of work: waking a pool thread would cost more than the reads.
     if (out != nullptr) {
-      return SmallRange(cursors_.get(), store_, buckets, id_salts, id, from, to_ms, limit, order,
-                        &work_, [out](Event& e) {
-                          out->push_back(std::move(e));
-                          return true;
-                        });
+      return SmallRange(
+          cursors_.get(), store_, buckets, id_salts, id, from, to_ms, limit, order, &work_,
+          [out](Event& e) {
+            out->push_back(std::move(e));
+            return true;
+          },
+          filter_or_null, &topics);
     }
-    return SmallRange(cursors_.get(), store_, buckets, id_salts, id, from, to_ms, limit, order,
-                      &work_, [&sink](Event& e) { return sink(e); });
+    return SmallRange(
+        cursors_.get(), store_, buckets, id_salts, id, from, to_ms, limit, order, &work_,
+        [&sink](Event& e) { return sink(e); }, filter_or_null, &topics);
   }
   if (order == Order::kDesc) std::reverse(buckets.begin(), buckets.end());
   int64_t remaining = limit;
@@ -166,9 +173,11 @@ Status QueryEngine::RangeImpl(std::string_view id, int64_t from_ms, int64_t to_m
       spec.max_ts = to_ms;
       spec.match_id = true;
       spec.id = std::string(id);
-      spec.budget = remaining;
+      // A salt stopped inside a run of events tied in time would leave the merge to pick among
+      // them in number order.
+      spec.budget = topics.InNumberOrder() ? remaining : INT64_MAX;
       spec.work = &work_;
-      spec.filter = filter ? &filter : nullptr;
+      spec.filter = filter_or_null;
       // Each salt first reads about twice its share of what is still missing.
       const size_t share = static_cast<size_t>(2 * remaining / static_cast<int64_t>(salts.size()));
       const size_t first =
@@ -181,7 +190,7 @@ Status QueryEngine::RangeImpl(std::string_view id, int64_t from_ms, int64_t to_m
     QueryRun run(pool_.get(), MaxWorkersPerQuery(), &options_.pool_fill_hook);
     DrainOnExit drain(&run, &streams);
     bool stopped = false;
-    HOTROW_RETURN_IF_ERROR(MergeStreams(streams, order, &run, &remaining, sink, &stopped));
+    HOTROW_RETURN_IF_ERROR(MergeStreams(streams, order, &run, &remaining, sink, &stopped, &topics));
     if (stopped || remaining == 0) break;
   }
   return Status::Ok();

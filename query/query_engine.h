@@ -54,9 +54,8 @@ struct QueryOptions {
   // Default: none.
   std::function<void(int64_t min_ts, int64_t max_ts)> pool_fill_hook;
   // When set, called once at the start of every query for the filter it applies to each row
-  // (cluster mode: only the partitions this instance owns with a complete window; rows of
-  // partitions it owned before stay in its store and are skipped). Per-id queries then take the
-  // per-salt path, not query/small_query.h's. Default: none (every row).
+  // (cluster mode: only the partitions this instance serves; rows of partitions it owned before
+  // stay in its store and are skipped). Default: none (every row).
   std::function<PartitionFilter()> partition_filter;
 };
 
@@ -103,9 +102,9 @@ class QueryEngine {
   QueryEngine(const QueryEngine&) = delete;
   QueryEngine& operator=(const QueryEngine&) = delete;
 
-  // The n newest events of `id`, newest first; ties in time by (topic, partition, offset)
-  // descending. Walks buckets newest to oldest and opens no bucket once n are found.
-  // REQUIRES nothing: n outside 1..10000 is InvalidArgument.
+  // The n newest events of `id`, newest first; ties in time by (topic name, partition, offset)
+  // descending (query/topic_order.h). Walks buckets newest to oldest and opens no bucket once n are
+  // found. REQUIRES nothing: n outside 1..10000 is InvalidArgument.
   Result<std::vector<Event>> Latest(std::string_view id, int n);
 
   // Events of `id` with from_ms <= ts < to_ms in `order`, at most `limit` (1..100000).

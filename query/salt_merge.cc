@@ -366,8 +366,58 @@ auto OrderKey(const KeyedEvent& e) {
 }
 }  // namespace
 
+namespace {
+
+// MergeStreams when topic ranks are not the numbers' order: a stream yields the events of one
+// time in number order, so every event of the time on top is gathered from every stream, sorted
+// by rank, then emitted.
+Status MergeTiesByName(std::vector<SaltStream*> heap, Order order, const TopicOrder& topics,
+                       QueryRun* run, int64_t* remaining, const EventSink& sink, bool* stopped) {
+  auto key = [&topics](const KeyedEvent& e) {
+    return std::make_tuple(e.key.ts_ms, topics.Rank(e.key.topic), e.key.partition, e.key.offset);
+  };
+  auto below = [&](SaltStream* a, SaltStream* b) {
+    return order == Order::kDesc ? key(a->front()) < key(b->front())
+                                 : key(b->front()) < key(a->front());
+  };
+  std::make_heap(heap.begin(), heap.end(), below);
+  std::vector<KeyedEvent> tied;
+  while (!heap.empty() && *remaining > 0) {
+    const int64_t ts = heap.front()->front().key.ts_ms;
+    tied.clear();
+    while (!heap.empty() && heap.front()->front().key.ts_ms == ts) {
+      std::pop_heap(heap.begin(), heap.end(), below);
+      SaltStream* top = heap.back();
+      tied.push_back(std::move(top->front()));
+      top->Pop();
+      Result<bool> has = top->Advance(run);
+      if (!has.ok()) return has.status();
+      if (*has) {
+        std::push_heap(heap.begin(), heap.end(), below);
+      } else {
+        heap.pop_back();
+      }
+    }
+    std::sort(tied.begin(), tied.end(), [&](const KeyedEvent& a, const KeyedEvent& b) {
+      return order == Order::kDesc ? key(b) < key(a) : key(a) < key(b);
+    });
+    for (const KeyedEvent& e : tied) {
+      if (*remaining <= 0) break;
+      --*remaining;
+      if (!sink(e.event)) {
+        *stopped = true;
+        return Status::Ok();
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status MergeStreams(const std::vector<SaltStream*>& streams, Order order, QueryRun* run,
-                    int64_t* remaining, const EventSink& sink, bool* stopped) {
+                    int64_t* remaining, const EventSink& sink, bool* stopped,
+                    const TopicOrder* topics) {
   *stopped = false;
   if (*remaining <= 0) return Status::Ok();
   SaltStream::PrefetchAll(streams, run);  // every salt reads at once...
@@ -386,6 +436,9 @@ Status MergeStreams(const std::vector<SaltStream*>& streams, Order order, QueryR
     Result<bool> has = s->Advance(run);
     if (!has.ok()) return has.status();
     if (*has) heap.push_back(s);
+  }
+  if (topics != nullptr && !topics->InNumberOrder()) {
+    return MergeTiesByName(std::move(heap), order, *topics, run, remaining, sink, stopped);
   }
   std::make_heap(heap.begin(), heap.end(), below);
   while (!heap.empty() && *remaining > 0) {

@@ -13,6 +13,7 @@
 #include "keying/row_key.h"
 #include "query/query_engine.h"
 #include "query/thread_pool.h"
+#include "query/topic_order.h"
 #include "store/event_store.h"
 
 namespace hotrow::query {
@@ -206,8 +207,12 @@ class SaltStream {
 
 // Merges streams by (ts, topic, partition, offset): descending for kDesc, ascending for kAsc, as
 // each stream yields in that order. Emits to `sink` until `*remaining` reaches 0, the sink says
-// stop (`*stopped` = true), or every stream is spent.
+// stop (`*stopped` = true), or every stream is spent. Topics compare by `topics`' ranks (their
+// names); when those are not the numbers' order (null: they are), each run of events tied in time
+// is gathered from every stream and sorted before it is emitted, and the streams must not stop
+// inside such a run (no StreamSpec::budget).
 Status MergeStreams(const std::vector<SaltStream*>& streams, Order order, QueryRun* run,
-                    int64_t* remaining, const EventSink& sink, bool* stopped);
+                    int64_t* remaining, const EventSink& sink, bool* stopped,
+                    const TopicOrder* topics = nullptr);
 
 }  // namespace hotrow::query

@@ -30,10 +30,6 @@ namespace {
 
 using Candidate = CursorCache::Candidate;
 
-auto OrderKey(const keying::RowKey& k) {
-  return std::make_tuple(k.ts_ms, k.topic, k.partition, k.offset);
-}
-
 Status NotARow(const store::Bucket& bucket) {
   return Status::Corruption("bucket " + std::to_string(bucket.start_ms()) +
                             " holds a row that is not a hotrow row");
@@ -56,12 +52,18 @@ void AimAtSalt(uint8_t salt, uint64_t id_hash, int64_t from_ms, int64_t to_ms,
 Status SmallRange(CursorCache* cache, store::EventStore* store,
                   const std::vector<std::shared_ptr<const store::Bucket>>& live,
                   const IdSalts& salts, std::string_view id, int64_t from_ms, int64_t to_ms,
-                  int64_t limit, Order order, QueryWork* work, const EventTaker& take) {
+                  int64_t limit, Order order, QueryWork* work, const EventTaker& take,
+                  const PartitionFilter* filter, const TopicOrder* topics) {
   const uint64_t id_hash = salts.id_hash();
   const bool desc = order == Order::kDesc;
+  const bool by_rank = topics != nullptr && !topics->InNumberOrder();
+  auto key_of = [&](const keying::RowKey& k) {
+    return std::make_tuple(k.ts_ms, by_rank ? topics->Rank(k.topic) : uint32_t{k.topic},
+                           k.partition, k.offset);
+  };
   // `a` comes before `b` in the answer.
-  auto before = [desc](const keying::RowKey& a, const keying::RowKey& b) {
-    return desc ? OrderKey(b) < OrderKey(a) : OrderKey(a) < OrderKey(b);
+  auto before = [&](const keying::RowKey& a, const keying::RowKey& b) {
+    return desc ? key_of(b) < key_of(a) : key_of(a) < key_of(b);
   };
   // A max-heap on "comes later": its top is the worst candidate kept.
   auto heap_less = [&](const Candidate& a, const Candidate& b) { return before(a.key, b.key); };
@@ -129,8 +131,14 @@ Status SmallRange(CursorCache* cache, store::EventStore* store,
         }
         if (key.ts_ms < from_ms || key.ts_ms >= to_ms) continue;
         // This salt yields in the answer's order: once a row cannot make the answer, none after
-        // it can.
-        if (static_cast<int64_t>(top.size()) == remaining && !before(key, top.front().key)) break;
+        // it can. Ranked by name, rows tied in time come in number order: only a row older (for
+        // kAsc newer) than the worst kept ends the salt.
+        if (static_cast<int64_t>(top.size()) == remaining && !before(key, top.front().key)) {
+          const int64_t worst = top.front().key.ts_ms;
+          if (!by_rank || (desc ? key.ts_ms < worst : key.ts_ms > worst)) break;
+          continue;
+        }
+        if (filter != nullptr && !(*filter)(key.topic, key.partition)) continue;
         std::string_view row_id, payload;
         if (!keying::DecodeRowValue(cursor->value(), &row_id, &payload)) {
           failure = NotARow(*bucket);

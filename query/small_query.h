@@ -15,6 +15,7 @@
 #include "keying/row_key.h"
 #include "query/id_salts.h"
 #include "query/query_engine.h"
+#include "query/topic_order.h"
 #include "store/event_store.h"
 
 namespace hotrow::query {
@@ -80,10 +81,14 @@ using EventTaker = std::function<bool(Event& event)>;
 //
 // `live` is the store's bucket list as EventStore::Buckets() returns it (oldest first); they are
 // visited in the answer's order (newest first for kDesc). In each, the salts `salts` names for it
-// are sought (query/id_salts.h).
+// are sought (query/id_salts.h). Rows of partitions `filter` refuses (null: none) are skipped.
+// Ties in time order topics by `topics`' ranks (their names; null: the store's numbers); when
+// those are not the numbers' order a salt is read on through the rows tied with its worst kept
+// one.
 Status SmallRange(CursorCache* cache, store::EventStore* store,
                   const std::vector<std::shared_ptr<const store::Bucket>>& live,
                   const IdSalts& salts, std::string_view id, int64_t from_ms, int64_t to_ms,
-                  int64_t limit, Order order, QueryWork* work, const EventTaker& take);
+                  int64_t limit, Order order, QueryWork* work, const EventTaker& take,
+                  const PartitionFilter* filter = nullptr, const TopicOrder* topics = nullptr);
 
 }  // namespace hotrow::query

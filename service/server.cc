@@ -1,5 +1,7 @@
 #include "service/server.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
@@ -7,7 +9,8 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "access/tls.h"
+#include "access/credentials.h"
+#include "common/host_port.h"
 #include "common/logging.h"
 
 namespace hotrow::service {
@@ -16,8 +19,16 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
   std::unique_ptr<Server> server(new Server());
   server->config_ = config;
   spdlog::info("hotrow starting: {}", config.Summary());
-  // A bad TLS file stops the start before the store is opened and the consumer group joined.
-  HOTROW_RETURN_IF_ERROR(access::CheckServerTlsFiles(config.http.tls_cert, config.http.tls_key));
+  // A bad token, TLS or CA file stops the start before the store is opened and the consumer
+  // group joined. The one object that holds them is handed to the HTTP server and the peers.
+  access::CredentialsOptions credentials;
+  credentials.token_file = config.http.token_file;
+  credentials.tls_cert_file = config.http.tls_cert;
+  credentials.tls_key_file = config.http.tls_key;
+  credentials.peer_ca_file = config.cluster.peer_ca;
+  Result<std::unique_ptr<access::Credentials>> opened = access::Credentials::Open(credentials);
+  if (!opened.ok()) return opened.status();
+  server->credentials_ = std::move(opened).value();
 
   const store::StoreOptions store_options = config.ToStoreOptions();
   Result<std::unique_ptr<store::EventStore>> store = store::EventStore::Open(store_options);
@@ -50,6 +61,7 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
     query_options.partition_filter = [cluster] { return cluster->Filter(); };
   }
   server->engine_ = std::make_unique<query::QueryEngine>(server->store_.get(), query_options);
+  server->cluster_->set_engine(server->engine_.get());
   server->metrics_ = std::make_unique<http::Metrics>();
 
   ingest::IngestOptions ingest_options = config.ToIngestOptions();
@@ -65,11 +77,9 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
 
   HOTROW_RETURN_IF_ERROR(http::CheckOpenListen(config.http.listen, !config.http.token_file.empty(),
                                                config.http.allow_open));
-  if (!config.http.token_file.empty()) {
-    Result<std::unique_ptr<http::Authenticator>> auth =
-        http::Authenticator::Open(config.http.token_file, server->metrics_.get());
-    if (!auth.ok()) return auth.status();  // ~Server stops the ingestor and closes the store
-    server->auth_ = std::move(auth).value();
+  if (server->credentials_->has_token()) {
+    server->auth_ =
+        std::make_unique<http::Authenticator>(server->credentials_.get(), server->metrics_.get());
   }
   http::HttpServerOptions http_options = config.ToHttpOptions();
   http::HttpBackend backend;
@@ -79,6 +89,7 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
   backend.metrics = server->metrics_.get();
   backend.auth = server->auth_.get();
   backend.cluster = server->cluster_.get();
+  backend.credentials = server->credentials_.get();
   Result<std::unique_ptr<http::HttpServer>> http = http::HttpServer::Start(http_options, backend);
   if (!http.ok()) {
     spdlog::error("{}", http.status().message());
@@ -98,22 +109,46 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
   return server;
 }
 
+namespace {
+
+// True for a loopback address (127.0.0.0/8, ::1) or localhost.
+bool IsLoopback(const std::string& host) {
+  in_addr v4{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  return host == "::1" || host == "localhost";
+}
+
+}  // namespace
+
 Status Server::StartCluster(const config::Config& config) {
-  ownership_ = std::make_unique<ingest::PartitionOwnership>();
+  ingest::OwnershipOptions ownership;
+  ownership.max_staleness_ms = config.cluster.max_staleness_ms;
+  ownership_ = std::make_unique<ingest::PartitionOwnership>(store_.get(), ownership);
   cluster::ClusterOptions options;
   options.peers = config.cluster.peers;
   options.self = config.http.listen;
   options.peer_timeout_ms = config.cluster.peer_timeout_ms;
-  Result<access::ClientAccess> access = access::ClientAccess::Load(config.http.token_file);
-  if (!access.ok()) return access.status();
-  options.access = access.value();
-  options.brokers = config.kafka.brokers;
+  options.credentials = credentials_.get();
+  options.group_id = config.kafka.group_id;
   options.topics = config.kafka.topics;
+  options.brokers = config.kafka.brokers;
   options.kafka_properties = config.kafka.properties;
   if (!options.peers.empty() &&
       std::find(options.peers.begin(), options.peers.end(), options.self) == options.peers.end()) {
     return Status::InvalidArgument("cluster.peers: expected this instance's http.listen (" +
                                    options.self + ") among the peers");
+  }
+  // CONTRACT.md, "Cluster mode in production settings": never a token in clear beyond loopback.
+  if (credentials_->has_token() && !credentials_->tls()) {
+    for (const std::string& peer : options.peers) {
+      Result<HostPort> address = ParseHostPort(peer);
+      if (address.ok() && !IsLoopback(address->host)) {
+        return Status::InvalidArgument(
+            "cluster.peers: " + peer +
+            " is not a loopback address, and peers would be sent http.token_file's token over "
+            "plain HTTP; set http.tls_cert and http.tls_key on every instance");
+      }
+    }
   }
   cluster_ = std::make_unique<cluster::Cluster>(options, ownership_.get(), store_.get());
   return Status::Ok();
@@ -124,10 +159,7 @@ Server::~Server() {
   if (!st.ok()) spdlog::error("stop: {}", st.ToString());
 }
 
-Status Server::ReloadToken() {
-  if (auth_ == nullptr) return Status::Ok();
-  return auth_->Reload();
-}
+Status Server::ReloadAccess() { return credentials_->Reload(); }
 
 std::string Server::http_address() const { return http_ ? http_->address() : ""; }
 
@@ -160,6 +192,7 @@ Status Server::Stop() {
   if (housekeeping_.joinable()) housekeeping_.join();
   const ingest::IngestStats last = ingest_stats();
   http_.reset();
+  if (cluster_) cluster_->set_ingestor(nullptr);  // its freshness thread asks the ingestor
   ingestor_.reset();
   engine_.reset();
   if (store_) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "access/credentials.h"
 #include "cluster/cluster.h"
 #include "common/status.h"
 #include "config/config.h"
@@ -46,9 +47,11 @@ class Server {
 
   // The address the HTTP API is bound to, "127.0.0.1:8080" (the real port when 0 was asked).
   std::string http_address() const;
-  // Re-reads http.token_file (on SIGHUP). On failure the old token stays and the error, naming
-  // the file, is returned. Nothing to do without a token file.
-  Status ReloadToken();
+  // Re-reads http.token_file, http.tls_cert / http.tls_key and checks cluster.peer_ca (on
+  // SIGHUP): the HTTP server's next handshakes and token checks and the peers' next requests use
+  // them. All or nothing: on failure everything old stays and the error, naming the file, is
+  // returned.
+  Status ReloadAccess();
   ingest::IngestStats ingest_stats() const;
   // True once Stop() has stopped ingestion: everything consumed is then in the store's log.
   bool ingestion_stopped() const { return ingestion_stopped_.load(); }
@@ -61,10 +64,14 @@ class Server {
   Server() = default;
   void Housekeeping();
   // Makes ownership_ and cluster_ (cluster.peers); InvalidArgument when this instance's
-  // http.listen is not among the peers or the token file cannot be read.
+  // http.listen is not among the peers, or when a token would go to a peer beyond loopback over
+  // plain HTTP.
   Status StartCluster(const config::Config& config);
 
   config::Config config_;
+  // The token and TLS files, read once and on ReloadAccess; handed to the HTTP server, its token
+  // gate and the cluster's peer clients, and outlives them all.
+  std::unique_ptr<access::Credentials> credentials_;
   std::unique_ptr<store::EventStore> store_;
   // Which partitions this instance answers for (fed by the ingestor) and its peers
   // (cluster/cluster.h); both outlive the engine, the ingestor and the HTTP server that use them.

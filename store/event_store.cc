@@ -367,6 +367,9 @@ Status RocksEventStore::Write(const WriteBatchInput& batch, WriteOutcome* outcom
       advanced.emplace_back(tp, next);
     }
   }
+  for (const auto& [tp, run] : batch.run_starts) {
+    HOTROW_RETURN_IF_ERROR(FromRocks(wb.Put(meta_, RunKey(tp), EncodeRun(run)), "batching"));
+  }
   if (options().clock == ClockKind::kStream && clock > stream_clock_ms_.load()) {
     HOTROW_RETURN_IF_ERROR(
         FromRocks(wb.Merge(meta_, kClockKey, Be64(static_cast<uint64_t>(clock))), "batching"));
@@ -394,6 +397,7 @@ Status RocksEventStore::Write(const WriteBatchInput& batch, WriteOutcome* outcom
     int64_t& stored = offsets_[tp];
     stored = std::max(stored, next);
   }
+  for (const auto& [tp, run] : batch.run_starts) runs_[tp] = run;
   if (options().clock == ClockKind::kStream) {
     int64_t seen = stream_clock_ms_.load();
     while (clock > seen && !stream_clock_ms_.compare_exchange_weak(seen, clock)) {
@@ -421,6 +425,11 @@ Status RocksEventStore::NoteWrite(const rocksdb::Status& s, const std::string& c
 std::map<TopicPartition, int64_t> RocksEventStore::StoredOffsets() const {
   std::shared_lock lock(state_mu_);
   return offsets_;
+}
+
+std::map<TopicPartition, PartitionRun> RocksEventStore::PartitionRuns() const {
+  std::shared_lock lock(state_mu_);
+  return runs_;
 }
 
 void RocksEventStore::FlushIdleBuckets() {

@@ -85,12 +85,31 @@ struct Row {
   std::vector<keying::IndexEntry> index = {};  // "= {}": `Row{key, value}` stays warning-free
 };
 
+// Which records of one partition the store holds (CONTRACT.md, "Cluster mode in production
+// settings": a partition counts toward a complete answer only with its window complete). A run
+// begins where a start does not continue the store's offset (a partition new to the store, a jump
+// over cold records, auto.offset.reset=latest) and lasts until the next such start.
+struct PartitionRun {
+  // The offset of the run's first record.
+  int64_t first_offset = -1;
+  // Every record of the partition with a time at or after this is held (up to the stored offset):
+  // kHoldsAll when the run began at the partition's first record; the window's start when it
+  // began at the first record of the window; the time of the jump when records before it were
+  // skipped while perhaps still in the window (auto.offset.reset=latest). In the store's clock.
+  int64_t holds_from_ms = kHoldsAll;
+  static constexpr int64_t kHoldsAll = INT64_MIN;
+  friend bool operator==(const PartitionRun&, const PartitionRun&) = default;
+};
+
 // What one Write call is asked to make durable, all or nothing.
 struct WriteBatchInput {
   std::vector<Row> rows;
   // Per partition, the offset of the next record to consume: everything before it in that
   // partition has been handled (stored or rejected). Written in the same atomic write as `rows`.
   std::map<TopicPartition, int64_t> next_offsets;
+  // Per partition whose run begins in this batch (see PartitionRun): recorded in the same atomic
+  // write, so that a run is never known without its records or records without their run.
+  std::map<TopicPartition, PartitionRun> run_starts = {};
 };
 
 // How the rows of one Write call were disposed of. Every row is in exactly one count.
@@ -247,6 +266,12 @@ class EventStore {
 
   // The next offset to consume per partition, as last written. Empty for a new store.
   virtual std::map<TopicPartition, int64_t> StoredOffsets() const = 0;
+
+  // The run each partition's records belong to, as last written (WriteBatchInput::run_starts).
+  // A partition without one (a store written before runs were recorded) is absent.
+  // The store holds a partition's whole window when its run holds from at or before
+  // WindowStartMs().
+  virtual std::map<TopicPartition, PartitionRun> PartitionRuns() const { return {}; }
 
   // Drops every bucket whose whole span is older than the window. Returns how many went. Also
   // starts a flush of every bucket that has stopped receiving writes (none for 30 s by the wall

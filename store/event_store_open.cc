@@ -226,6 +226,16 @@ Status RocksEventStore::LoadMetadata() {
       TopicPartition tp{key.substr(sizeof(kOffsetPrefix) - 1, nul - (sizeof(kOffsetPrefix) - 1)),
                         static_cast<int32_t>(keying::LoadBigEndian32(key.data() + nul + 1))};
       offsets_[tp] = static_cast<int64_t>(keying::LoadBigEndian64(value.data()));
+    } else if (key.rfind(kRunPrefix, 0) == 0) {
+      const size_t nul = key.find('\0', sizeof(kRunPrefix) - 1);
+      PartitionRun run;
+      if (nul == std::string::npos || key.size() != nul + 5 ||
+          !DecodeRun(std::string_view(value.data(), value.size()), &run)) {
+        return corrupt();
+      }
+      TopicPartition tp{key.substr(sizeof(kRunPrefix) - 1, nul - (sizeof(kRunPrefix) - 1)),
+                        static_cast<int32_t>(keying::LoadBigEndian32(key.data() + nul + 1))};
+      runs_[tp] = run;
     } else if (key.rfind(kTopicPrefix, 0) == 0) {
       if (value.size() != 2) return corrupt();
       const uint16_t number = keying::LoadBigEndian16(value.data());

@@ -38,6 +38,7 @@ class RocksEventStore final : public EventStore {
   std::optional<std::string> TopicName(uint16_t number) const override;
   Status Write(const WriteBatchInput& batch, WriteOutcome* outcome) override;
   std::map<TopicPartition, int64_t> StoredOffsets() const override;
+  std::map<TopicPartition, PartitionRun> PartitionRuns() const override;
   Result<size_t> DropExpiredBuckets() override;
   int64_t NowMs() const override;
   std::vector<std::shared_ptr<const Bucket>> Buckets() const override;
@@ -124,6 +125,7 @@ class RocksEventStore final : public EventStore {
   mutable std::shared_mutex state_mu_;
   std::map<int64_t, std::shared_ptr<RocksBucket>> buckets_;  // by start
   std::map<TopicPartition, int64_t> offsets_;
+  std::map<TopicPartition, PartitionRun> runs_;
   std::map<std::string, uint16_t, std::less<>> topic_numbers_;
   std::vector<std::string> topic_names_;
   std::map<int64_t, std::vector<SaltCounter>> counters_;  // by bucket start, one per salt

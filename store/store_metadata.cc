@@ -69,6 +69,24 @@ std::string OffsetKey(const TopicPartition& tp) {
   return key;
 }
 
+std::string RunKey(const TopicPartition& tp) {
+  // The offset key's layout under another prefix.
+  return kRunPrefix + OffsetKey(tp).substr(sizeof(kOffsetPrefix) - 1);
+}
+
+std::string EncodeRun(const PartitionRun& run) {
+  return Be64(static_cast<uint64_t>(run.first_offset)) +
+         Be64(static_cast<uint64_t>(run.holds_from_ms) ^ (uint64_t{1} << 63));
+}
+
+bool DecodeRun(std::string_view value, PartitionRun* run) {
+  if (value.size() != 16) return false;
+  run->first_offset = static_cast<int64_t>(keying::LoadBigEndian64(value.data()));
+  run->holds_from_ms =
+      static_cast<int64_t>(keying::LoadBigEndian64(value.data() + 8) ^ (uint64_t{1} << 63));
+  return true;
+}
+
 std::string StatKey(int64_t bucket_start, uint8_t salt) {
   std::string key = kStatPrefix + Be64(static_cast<uint64_t>(bucket_start));
   key.push_back(static_cast<char>(salt));

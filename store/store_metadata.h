@@ -20,16 +20,21 @@ namespace hotrow::store {
 // ---- Metadata layout (default column family) ----
 //   "format"                                 -> "hotrow-store v1 salts=<n> salt_by=<record|id>"
 //   "offset/" topic '\0' partition(BE32)     -> next offset to consume (BE64)
+//   "run/" topic '\0' partition(BE32)        -> the partition's run (PartitionRun): first offset
+//                                               (BE64), holds_from_ms (BE64 of the int64 plus 2^63)
 //   "topic/" name                            -> topic number (BE16)
 //   "stat/" bucket_start(BE64) salt(u8)      -> events(BE64) bytes(BE64), written as merge operands
-//                                               that add (a Put value of an older store is the base)
-//   "clock"                                  -> the stream clock: highest event time written (BE64),
+//                                               that add (a Put value of an older store is the
+//                                               base)
+//   "clock"                                  -> the stream clock: highest event time written
+//   (BE64),
 //                                               written as merge operands that keep the highest
 //   "index/" bucket_start(BE64)              -> the bucket's index.fields, '\n'-separated
 //                                               (written before the bucket is made; absent for a
 //                                               bucket made before the index existed: none)
 inline constexpr char kFormatKey[] = "format";
 inline constexpr char kOffsetPrefix[] = "offset/";
+inline constexpr char kRunPrefix[] = "run/";
 inline constexpr char kTopicPrefix[] = "topic/";
 inline constexpr char kStatPrefix[] = "stat/";
 inline constexpr char kClockKey[] = "clock";
@@ -43,6 +48,10 @@ std::string FormatValue(int salts, keying::SaltBy by);
 std::string Be64(uint64_t v);
 // "offset/" topic '\0' partition(BE32).
 std::string OffsetKey(const TopicPartition& tp);
+// "run/" topic '\0' partition(BE32), and its value; DecodeRun is false for a damaged value.
+std::string RunKey(const TopicPartition& tp);
+std::string EncodeRun(const PartitionRun& run);
+bool DecodeRun(std::string_view value, PartitionRun* run);
 // "stat/" bucket_start(BE64) salt(u8).
 std::string StatKey(int64_t bucket_start, uint8_t salt);
 

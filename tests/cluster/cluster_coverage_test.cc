@@ -1,9 +1,9 @@
 // The pure part of answering for the whole group: coverage, merge and the peers' answers.
 
-#include "cluster/coverage.h"
-
 #include <gtest/gtest.h>
 
+#include "cluster/coverage.h"
+#include "cluster/local_answer.h"
 #include "wire/event_json.h"
 
 namespace hotrow::cluster {
@@ -11,9 +11,9 @@ namespace {
 
 using store::TopicPartition;
 
-Partitions All(int n) {
-  Partitions out;
-  for (int p = 0; p < n; ++p) out.push_back({"t", p});
+GroupPartitions All(int n) {
+  GroupPartitions out;
+  for (int p = 0; p < n; ++p) out.partitions.push_back({"t", p});
   return out;
 }
 
@@ -29,9 +29,9 @@ PeerEvent Ev(int64_t ts, int32_t partition, int64_t offset) {
 
 TEST(ClusterCoverageTest, CompleteOnlyWhenEveryPartitionIsCovered) {
   std::vector<PeerCoverage> peers(3);
-  peers[0] = {true, {{"t", 0}, {"t", 1}}};
-  peers[1] = {true, {{"t", 2}}};
-  peers[2] = {true, {{"t", 3}}};
+  peers[0] = {true, {{"t", 0}, {"t", 1}}, {}};
+  peers[1] = {true, {{"t", 2}}, {}};
+  peers[2] = {true, {{"t", 3}}, {}};
   CoverageDecision d = DecideCoverage(All(4), peers);
   EXPECT_TRUE(d.complete);
   EXPECT_TRUE(d.missing.empty());
@@ -42,20 +42,31 @@ TEST(ClusterCoverageTest, CompleteOnlyWhenEveryPartitionIsCovered) {
   EXPECT_FALSE(d.complete);
   EXPECT_EQ(d.missing, (Partitions{{"t", 3}}));
 
-  peers[2] = {true, {}};  // answered, but still rebuilding partition 3
+  peers[2] = {true, {}, {{"t", 3}}};  // answered, owns partition 3 but cannot vouch for it
   d = DecideCoverage(All(5), peers);
-  EXPECT_EQ(d.missing, (Partitions{{"t", 3}, {"t", 4}}));
+  EXPECT_FALSE(d.complete);
+  EXPECT_EQ(d.stale, (Partitions{{"t", 3}}));
+  EXPECT_EQ(d.missing, (Partitions{{"t", 4}}));
 }
 
-TEST(ClusterCoverageTest, WithoutThePartitionListOnlyEveryInstanceAnsweringIsComplete) {
-  std::vector<PeerCoverage> peers = {{true, {{"t", 0}}}, {false, {}}};
-  EXPECT_FALSE(DecideCoverage({}, peers).complete);
-  peers[1].answered = true;
-  EXPECT_TRUE(DecideCoverage({}, peers).complete);
+TEST(ClusterCoverageTest, AnUnknownPartitionListIsNeverComplete) {
+  std::vector<PeerCoverage> peers = {{true, {{"t", 0}}, {}}, {true, {{"t", 1}}, {}}};
+  GroupPartitions unknown;
+  unknown.unknown_topics = {"t"};
+  CoverageDecision d = DecideCoverage(unknown, peers);
+  EXPECT_FALSE(d.complete);
+  EXPECT_EQ(d.unknown_topics, (std::vector<std::string>{"t"}));
+  // Another topic known whole does not make up for it.
+  unknown.partitions = {{"u", 0}};
+  peers[0].covered.push_back({"u", 0});
+  EXPECT_FALSE(DecideCoverage(unknown, peers).complete);
+  std::string json;
+  AppendCoverageJson(DecideCoverage(unknown, peers), &json);
+  EXPECT_EQ(json, ",\"complete\":false,\"missing\":{},\"stale\":{},\"unknown_topics\":[\"t\"]");
 }
 
 TEST(ClusterCoverageTest, APartitionCoveredTwiceCountsOnceAndItsEventsAreNeverDoubled) {
-  std::vector<PeerCoverage> peers = {{true, {{"t", 0}}}, {true, {{"t", 0}, {"t", 1}}}};
+  std::vector<PeerCoverage> peers = {{true, {{"t", 0}}, {}}, {true, {{"t", 0}, {"t", 1}}, {}}};
   CoverageDecision d = DecideCoverage(All(2), peers);
   EXPECT_TRUE(d.complete);
   EXPECT_EQ(d.owner.at(TopicPartition{"t", 0}), 0u);
@@ -69,7 +80,7 @@ TEST(ClusterCoverageTest, APartitionCoveredTwiceCountsOnceAndItsEventsAreNeverDo
 }
 
 TEST(ClusterCoverageTest, MergeOrdersTiesByTopicPartitionOffsetAndCutsAtTheLimit) {
-  std::vector<PeerCoverage> peers = {{true, {{"t", 0}}}, {true, {{"t", 1}}}};
+  std::vector<PeerCoverage> peers = {{true, {{"t", 0}}, {}}, {true, {{"t", 1}}, {}}};
   CoverageDecision d = DecideCoverage(All(2), peers);
   std::vector<std::vector<PeerEvent>> per_peer = {{Ev(5, 0, 9), Ev(4, 0, 8)},
                                                   {Ev(5, 1, 2), Ev(3, 1, 1)}};
@@ -88,12 +99,18 @@ TEST(ClusterCoverageTest, LocalAnswersAreReadWithTheirEventsByteForByte) {
   query::Event e{"dev-1", 1700000000123, "t", 3, 42, "{\"x\":1.50,\"a\":[1, 2]}"};
   std::string body = "{\"event_id\":\"dev-1\",\"events\":[";
   wire::AppendEventJson(e, &body);
-  body += "],\"partitions\":";
-  AppendPartitionsJson({{"t", 3}, {"t", 1}, {"u", 0}}, &body);
+  body += "]";
+  LocalHead written;
+  written.partitions = {{"t", 3}, {"t", 1}, {"u", 0}};
+  written.stale = {{"u", 1}};
+  written.group = "g";
+  written.topics = {"t", "u"};
+  written.unindexed = {{60000, 120000}};
+  AppendLocalHead(written, &body);
   body += "}";
   std::vector<PeerEvent> events;
-  Partitions covered;
-  Status st = ParseLocalAnswer(body, &events, &covered);
+  LocalHead head;
+  Status st = ParseLocalAnswer(body, &events, &head);
   ASSERT_TRUE(st.ok()) << st.ToString() << " in " << body;
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].ts_ms, e.ts_ms);
@@ -102,10 +119,24 @@ TEST(ClusterCoverageTest, LocalAnswersAreReadWithTheirEventsByteForByte) {
   std::string expected;
   wire::AppendEventJson(e, &expected);
   EXPECT_EQ(events[0].json, expected);
-  EXPECT_EQ(covered, (Partitions{{"t", 1}, {"t", 3}, {"u", 0}}));
+  EXPECT_EQ(head.partitions, (Partitions{{"t", 1}, {"t", 3}, {"u", 0}}));
+  EXPECT_EQ(head.stale, (Partitions{{"u", 1}}));
+  EXPECT_EQ(head.group, "g");
+  EXPECT_EQ(head.topics, (std::vector<std::string>{"t", "u"}));
+  EXPECT_EQ(head.unindexed, (std::vector<query::UnindexedSpan>{{60000, 120000}}));
+  EXPECT_TRUE(SameGroup(written, head).ok());
+  LocalHead other = head;
+  other.group = "h";
+  EXPECT_FALSE(SameGroup(written, other).ok());
+  other = head;
+  other.topics = {"t"};
+  EXPECT_FALSE(SameGroup(written, other).ok());
 
-  EXPECT_FALSE(ParseLocalAnswer("{\"event_id\":\"x\",\"events\":[]}", &events, &covered).ok());
-  EXPECT_FALSE(ParseLocalAnswer("not json", &events, &covered).ok());
+  LocalHead ignored;
+  EXPECT_FALSE(ParseLocalAnswer("{\"event_id\":\"x\",\"events\":[]}", &events, &ignored).ok());
+  // A 200 with events and partitions but no group is not a hotrow peer's answer.
+  EXPECT_FALSE(ParseLocalAnswer("{\"events\":[],\"partitions\":{}}", &events, &ignored).ok());
+  EXPECT_FALSE(ParseLocalAnswer("not json", &events, &ignored).ok());
 }
 
 TEST(ClusterCoverageTest, ScanLinesAreEventsOrTheFinalCoverageLine) {
@@ -114,15 +145,15 @@ TEST(ClusterCoverageTest, ScanLinesAreEventsOrTheFinalCoverageLine) {
   wire::AppendEventJson(e, &line);
   bool is_event = false;
   PeerEvent ev;
-  Partitions covered;
+  LocalHead covered;
   ASSERT_TRUE(ParseScanLine(line, &is_event, &ev, &covered).ok());
   EXPECT_TRUE(is_event);
   EXPECT_EQ(ev.json, line);
-  ASSERT_TRUE(
-      ParseScanLine("{\"complete\":true,\"partitions\":{\"t\":[0,2]}}", &is_event, &ev, &covered)
-          .ok());
+  ASSERT_TRUE(ParseScanLine("{\"complete\":true,\"partitions\":{\"t\":[0,2]},\"group\":\"g\"}",
+                            &is_event, &ev, &covered)
+                  .ok());
   EXPECT_FALSE(is_event);
-  EXPECT_EQ(covered, (Partitions{{"t", 0}, {"t", 2}}));
+  EXPECT_EQ(covered.partitions, (Partitions{{"t", 0}, {"t", 2}}));
   EXPECT_FALSE(ParseScanLine("{\"error\":\"scan failed\"}", &is_event, &ev, &covered).ok());
 }
 

@@ -44,6 +44,8 @@ void ExpectDefaults(const Config& c) {
   EXPECT_EQ(c.http.tls_key, d.http.tls_key);
   EXPECT_EQ(c.cluster.peers, d.cluster.peers);
   EXPECT_EQ(c.cluster.peer_timeout_ms, d.cluster.peer_timeout_ms);
+  EXPECT_EQ(c.cluster.peer_ca, d.cluster.peer_ca);
+  EXPECT_EQ(c.cluster.max_staleness_ms, d.cluster.max_staleness_ms);
 }
 
 // ---- defaults and the shipped file ----
@@ -107,7 +109,8 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
           "ingest.ts_field", "ingest.max_future", "ingest.dead_letter_topic", "ingest.stall_after",
           "ingest.writers", "index.fields", "http.listen", "http.threads", "http.token_file",
           "http.allow_open", "http.tls_cert", "http.tls_key", "query.threads",
-          "query.max_concurrent", "cluster.peers", "cluster.peer_timeout_ms"));
+          "query.max_concurrent", "cluster.peers", "cluster.peer_timeout_ms", "cluster.peer_ca",
+          "cluster.max_staleness"));
 }
 
 TEST(ConfigTest, ClusterPeersAreHostPortsGivenOnce) {
@@ -120,6 +123,17 @@ TEST(ConfigTest, ClusterPeersAreHostPortsGivenOnce) {
 }
 
 TEST(ConfigTest, ClusterPeerTimeoutTakesADurationOrMillisecondsUpToAMinute) {
+  EXPECT_EQ(LoadOk("", {}).cluster.max_staleness_ms, 5000);
+  EXPECT_EQ(LoadOk("", {"cluster.max_staleness=750ms"}).cluster.max_staleness_ms, 750);
+  EXPECT_EQ(LoadOk("", {"cluster.max_staleness=1h"}).cluster.max_staleness_ms, 3'600'000);
+  for (const char* bad : {"0", "2h", "soon", "[1]"}) {
+    EXPECT_THAT(LoadError("", {std::string("cluster.max_staleness=") + bad}),
+                StartsWith("cluster.max_staleness: expected a duration from 1ms to 1h"))
+        << bad;
+  }
+  EXPECT_EQ(LoadOk("", {}).cluster.peer_ca, "");
+  EXPECT_EQ(LoadOk("", {"cluster.peer_ca=/etc/hotrow/ca.pem"}).cluster.peer_ca,
+            "/etc/hotrow/ca.pem");
   EXPECT_EQ(LoadOk("", {}).cluster.peer_timeout_ms, 2000);
   EXPECT_EQ(LoadOk("", {"cluster.peer_timeout_ms=750"}).cluster.peer_timeout_ms, 750);
   EXPECT_EQ(LoadOk("", {"cluster.peer_timeout_ms=5s"}).cluster.peer_timeout_ms, 5000);

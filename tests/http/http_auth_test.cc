@@ -2,8 +2,6 @@
 // token file, pure; then the 401/200 table through a real HttpServer on a loopback port, token
 // rotation while serving, and the refusal to listen beyond loopback without a token.
 
-#include "http/auth.h"
-
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -11,6 +9,8 @@
 #include <memory>
 #include <string>
 
+#include "access/token_file.h"
+#include "http/auth.h"
 #include "http/metrics.h"
 #include "http/server.h"
 #include "query/query_engine.h"
@@ -122,9 +122,12 @@ class HttpAuthServerTest : public ::testing::Test {
     query::QueryOptions q;
     q.threads = 2;
     engine_ = std::make_unique<query::QueryEngine>(store_.get(), q);
-    Result<std::unique_ptr<Authenticator>> auth = Authenticator::Open(token_path_, &metrics_);
-    ASSERT_TRUE(auth.ok()) << auth.status().ToString();
-    auth_ = std::move(auth).value();
+    access::CredentialsOptions credentials;
+    credentials.token_file = token_path_;
+    auto opened = access::Credentials::Open(credentials);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    credentials_ = std::move(opened).value();
+    auth_ = std::make_unique<Authenticator>(credentials_.get(), &metrics_);
     HttpServerOptions http_options;
     http_options.listen = "127.0.0.1:0";
     HttpBackend backend{store_.get(), engine_.get(), nullptr, &metrics_, auth_.get()};
@@ -154,6 +157,7 @@ class HttpAuthServerTest : public ::testing::Test {
   std::unique_ptr<store::EventStore> store_;
   std::unique_ptr<query::QueryEngine> engine_;
   Metrics metrics_;
+  std::unique_ptr<access::Credentials> credentials_;
   std::unique_ptr<Authenticator> auth_;
   std::unique_ptr<HttpServer> http_;
 };
@@ -218,11 +222,11 @@ TEST_F(HttpAuthServerTest, OutcomesAreCountedAndTheTokenNeverShows) {
 TEST_F(HttpAuthServerTest, ReloadRotatesAndABadFileKeepsTheOldToken) {
   ASSERT_EQ(Get("/v1/stats", "Bearer right-token"), 200);
   WriteFile(token_path_, "new-token\n");
-  ASSERT_TRUE(auth_->Reload().ok());
+  ASSERT_TRUE(credentials_->Reload().ok());
   EXPECT_EQ(Get("/v1/stats", "Bearer right-token"), 401);
   EXPECT_EQ(Get("/v1/stats", "Bearer new-token"), 200);
   WriteFile(token_path_, "");
-  const Status st = auth_->Reload();
+  const Status st = credentials_->Reload();
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find(token_path_), std::string::npos);
   EXPECT_EQ(Get("/v1/stats", "Bearer new-token"), 200);

@@ -34,7 +34,8 @@ TEST(StatusPageTest, TheBuiltInPageIsTheWholeSourceFile) {
 
 TEST(StatusPageTest, HoldsTheElementsScriptsReadAndNoExternalAsset) {
   const std::string html(StatusPageHtml());
-  for (const char* id : {"stat-ingested", "stat-lag", "stat-buckets", "query-form", "q-results"}) {
+  for (const char* id : {"stat-ingested", "stat-lag", "stat-buckets", "query-form", "q-results",
+                         "cluster-card", "cluster"}) {
     EXPECT_NE(html.find(std::string("id=\"") + id + "\""), std::string::npos) << id;
   }
   // Nothing loaded from elsewhere: no src= or href= to another origin, no @import, no url().

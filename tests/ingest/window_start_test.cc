@@ -147,7 +147,7 @@ TEST_F(WindowStartTest, ANewStoreStartsAtTheWindowsFirstRecordLessTheFutureMargi
   }
   producer.Flush();
 
-  PartitionOwnership ownership;
+  PartitionOwnership ownership(store.get());
   IngestOptions options = ScanningOptions("window-start");
   options.ownership = &ownership;
   auto ingestor = StartIngestor(options, store.get());
@@ -193,7 +193,7 @@ TEST_F(WindowStartTest, WhenNoRecordIsNewerThanTheWindowThePartitionStartsAtItsE
   }
   producer.Flush();
 
-  PartitionOwnership ownership;
+  PartitionOwnership ownership(store.get());
   IngestOptions options = ScanningOptions("window-end");
   options.ownership = &ownership;
   auto ingestor = StartIngestor(options, store.get());

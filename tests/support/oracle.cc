@@ -13,8 +13,8 @@ void Oracle::Add(const query::Event& event, uint16_t topic_number) {
 }
 
 bool Oracle::NewerFirst(const Entry& a, const Entry& b) {
-  return std::tie(b.event.ts_ms, b.topic_number, b.event.partition, b.event.offset) <
-         std::tie(a.event.ts_ms, a.topic_number, a.event.partition, a.event.offset);
+  return std::tie(b.event.ts_ms, b.event.topic, b.event.partition, b.event.offset) <
+         std::tie(a.event.ts_ms, a.event.topic, a.event.partition, a.event.offset);
 }
 
 std::vector<Oracle::Entry> Oracle::Visible(const std::vector<Entry>& entries, int64_t from_ms,

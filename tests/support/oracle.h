@@ -17,10 +17,9 @@ namespace hotrow::testing {
 // Semantics it implements:
 // - the window: only events with ts >= window_start_ms (the store's now - ttl) are visible;
 // - range and scan: from_ms <= ts < to_ms;
-// - order: newest first; ties in ts by (topic, partition, offset) descending, where `topic` is the
-//   store's topic NUMBER (the number in the key, which the store assigns to a topic the first time
-//   it sees it, in first-seen order in practice), not the topic name. The caller passes that
-//   number with every event (store->TopicNumber(topic)), so the oracle never guesses it;
+// - order: newest first; ties in ts by (topic NAME, partition, offset) descending, whatever number
+//   the store gave each topic (query/topic_order.h; `topic_number` passed to Add is not used for
+//   the order);
 // - asc order is the exact reverse of that;
 // - latest n / range limit: the first n / limit of that order;
 // - scan: the same set as range over every id; its order is unspecified, so Scan returns it in a
@@ -52,7 +51,7 @@ class Oracle {
     query::Event event;
     uint16_t topic_number;
   };
-  // Newest first, ties by (topic number, partition, offset) descending.
+  // Newest first, ties by (topic name, partition, offset) descending.
   static bool NewerFirst(const Entry& a, const Entry& b);
   std::vector<Entry> Visible(const std::vector<Entry>& entries, int64_t from_ms, int64_t to_ms,
                              int64_t window_start_ms) const;

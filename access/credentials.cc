@@ -1,0 +1,75 @@
+#include "access/credentials.h"
+
+#include <httplib.h>
+
+#include "access/tls.h"
+#include "access/token_file.h"
+
+namespace hotrow::access {
+
+Result<std::unique_ptr<Credentials>> Credentials::Open(const CredentialsOptions& options) {
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+    return options.tls_key_file.empty()
+               ? Status::InvalidArgument(
+                     "http.tls_key: expected the private key of http.tls_cert " +
+                     options.tls_cert_file + " (HTTPS needs both), got none")
+               : Status::InvalidArgument(
+                     "http.tls_cert: expected the certificate of http.tls_key " +
+                     options.tls_key_file + " (HTTPS needs both), got none");
+  }
+  std::unique_ptr<Credentials> credentials(new Credentials(options));
+  Result<std::shared_ptr<const CredentialsSnapshot>> first = credentials->Read(1);
+  if (!first.ok()) return first.status();
+  credentials->current_ = std::move(first).value();
+  credentials->generation_.store(1, std::memory_order_release);
+  return credentials;
+}
+
+Result<std::shared_ptr<const CredentialsSnapshot>> Credentials::Read(uint64_t generation) const {
+  auto snapshot = std::make_shared<CredentialsSnapshot>();
+  snapshot->generation = generation;
+  if (!options_.token_file.empty()) {
+    Result<std::string> token = ReadTokenFile(options_.token_file);
+    if (!token.ok()) return token.status();
+    snapshot->token = std::move(token).value();
+  }
+  if (tls()) {
+    Result<std::shared_ptr<const ServerCertificate>> certificate =
+        ServerCertificate::Load(options_.tls_cert_file, options_.tls_key_file);
+    if (!certificate.ok()) return certificate.status();
+    snapshot->certificate = std::move(certificate).value();
+  }
+  if (!options_.peer_ca_file.empty()) {
+    Status ca = CheckCaCertFile(options_.peer_ca_file);
+    if (!ca.ok()) return Status::InvalidArgument("cluster.peer_ca: " + ca.message());
+  }
+  return std::shared_ptr<const CredentialsSnapshot>(std::move(snapshot));
+}
+
+Status Credentials::Reload() {
+  std::lock_guard<std::mutex> reload_lock(reload_mu_);  // one reload at a time
+  // The files are read without mu_: readers never wait for a disk.
+  Result<std::shared_ptr<const CredentialsSnapshot>> next = Read(generation() + 1);
+  if (!next.ok()) return next.status();
+  std::lock_guard<std::mutex> lock(mu_);
+  current_ = std::move(next).value();
+  generation_.store(current_->generation, std::memory_order_release);
+  return Status::Ok();
+}
+
+std::shared_ptr<const CredentialsSnapshot> Credentials::Current() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return current_;
+}
+
+void Credentials::ConfigurePeerClient(const CredentialsSnapshot& snapshot,
+                                      httplib::Client* client) const {
+  if (!snapshot.token.empty()) client->set_bearer_token_auth(snapshot.token);
+  if (!tls()) return;
+  // httplib verifies the chain and that the certificate names the host asked (its DNS or IP
+  // subjectAltName); this says against which CAs.
+  client->enable_server_certificate_verification(true);
+  if (!options_.peer_ca_file.empty()) client->set_ca_cert_path(options_.peer_ca_file);
+}
+
+}  // namespace hotrow::access

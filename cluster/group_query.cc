@@ -1,0 +1,423 @@
+#include "cluster/group_query.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+#include "common/logging.h"
+#include "wire/event_json.h"
+
+namespace hotrow::cluster {
+
+namespace {
+
+// Peers that do not answer, or answer something else, are logged at most 10 times per 10 s.
+void Warn(const std::string& message) {
+  static RateLimiter limiter(10, 10000);
+  uint64_t suppressed = 0;
+  if (!limiter.Allow(&suppressed)) return;
+  if (suppressed > 0) {
+    spdlog::warn("cluster: {} ({} similar warnings suppressed)", message, suppressed);
+  } else {
+    spdlog::warn("cluster: {}", message);
+  }
+}
+
+// The partitions served in both snapshots: a query that ran between them covered them whole.
+Partitions ServingInBoth(const ingest::OwnershipSnapshot& a, const ingest::OwnershipSnapshot& b) {
+  Partitions out;
+  for (const store::TopicPartition& tp : a.Serving()) {
+    if (b.IsServing(tp.topic, tp.partition)) out.push_back(tp);
+  }
+  return out;
+}
+
+// What this instance says of itself after a query that covered `covered`: the rest of what it
+// owns (in `after`) is stale.
+LocalHead HeadOf(const Cluster* cluster, Partitions covered,
+                 const ingest::OwnershipSnapshot& after) {
+  LocalHead head = cluster->identity();
+  std::sort(covered.begin(), covered.end());
+  for (const ingest::OwnedPartition& p : after.partitions) {
+    const store::TopicPartition tp{p.topic, p.partition};
+    if (!std::binary_search(covered.begin(), covered.end(), tp)) head.stale.push_back(tp);
+  }
+  head.partitions = std::move(covered);
+  head.complete = head.stale.empty();
+  return head;
+}
+
+bool Covers(const Partitions& sorted, const std::string& topic, int32_t partition) {
+  return std::binary_search(sorted.begin(), sorted.end(), store::TopicPartition{topic, partition});
+}
+
+PeerEvent ToPeerEvent(const query::Event& e) {
+  PeerEvent pe;
+  pe.ts_ms = e.ts_ms;
+  pe.topic = e.topic;
+  pe.partition = e.partition;
+  pe.offset = e.offset;
+  wire::AppendEventJson(e, &pe.json);
+  return pe;
+}
+
+// The spans of every instance that can hold events of `merged` (a full answer's last event bounds
+// them), in the answer's order, each once.
+std::vector<query::UnindexedSpan> MergeUnindexed(std::vector<query::UnindexedSpan> spans,
+                                                 const std::vector<PeerEvent>& merged,
+                                                 int64_t limit, query::Order order) {
+  const bool desc = order == query::Order::kDesc;
+  if (limit >= 0 && static_cast<int64_t>(merged.size()) >= limit && !merged.empty()) {
+    const int64_t last = merged.back().ts_ms;
+    std::erase_if(spans, [&](const query::UnindexedSpan& s) {
+      return desc ? s.end_ms <= last : s.start_ms > last;
+    });
+  }
+  auto key = [](const query::UnindexedSpan& s) { return std::make_pair(s.start_ms, s.end_ms); };
+  std::sort(spans.begin(), spans.end(),
+            [&](const auto& a, const auto& b) { return desc ? key(a) > key(b) : key(a) < key(b); });
+  spans.erase(std::unique(spans.begin(), spans.end()), spans.end());
+  return spans;
+}
+
+// Reads a peer's ?local=true answer to /v1/cluster into `coverage`, checking who it is.
+bool AcceptStatus(Cluster* cluster, const PeerReply& reply, LocalHead* head, std::string* why) {
+  if (!reply.answered) {
+    *why = reply.error;
+    return false;
+  }
+  Status st = ParseClusterLocal(reply.body, head);
+  if (st.ok()) st = cluster->CheckPeer(*head);
+  if (!st.ok()) *why = "refused: " + st.message();
+  return st.ok();
+}
+
+}  // namespace
+
+std::string WithLocal(const std::string& path, const std::string& query) {
+  return path + "?" + query + (query.empty() ? "" : "&") + "local=true";
+}
+
+LocalPart AnswerLocally(Cluster* cluster, const GroupQuery& q) {
+  LocalPart out;
+  const std::shared_ptr<const ingest::OwnershipSnapshot> before = cluster->LocalShared();
+  std::vector<query::Event> events;
+  std::vector<query::UnindexedSpan> unindexed;
+  out.status = q.run(&events, &unindexed);
+  const std::shared_ptr<const ingest::OwnershipSnapshot> after = cluster->LocalShared();
+  if (!out.status.ok()) return out;
+  out.head = HeadOf(cluster, ServingInBoth(*before, *after), *after);
+  out.head.unindexed = std::move(unindexed);
+  // Rows of a partition that stopped serving during the query are left out: not covered.
+  for (query::Event& e : events) {
+    if (Covers(out.head.partitions, e.topic, e.partition)) out.events.push_back(std::move(e));
+  }
+  return out;
+}
+
+GroupAnswer AnswerForGroup(Cluster* cluster, const GroupQuery& q) {
+  GroupAnswer out;
+  LocalPart mine;
+  const std::string target =
+      q.peer_target + (q.peer_target.find('?') == std::string::npos ? "?" : "&") + "local=true";
+  std::vector<PeerReply> replies =
+      cluster->peers().AskAll(target, [&] { mine = AnswerLocally(cluster, q); });
+  if (!mine.status.ok() && !mine.status.IsBusy()) {
+    out.status = mine.status;
+    return out;
+  }
+  std::vector<PeerCoverage> coverage(1 + replies.size());
+  std::vector<std::vector<PeerEvent>> events(1 + replies.size());
+  std::vector<query::UnindexedSpan> unindexed;
+  if (mine.status.ok()) {
+    coverage[0] = {true, mine.head.partitions, mine.head.stale};
+    events[0].reserve(mine.events.size());
+    for (const query::Event& e : mine.events) events[0].push_back(ToPeerEvent(e));
+    unindexed = std::move(mine.head.unindexed);
+  }
+  for (size_t i = 0; i < replies.size(); ++i) {
+    if (!replies[i].answered) {
+      Warn(replies[i].peer + " did not answer: " + replies[i].error);
+      continue;
+    }
+    LocalHead head;
+    Status st = ParseLocalAnswer(replies[i].body, &events[i + 1], &head);
+    if (st.ok()) st = cluster->CheckPeer(head);
+    if (!st.ok()) {
+      Warn("the answer of " + replies[i].peer + " is refused: " + st.message());
+      events[i + 1].clear();
+      continue;
+    }
+    coverage[i + 1] = {true, std::move(head.partitions), std::move(head.stale)};
+    unindexed.insert(unindexed.end(), head.unindexed.begin(), head.unindexed.end());
+  }
+  out.coverage = DecideCoverage(cluster->KnownPartitions(), coverage);
+  out.events = MergePeerEvents(std::move(events), out.coverage, q.limit, q.order);
+  out.unindexed = MergeUnindexed(std::move(unindexed), out.events, q.limit, q.order);
+  return out;
+}
+
+ScanEnd ScanLocally(Cluster* cluster, const GroupScan& scan,
+                    const std::function<bool(std::string_view)>& line) {
+  ScanEnd end;
+  const ingest::OwnershipSnapshot before = cluster->Local();
+  std::string text;
+  const Status st =
+      cluster->engine()->Scan(scan.from_ms, scan.to_ms, scan.limit, [&](const query::Event& e) {
+        if (scan.stopping && scan.stopping()) return false;
+        text.clear();
+        wire::AppendEventJson(e, &text);
+        if (!line(text)) {
+          end.cut = true;
+          return false;
+        }
+        return true;
+      });
+  const ingest::OwnershipSnapshot after = cluster->Local();
+  end.status = st;
+  if (end.cut || !st.ok()) return end;
+  const LocalHead head = HeadOf(cluster, ServingInBoth(before, after), after);
+  std::string members;
+  AppendLocalHead(head, &members);
+  // The head's own ,"complete":... goes: the line starts with it (ParseScanLine looks for it).
+  members.erase(members.rfind(",\"complete\":"));
+  end.last_line.append("{\"complete\":");
+  end.last_line.append(head.complete ? "true" : "false");
+  end.last_line.append(members);
+  end.last_line.push_back('}');
+  return end;
+}
+
+ScanEnd ScanGroup(Cluster* cluster, const GroupScan& scan,
+                  const std::function<bool(std::string_view)>& line) {
+  ScanEnd end;
+  int64_t remaining = scan.limit;
+  auto stopping = [&] { return scan.stopping && scan.stopping(); };
+
+  // 1. Who serves what: every instance's /v1/cluster?local=true, this one's in process.
+  ingest::OwnershipSnapshot mine;
+  std::vector<PeerReply> replies =
+      cluster->peers().AskAll("/v1/cluster?local=true", [&] { mine = cluster->Local(); });
+  std::vector<PeerCoverage> coverage(1 + replies.size());
+  coverage[0] = {true, mine.Serving(), mine.Stale()};
+  for (size_t i = 0; i < replies.size(); ++i) {
+    LocalHead head;
+    std::string why;
+    if (!AcceptStatus(cluster, replies[i], &head, &why)) {
+      Warn("scan: " + replies[i].peer + ": " + why);
+      continue;
+    }
+    coverage[i + 1] = {true, std::move(head.partitions), std::move(head.stale)};
+  }
+  const CoverageDecision decision = DecideCoverage(cluster->KnownPartitions(), coverage);
+  Partitions missing = decision.missing;
+  auto owned_by = [&](size_t index, const std::string& topic, int32_t partition) {
+    auto it = decision.owner.find(store::TopicPartition{topic, partition});
+    return it != decision.owner.end() && it->second == index;
+  };
+  // Partitions given to `index` that its answer did not cover after all: missing.
+  auto check_covered = [&](size_t index, const Partitions& covered, bool answered) {
+    for (const auto& [tp, owner] : decision.owner) {
+      if (owner != index) continue;
+      if (!answered || std::find(covered.begin(), covered.end(), tp) == covered.end()) {
+        missing.push_back(tp);
+      }
+    }
+  };
+
+  // 2. Each instance's share, one after the other: this one's first. Peers are asked without a
+  // limit and read only as far as needed: a limit a peer applied would count events that are
+  // not its to give (a partition the decision gives another instance), and the answer would be
+  // short of `limit` while complete.
+  {
+    const ingest::OwnershipSnapshot before = cluster->Local();
+    std::string text;
+    const Status st = cluster->engine()->Scan(scan.from_ms, scan.to_ms, query::kNoLimit,
+                                              [&](const query::Event& e) {
+                                                if (stopping() || remaining <= 0) return false;
+                                                if (!owned_by(0, e.topic, e.partition)) return true;
+                                                text.clear();
+                                                wire::AppendEventJson(e, &text);
+                                                --remaining;
+                                                if (!line(text)) {
+                                                  end.cut = true;
+                                                  return false;
+                                                }
+                                                return true;
+                                              });
+    if (end.cut) return end;
+    if (!st.ok()) Warn("scan: this instance's part failed: " + st.ToString());
+    check_covered(0, ServingInBoth(before, cluster->Local()), st.ok());
+  }
+  const std::string target = "/v1/scan?from=" + std::to_string(scan.from_ms) +
+                             "&to=" + std::to_string(scan.to_ms) + "&local=true";
+  for (size_t i = 0; i < replies.size() && remaining > 0; ++i) {
+    const size_t index = i + 1;
+    bool any = false;
+    for (const auto& [tp, owner] : decision.owner) any = any || owner == index;
+    if (!any) continue;
+    std::string pending, error;
+    LocalHead head;
+    bool saw_last = false;
+    Status parse_error;
+    const bool streamed = cluster->peers().Stream(
+        replies[i].peer, target,
+        [&](const char* data, size_t size) {
+          pending.append(data, size);
+          size_t begin = 0;
+          for (size_t nl; (nl = pending.find('\n', begin)) != std::string::npos; begin = nl + 1) {
+            const std::string_view text(pending.data() + begin, nl - begin);
+            if (text.empty()) continue;
+            bool is_event = false;
+            PeerEvent e;
+            Status st = ParseScanLine(text, &is_event, &e, &head);
+            if (!st.ok()) {
+              parse_error = st;
+              return false;
+            }
+            if (!is_event) {
+              saw_last = true;
+              continue;
+            }
+            if (!owned_by(index, e.topic, e.partition) || remaining <= 0) continue;
+            --remaining;
+            if (!line(e.json)) {
+              end.cut = true;
+              return false;
+            }
+          }
+          pending.erase(0, begin);
+          return remaining > 0 && !stopping();
+        },
+        &error);
+    if (end.cut) return end;
+    if (saw_last && parse_error.ok()) parse_error = cluster->CheckPeer(head);
+    const bool whole = streamed && parse_error.ok() && (saw_last || remaining <= 0);
+    if (!whole) {
+      Warn("scan: " + replies[i].peer +
+           " did not answer whole: " + (!parse_error.ok() ? parse_error.ToString() : error));
+    }
+    check_covered(index, head.partitions, whole && saw_last);
+  }
+  if (stopping()) {
+    end.status = Status::Cancelled("the server is shutting down");
+    return end;
+  }
+  // The limit was reached: the answer holds as many events as asked, nothing is missing from it.
+  CoverageDecision result = decision;
+  if (remaining <= 0) {
+    result.complete = true;
+  } else {
+    std::sort(missing.begin(), missing.end());
+    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+    result.missing = std::move(missing);
+    result.complete = result.complete && result.missing.empty();
+  }
+  std::string last;
+  AppendCoverageJson(result, &last);
+  end.last_line.push_back('{');
+  end.last_line.append(last, 1, std::string::npos);  // without the leading comma
+  end.last_line.push_back('}');
+  return end;
+}
+
+std::string LocalStatusJson(Cluster* cluster) {
+  const ingest::OwnershipSnapshot s = cluster->Local();
+  std::string body = "{\"address\":";
+  wire::AppendJsonString(cluster->options().self, &body);
+  bool ready = true;
+  std::string not_ready;
+  int64_t lag = 0;
+  body.append(",\"owned\":[");
+  for (size_t i = 0; i < s.partitions.size(); ++i) {
+    const ingest::OwnedPartition& p = s.partitions[i];
+    ready = ready && p.ready;
+    if (!p.ready) not_ready = p.not_ready;
+    lag += p.lag();
+    if (i != 0) body.push_back(',');
+    body.append("{\"topic\":");
+    wire::AppendJsonString(p.topic, &body);
+    body.append(",\"partition\":" + std::to_string(p.partition) + ",\"serving\":" +
+                (p.serving() ? "true" : "false") + ",\"ready\":" + (p.ready ? "true" : "false") +
+                ",\"window_complete\":" + (p.window_complete ? "true" : "false") +
+                ",\"rebuilding\":" + (p.rebuilding() ? "true" : "false") +
+                ",\"position\":" + std::to_string(p.position) + ",\"high_watermark\":" +
+                std::to_string(p.high_watermark) + ",\"lag\":" + std::to_string(p.lag()) +
+                ",\"staleness_ms\":" + std::to_string(p.staleness_ms) +
+                ",\"catch_up_to\":" + std::to_string(p.catch_up_to) +
+                ",\"progress\":" + std::to_string(ingest::RebuildProgress(p)));
+    const std::string why = p.WhyNotServing(cluster->max_staleness_ms());
+    if (!why.empty()) {
+      body.append(",\"why\":");
+      wire::AppendJsonString(why, &body);
+    }
+    body.push_back('}');
+  }
+  body.append("],\"ready\":");
+  body.append(ready ? "true" : "false");
+  if (!ready) {
+    body.append(",\"not_ready\":");
+    wire::AppendJsonString(not_ready, &body);
+  }
+  body.append(",\"lag\":" + std::to_string(lag) +
+              ",\"max_staleness_ms\":" + std::to_string(cluster->max_staleness_ms()));
+  AppendLocalHead(HeadOf(cluster, s.Serving(), s), &body);
+  body.push_back('}');
+  return body;
+}
+
+std::string GroupStatusJson(Cluster* cluster) {
+  std::string mine;
+  std::vector<PeerReply> replies =
+      cluster->peers().AskAll("/v1/cluster?local=true", [&] { mine = LocalStatusJson(cluster); });
+  std::vector<PeerCoverage> coverage(1 + replies.size());
+  LocalHead self;
+  coverage[0].answered = ParseClusterLocal(mine, &self).ok();
+  coverage[0].covered = self.partitions;
+  coverage[0].stale = self.stale;
+  std::string body = "{\"self\":";
+  wire::AppendJsonString(cluster->options().self, &body);
+  auto append_instance = [&](const std::string& address, bool is_self, bool reachable,
+                             const LocalHead* head, const std::string& status,
+                             const std::string& error) {
+    body.append("{\"address\":");
+    wire::AppendJsonString(address, &body);
+    body.append(std::string(",\"self\":") + (is_self ? "true" : "false") +
+                ",\"reachable\":" + (reachable ? "true" : "false") +
+                ",\"answered\":" + (head != nullptr ? "true" : "false"));
+    if (head != nullptr) {
+      body.append(std::string(",\"ready\":") + (head->ready ? "true" : "false") +
+                  ",\"lag\":" + std::to_string(head->lag) + ",\"stale\":");
+      AppendPartitionsJson(head->stale, &body);
+      std::string_view trimmed = status;
+      while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ')) {
+        trimmed.remove_suffix(1);
+      }
+      body.append(",\"status\":");
+      body.append(trimmed);
+    } else {
+      body.append(",\"error\":");
+      wire::AppendJsonString(error.empty() ? "not a hotrow cluster answer" : error, &body);
+    }
+    body.push_back('}');
+  };
+  body.append(",\"instances\":[");
+  append_instance(cluster->options().self, true, true, &self, mine, "");
+  for (size_t i = 0; i < replies.size(); ++i) {
+    LocalHead head;
+    std::string why;
+    const bool accepted = AcceptStatus(cluster, replies[i], &head, &why);
+    if (accepted) coverage[i + 1] = {true, head.partitions, head.stale};
+    body.push_back(',');
+    append_instance(replies[i].peer, false, replies[i].status != 0, accepted ? &head : nullptr,
+                    replies[i].body, why);
+  }
+  body.push_back(']');
+  AppendCoverageJson(DecideCoverage(cluster->KnownPartitions(), coverage), &body);
+  body.push_back('}');
+  return body;
+}
+
+}  // namespace hotrow::cluster

@@ -1,0 +1,90 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cluster/cluster.h"
+#include "cluster/coverage.h"
+#include "cluster/local_answer.h"
+#include "query/index_query.h"
+#include "query/query_engine.h"
+
+// Answering for the whole consumer group (CONTRACT.md, `cluster.peers`): this instance's part of
+// a query and the fan-out to its peers, with the coverage decision and the merge. The HTTP layer
+// (http/cluster_handlers.cc) only reads requests and writes these results.
+namespace hotrow::cluster {
+
+// One latest or range query (per id or per index value), as every instance runs it.
+struct GroupQuery {
+  // What a peer is asked: the path and query string, without `local` (added here).
+  std::string peer_target;
+  int64_t limit = 0;
+  query::Order order = query::Order::kDesc;
+  // This instance's events, with its query engine's partition filter applied (Cluster::Filter),
+  // and for index queries the unindexed spans.
+  std::function<Status(std::vector<query::Event>* events,
+                       std::vector<query::UnindexedSpan>* unindexed)>
+      run;
+};
+
+// This instance's part: its events of the partitions it served for the whole query, and what it
+// says of itself (a `?local=true` answer's head).
+struct LocalPart {
+  Status status;
+  std::vector<query::Event> events;
+  LocalHead head;
+};
+LocalPart AnswerLocally(Cluster* cluster, const GroupQuery& q);
+
+// Every instance's part (this one's in process, the peers' over HTTP in parallel), merged.
+struct GroupAnswer {
+  // Not ok only when this instance's part failed for a reason other than Busy.
+  Status status;
+  std::vector<PeerEvent> events;  // in the query's order, at most its limit
+  // Every instance's unindexed spans that can hold events of the answer, in the query's order.
+  std::vector<query::UnindexedSpan> unindexed;
+  CoverageDecision coverage;
+};
+GroupAnswer AnswerForGroup(Cluster* cluster, const GroupQuery& q);
+
+// One scan, as every instance runs it.
+struct GroupScan {
+  int64_t from_ms = 0;
+  int64_t to_ms = 0;
+  int64_t limit = query::kNoLimit;
+  // True once the server is stopping: the scan ends at its next event.
+  std::function<bool()> stopping;
+};
+
+// How a scan ended: `last_line` is its last NDJSON line ({"complete": ...}, or {"error": ...}
+// when `status` is not ok); `cut` when the client went away (nothing more can be written).
+struct ScanEnd {
+  Status status;
+  std::string last_line;
+  bool cut = false;
+};
+
+// A `?local=true` scan: this instance's serving partitions; `line` gets each event's line (false
+// from it: the client went away).
+ScanEnd ScanLocally(Cluster* cluster, const GroupScan& scan,
+                    const std::function<bool(std::string_view)>& line);
+// The scan of the whole group: this instance's share first, then each peer's in turn, every
+// event of a partition from the one instance the coverage decision gives it to. With a limit the
+// answer is exact: `limit` events, or fewer only when fewer exist, and then complete only when
+// every partition was covered.
+ScanEnd ScanGroup(Cluster* cluster, const GroupScan& scan,
+                  const std::function<bool(std::string_view)>& line);
+
+// GET /v1/cluster?local=true: this instance's ownership, readiness and freshness, with its head.
+std::string LocalStatusJson(Cluster* cluster);
+// GET /v1/cluster: every instance's status (reachable, ready, stale partitions, lag) and the
+// group's coverage.
+std::string GroupStatusJson(Cluster* cluster);
+
+// `path` + "?" + `query` + "&local=true".
+std::string WithLocal(const std::string& path, const std::string& query);
+
+}  // namespace hotrow::cluster

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cluster/coverage.h"
+#include "common/status.h"
+#include "query/index_query.h"
+
+// The wire form of an instance's `?local=true` answers (CONTRACT.md, "Cluster mode in production
+// settings"), written by the answering instance and read by the one that fans out: what the
+// instance vouches for, and who it is. Pure; tested in tests/cluster/cluster_coverage_test.cc.
+namespace hotrow::cluster {
+
+// What an instance says of itself with its events.
+struct LocalHead {
+  // The partitions it served for the whole query (before and after it ran), and those it owns but
+  // does not serve (ingest/partition_ownership.h: not ready, not fresh, window not whole).
+  Partitions partitions;
+  Partitions stale;
+  // Who it is: its kafka.group_id and kafka.topics (sorted). An answer from an instance of another
+  // group or other topics is refused (SameGroup).
+  std::string group;
+  std::vector<std::string> topics;
+  // Index queries: the spans of its buckets made before the field was indexed.
+  std::vector<query::UnindexedSpan> unindexed;
+  // Every partition it owns served.
+  bool complete = false;
+  // In /v1/cluster?local=true answers only: whether the instance is ready (ingestion neither
+  // stalled nor out of disk) and its lag in records over every owned partition.
+  bool ready = true;
+  int64_t lag = 0;
+};
+
+// ,"partitions":{...},"stale":{...},"group":G,"topics":[...][,"unindexed":[...]],"complete":B
+void AppendLocalHead(const LocalHead& head, std::string* out);
+// ,"unindexed":[{"from":MS,"to":MS}...]; nothing when empty.
+void AppendUnindexedJson(const std::vector<query::UnindexedSpan>& spans, std::string* out);
+
+// Reads a `?local=true` answer to latest or range (per id or index value): {"events": [E...],
+// "partitions": ..., "stale": ..., "group": ..., "topics": ...}. InvalidArgument when it is not
+// one.
+Status ParseLocalAnswer(std::string_view body, std::vector<PeerEvent>* events, LocalHead* head);
+// Reads one NDJSON line of a local scan: an event (`*is_event`), or the last line
+// {"complete": ..., "partitions": ..., ...} into `head`.
+Status ParseScanLine(std::string_view line, bool* is_event, PeerEvent* event, LocalHead* head);
+// Reads a /v1/cluster?local=true answer's head (its other members are for people).
+Status ParseClusterLocal(std::string_view body, LocalHead* head);
+// Reads {"t":[0,3]} (AppendPartitionsJson's form).
+Status ParsePartitionsJson(std::string_view text, Partitions* out);
+
+// Ok when `peer` names the same group and topics as `self`; else InvalidArgument saying which
+// differs (the answer is refused and counted).
+Status SameGroup(const LocalHead& self, const LocalHead& peer);
+
+}  // namespace hotrow::cluster
