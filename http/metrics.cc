@@ -248,10 +248,12 @@ std::string Metrics::Render(const ingest::IngestStats* ingest, const store::Stor
                          "Records the broker deleted before hotrow could consume them", kCounter,
                          static_cast<double>(ingest->lost_to_retention)));
     out.push_back(Single("hotrow_skipped_cold_total",
-                         "Records skipped unparsed: their Kafka timestamp is before the hot window",
+                         "Records skipped as cold: the run of records older than the hot window "
+                         "that opens a partition",
                          kCounter, static_cast<double>(ingest->skipped_cold)));
     out.push_back(Single("hotrow_batches_discarded_total",
-                         "Batches not written: their partitions were lost (session timeout, fencing)",
+                         "Batches some or all of whose records were not written: their partitions "
+                         "were lost, or given up by a revocation",
                          kCounter, static_cast<double>(ingest->batches_discarded)));
     out.push_back(Single("hotrow_rebalances_total",
                          "Consumer group rebalance callbacks served (assignments and revocations)",
