@@ -41,18 +41,20 @@ void HttpServer::Impl::MetricsText(httplib::Response& res) {
   const query::QueryWorkStats work = backend.engine->Work();
   std::optional<ingest::OwnershipSnapshot> ownership;  // cluster mode only
   if (backend.cluster != nullptr && backend.cluster->enabled()) ownership = backend.cluster->Local();
+  const query::LastCacheStatus cache = backend.engine->Cache();
   res.set_content(backend.metrics->Render(ingest ? &*ingest : nullptr, backend.store->Stats(),
                                           backend.store->options(), &work,
-                                          ownership ? &*ownership : nullptr),
+                                          ownership ? &*ownership : nullptr, &cache),
                   "text/plain; version=0.0.4; charset=utf-8");
 }
 
 void HttpServer::Impl::Stats(httplib::Response& res) {
   std::optional<ingest::IngestStats> ingest;
   if (backend.ingestor != nullptr) ingest = backend.ingestor->Stats();
+  const query::LastCacheStatus cache = backend.engine->Cache();
   SetJson(res, 200,
           RenderStatsJson(ingest ? &*ingest : nullptr, backend.store->Stats(),
-                          backend.store->options()));
+                          backend.store->options(), &cache));
 }
 
 }  // namespace hotrow::http

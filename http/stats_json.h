@@ -3,6 +3,7 @@
 #include <string>
 
 #include "ingest/ingestor.h"
+#include "query/query_engine.h"
 #include "store/event_store.h"
 
 namespace hotrow::http {
@@ -20,9 +21,14 @@ namespace hotrow::http {
 //    "store": {"events", "now_ms", "window_start_ms", "ttl_ms", "bucket_ms", "clock"},
 //    "buckets": [{"start": MS, "events": N, "bytes": N, "sorted_runs": N}...],   oldest first
 //    "salt_by": "record"|"id",
-//    "salts": [{"salt": S, "events": N}...]}
+//    "salts": [{"salt": S, "events": N}...],
+//    "last_cache": {"enabled", "depth", "ids", "bytes", "max_bytes", "evicted", "hits", "misses",
+//                   "hit_rate", "rebuilding", "rebuild": {"whole", "buckets_done",
+//                   "buckets_total", "rows", "seconds"}}}
 // `ingest` is null when this process does not ingest: the ingest fields are then zero or empty.
+// `cache` null leaves "last_cache" out.
 std::string RenderStatsJson(const ingest::IngestStats* ingest, const store::StoreStats& store,
-                            const store::StoreOptions& store_options);
+                            const store::StoreOptions& store_options,
+                            const query::LastCacheStatus* cache = nullptr);
 
 }  // namespace hotrow::http

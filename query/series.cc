@@ -148,6 +148,8 @@ Result<SeriesAnswer> IdSeries(const SeriesRun& run, std::string_view id, std::st
     point.min = p.min;
     point.max = p.max;
     point.last = p.last;
+    std::tie(point.last_ts_ms, point.last_topic, point.last_partition, point.last_offset) =
+        p.last_key;
     answer.points.push_back(point);
   }
   return answer;

@@ -28,6 +28,11 @@ struct SeriesPoint {
   double min = 0;
   double max = 0;
   double last = 0;  // of the newest of them (ts, then topic number, partition, offset)
+  // Where `last` was found: what a merge of several answers orders them by.
+  int64_t last_ts_ms = 0;
+  uint16_t last_topic = 0;  // the store's number
+  int32_t last_partition = 0;
+  int64_t last_offset = 0;
   double avg() const { return sum / static_cast<double>(count); }
   friend bool operator==(const SeriesPoint&, const SeriesPoint&) = default;
 };
