@@ -32,7 +32,9 @@ PayloadField::Kind PayloadField::Read(std::string_view payload, double* value) {
   }
   simdjson::ondemand::value v;
   simdjson::ondemand::object object;
-  if (doc.get_object().get(object) != simdjson::SUCCESS) return Kind::kAbsent;
+  if (const simdjson::error_code e = doc.get_object().get(object); e != simdjson::SUCCESS) {
+    return e == simdjson::INCORRECT_TYPE ? Kind::kAbsent : Kind::kNotNumber;
+  }
   for (size_t i = 0; i < segments_.size(); ++i) {
     if (i > 0 && v.get_object().get(object) != simdjson::SUCCESS) return Kind::kAbsent;
     const simdjson::error_code e = object.find_field_unordered(segments_[i]).get(v);

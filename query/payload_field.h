@@ -16,9 +16,10 @@ class PayloadField {
  public:
   enum class Kind {
     kNumber,     // *value is set
-    kAbsent,     // a member of the path is missing or null, or the path goes through a non-object
+    kAbsent,     // a member of the path is missing or null, or the path goes through a
+                 // non-object (the payload itself included)
     kNotNumber,  // the value is a string, a boolean, an object or an array; or the payload is
-                 // not JSON
+                 // not valid JSON where the path leads
   };
 
   // REQUIRES: path is not empty.

@@ -67,9 +67,13 @@ TEST_F(LastCacheTest, AWriteIsAnsweredFromTheCacheOnceItReturnedWithNoStoreRead)
   const uint64_t seeks = cached->Work().seeks;
   for (int n = 1; n <= 4; ++n) EXPECT_TRUE(ExpectSame(cached.get(), store.get(), "dev", n));
   EXPECT_EQ(cached->Work().seeks, seeks) << "a hit reads nothing from the store";
-  // Above the depth: the store.
-  EXPECT_FALSE(ExpectSame(cached.get(), store.get(), "dev", 5));
+  // Above the depth: the store, even for an id with fewer events than the depth.
+  ASSERT_NO_FATAL_FAILURE(Write({Ev("few", kT0 + 40'000)}));
+  EXPECT_TRUE(ExpectSame(cached.get(), store.get(), "few", 4));
+  EXPECT_EQ(cached->Work().seeks, seeks);
+  EXPECT_FALSE(ExpectSame(cached.get(), store.get(), "few", 5));
   EXPECT_GT(cached->Work().seeks, seeks);
+  EXPECT_FALSE(ExpectSame(cached.get(), store.get(), "dev", 5));
 }
 
 // A Write that fails writes nothing, and the cache shows nothing of it either.
@@ -111,6 +115,11 @@ TEST_F(LastCacheTest, AQueryStartedAfterAWriteReturnedSeesIt) {
   for (int i = 0; i < 300; ++i) {
     ASSERT_NO_FATAL_FAILURE(Write({Ev("dev", kT0 + 40'000 + i)}));
     written_ts.store(kT0 + 40'000 + i);
+    // Every few Writes, let the reader check at least once after this one returned.
+    if (i % 10 == 0) {
+      const int before = checked.load();
+      ASSERT_TRUE(hotrow::testing::WaitFor([&] { return checked.load() > before + 1; }));
+    }
   }
   stop.store(true);
   reader.join();
