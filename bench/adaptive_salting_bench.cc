@@ -151,7 +151,7 @@ std::unique_ptr<Fixture> Build(const std::string& name, const std::string& dir, 
   f->store.reset();
   f->store = std::move(store::EventStore::Open(f->options).value());
   f->store->WaitForCompactions();
-  f->engine = std::make_unique<query::QueryEngine>(f->store.get(), query::QueryOptions());
+  f->engine = std::make_unique<query::QueryEngine>(f->store.get(), StorePathOptions());
   return f;
 }
 
@@ -456,7 +456,7 @@ int main() {
     f->store = std::move(store::EventStore::Open(f->options).value());
     row.write_cpu = WriteAll(f->store.get(), skewed);
     f->store->WaitForCompactions();
-    f->engine = std::make_unique<query::QueryEngine>(f->store.get(), query::QueryOptions());
+    f->engine = std::make_unique<query::QueryEngine>(f->store.get(), bench::StorePathOptions());
     row.balance = BalanceOf(*f->store);
     row.seeks_random = SeeksPerLatest(f.get(), random_ids);
     row.seeks_zipf = SeeksPerLatest(f.get(), zipf_ids);

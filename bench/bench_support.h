@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "query/query_engine.h"
 #include "store/event_store.h"
 
 namespace hotrow::bench {
@@ -58,7 +59,8 @@ double Percentile(std::vector<double>* samples, double p);
 // Figures recorded by benchmarks, printed together with their ratios at the end of the run.
 void Record(const std::string& name, double value);
 double Recorded(const std::string& name);
-void PrintRatio(const std::string& what, const std::string& numerator, const std::string& denominator);
+void PrintRatio(const std::string& what, const std::string& numerator,
+                const std::string& denominator);
 
 // What a benchmark leaves for docs/BENCHMARKS.md. bench/run sets $HOTROW_BENCH_OUT (default
 // bench/out) and, after all benchmarks ran, pastes every <bench>.md found there into the generated
@@ -83,6 +85,15 @@ class Report {
   std::vector<std::vector<std::string>> rows_;  // rows_[0] holds the column names
   std::vector<std::string> notes_;
 };
+
+// Query options that read the store for every latest-N: the last-N cache off. For benchmarks that
+// measure the store's read path (latest, scaling, adaptive salting, redis); the cache has its own
+// (last_cache_bench).
+inline query::QueryOptions StorePathOptions() {
+  query::QueryOptions options;
+  options.last_cache = 0;
+  return options;
+}
 
 // Formatting for reports: Fixed(3.14159, 2) = "3.14"; Rate(443612) = "443.6 k/s".
 std::string Fixed(double value, int decimals);

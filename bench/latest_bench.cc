@@ -61,7 +61,7 @@ Fixture* Get(keying::SaltBy by) {
   f->store = std::move(store::EventStore::Open(options).value());
   // The steady state: closed buckets compacted to one sorted run, as a running service has them.
   f->store->WaitForCompactions();
-  f->engine = std::make_unique<query::QueryEngine>(f->store.get(), query::QueryOptions());
+  f->engine = std::make_unique<query::QueryEngine>(f->store.get(), StorePathOptions());
   std::mt19937_64 rng(7);
   for (int i = 0; i < Queries(); ++i) {
     char id[32];

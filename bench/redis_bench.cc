@@ -321,7 +321,7 @@ std::unique_ptr<HotrowSide> LoadHotrow(const std::vector<GeneratedEvent>& events
   h->store->WaitForCompactions();
   Record(name + "_disk_bytes", static_cast<double>(h->store->Stats().disk_bytes));
   Record(name + "_memory_bytes", Recorded(name + "_rss_growth_bytes") + Recorded(name + "_disk_bytes"));
-  h->engine = std::make_unique<query::QueryEngine>(h->store.get(), query::QueryOptions());
+  h->engine = std::make_unique<query::QueryEngine>(h->store.get(), StorePathOptions());
   std::printf("%s: ingest %.0f events/s; RSS growth %s + disk %s\n", name.c_str(),
               Recorded(name + "_ingest_events_per_s"),
               Mib(static_cast<uint64_t>(Recorded(name + "_rss_growth_bytes"))).c_str(),

@@ -200,7 +200,7 @@ std::vector<double> TimeLatest(query::QueryEngine* engine, const std::vector<siz
 // First touch (every id of the step once, shuffled), then `queries` random ids of the step, on
 // this thread; fills the latency fields.
 void MeasureLatest(store::EventStore* store, size_t ids, int queries, StepResult* result) {
-  query::QueryEngine engine(store, query::QueryOptions());
+  query::QueryEngine engine(store, StorePathOptions());
   std::mt19937_64 rng(7);
   std::vector<size_t> every_id(ids);
   for (size_t i = 0; i < ids; ++i) every_id[i] = 1 + i;
@@ -238,8 +238,8 @@ struct TurnsResult {
 // touch of each of its ids beforehand, as every step does, since it was just reopened.
 TurnsResult TimeInTurns(store::EventStore* mid, size_t mid_ids, store::EventStore* last,
                         size_t last_ids) {
-  query::QueryEngine mid_engine(mid, query::QueryOptions());
-  query::QueryEngine last_engine(last, query::QueryOptions());
+  query::QueryEngine mid_engine(mid, StorePathOptions());
+  query::QueryEngine last_engine(last, StorePathOptions());
   std::mt19937_64 rng(11);
   std::vector<size_t> every_id(mid_ids);
   for (size_t i = 0; i < mid_ids; ++i) every_id[i] = 1 + i;

@@ -1,7 +1,7 @@
 # Store and query benchmarks (docs/BENCHMARKS.md). Each prints its baseline beside it and RATIO
 # lines at the end.
 add_library(hotrow_bench_support STATIC ${CMAKE_CURRENT_LIST_DIR}/bench_support.cc)
-target_link_libraries(hotrow_bench_support PUBLIC hotrow_store)
+target_link_libraries(hotrow_bench_support PUBLIC hotrow_query)
 
 hotrow_bench(write_bench LIBS hotrow_bench_support RocksDB::rocksdb-shared)
 hotrow_bench(latest_bench LIBS hotrow_bench_support hotrow_query)

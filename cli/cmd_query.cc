@@ -1,8 +1,9 @@
-// `hotrow query latest|range|scan|index ...`: a small HTTP client of a running service's API,
-// printing one JSON event per line.
+// `hotrow query latest|latest-all|series|range|scan|index ...`: a small HTTP client of a running
+// service's API, printing one JSON event (or series point) per line.
 
 #include <httplib.h>
 
+#include <charconv>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -115,27 +116,49 @@ int ReportTransportError(const QueryFlags& flags, const httplib::Client& client,
   return kExitFailure;
 }
 
-// GETs `path` and prints each event of a {"event_id", "events": [...]} answer on its own line.
-int PrintEvents(const QueryFlags& flags, const std::string& path) {
+// GETs `path` (or POSTs `post_body` there, when not null) and parses the JSON object answered;
+// on failure reports it and returns the exit code.
+int AskJson(const QueryFlags& flags, const std::string& path, const std::string* post_body,
+            nlohmann::ordered_json* answer) {
   int exit_code = kExitOk;
   std::unique_ptr<httplib::Client> client = NewClient(flags, &exit_code);
   if (!client) return exit_code;
-  httplib::Result res = client->Get(path);
+  httplib::Result res =
+      post_body != nullptr ? client->Post(path, *post_body, "application/json") : client->Get(path);
   if (!res) return ReportTransportError(flags, *client, res.error());
   if (res->status != 200) return ReportHttpError(res->status, res->body);
-  nlohmann::ordered_json answer =
-      nlohmann::ordered_json::parse(res->body, nullptr, /*allow_exceptions=*/false);
-  if (!answer.is_object() || !answer.contains("events") || !answer["events"].is_array()) {
-    std::fprintf(stderr, "hotrow: %s did not answer with events; is it a hotrow server?\n",
+  *answer = nlohmann::ordered_json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+  if (!answer->is_object()) {
+    std::fprintf(stderr, "hotrow: %s did not answer with a JSON object; is it a hotrow server?\n",
                  flags.server.c_str());
     return kExitFailure;
   }
-  for (const auto& event : answer["events"]) {
-    const std::string line =
-        event.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
-    std::fwrite(line.data(), 1, line.size(), stdout);
+  return kExitOk;
+}
+
+void PrintLine(const nlohmann::ordered_json& j) {
+  const std::string line =
+      j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stdout);
+}
+
+// Prints each element of answer[member], an array, on its own line; false when it is none.
+bool PrintArray(const QueryFlags& flags, const nlohmann::ordered_json& answer, const char* member) {
+  if (!answer.contains(member) || !answer[member].is_array()) {
+    std::fprintf(stderr, "hotrow: %s did not answer with %s; is it a hotrow server?\n",
+                 flags.server.c_str(), member);
+    return false;
   }
+  for (const auto& item : answer[member]) PrintLine(item);
   std::fflush(stdout);
+  return true;
+}
+
+// GETs `path` and prints each event of a {"event_id", "events": [...]} answer on its own line.
+int PrintEvents(const QueryFlags& flags, const std::string& path) {
+  nlohmann::ordered_json answer;
+  if (int code = AskJson(flags, path, nullptr, &answer); code != kExitOk) return code;
+  if (!PrintArray(flags, answer, "events")) return kExitFailure;
   // An index answer names the buckets of its range that do not index the field.
   if (answer.contains("unindexed") && answer["unindexed"].is_array() &&
       !answer["unindexed"].empty()) {
@@ -201,9 +224,86 @@ std::string Param(const char* name, const std::string& value, bool* first) {
 }  // namespace
 
 int RunQueryLatest(const QueryFlags& f) {
+  if (f.ids.size() == 1) {
+    bool first = true;
+    return PrintEvents(
+        f, "/v1/events/" + wire::PercentEncode(f.ids[0]) + "/latest" + Param("n", f.n, &first));
+  }
+  // Several ids: one POST (a list of 1000 ids does not fit in a URL), the events of each id in
+  // the order given.
+  nlohmann::ordered_json body = {{"ids", f.ids}};
+  if (!f.n.empty()) {
+    int64_t n = 0;
+    auto [ptr, ec] = std::from_chars(f.n.data(), f.n.data() + f.n.size(), n);
+    if (ec != std::errc() || ptr != f.n.data() + f.n.size()) {
+      std::fprintf(stderr, "hotrow: -n: expected an integer from 1 to 10000, got \"%s\"\n",
+                   f.n.c_str());
+      return kExitUsage;
+    }
+    body["n"] = n;
+  }
+  const std::string text =
+      body.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  nlohmann::ordered_json answer;
+  if (int code = AskJson(f, "/v1/latest", &text, &answer); code != kExitOk) return code;
+  if (!answer.contains("ids") || !answer["ids"].is_object()) {
+    std::fprintf(stderr, "hotrow: %s did not answer with ids; is it a hotrow server?\n",
+                 f.server.c_str());
+    return kExitFailure;
+  }
+  for (const auto& [id, events] : answer["ids"].items()) {
+    for (const auto& event : events) PrintLine(event);
+  }
+  std::fflush(stdout);
+  return kExitOk;
+}
+
+int RunQueryLatestAll(const QueryFlags& f) {
+  std::string after;
+  while (true) {
+    bool first = true;
+    std::string path = "/v1/latest";
+    path += Param("prefix", f.prefix, &first);
+    path += Param("limit", f.limit, &first);
+    path += Param("after", after, &first);
+    nlohmann::ordered_json answer;
+    if (int code = AskJson(f, path, nullptr, &answer); code != kExitOk) return code;
+    if (!PrintArray(f, answer, "events")) return kExitFailure;
+    if (!answer.contains("next") || !answer["next"].is_string()) return kExitOk;
+    after = answer["next"].get<std::string>();
+  }
+}
+
+int RunQuerySeries(const QueryFlags& f) {
+  if (f.step.empty() == f.max_points.empty()) {
+    std::fprintf(stderr, "hotrow: expected exactly one of --step and --max-points\n");
+    return kExitUsage;
+  }
   bool first = true;
-  return PrintEvents(f,
-                     "/v1/events/" + wire::PercentEncode(f.id) + "/latest" + Param("n", f.n, &first));
+  std::string path = "/v1/events/" + wire::PercentEncode(f.id) + "/series";
+  path += Param("field", f.field, &first);
+  path += Param("from", f.from, &first);
+  path += Param("to", f.to, &first);
+  path += Param("step", f.step, &first);
+  path += Param("max_points", f.max_points, &first);
+  path += Param("agg", f.agg, &first);
+  nlohmann::ordered_json answer;
+  if (int code = AskJson(f, path, nullptr, &answer); code != kExitOk) return code;
+  if (!PrintArray(f, answer, "points")) return kExitFailure;
+  // Events counted in no point: said, not silently dropped.
+  if (answer.contains("skipped") && answer["skipped"].is_object()) {
+    const auto& skipped = answer["skipped"];
+    const uint64_t absent = skipped.value("absent", uint64_t{0});
+    const uint64_t not_number = skipped.value("not_number", uint64_t{0});
+    if (absent + not_number > 0) {
+      std::fprintf(stderr,
+                   "hotrow: note: %llu event(s) without the field and %llu whose field is not a "
+                   "number are in no point\n",
+                   static_cast<unsigned long long>(absent),
+                   static_cast<unsigned long long>(not_number));
+    }
+  }
+  return kExitOk;
 }
 
 int RunQueryRange(const QueryFlags& f) {

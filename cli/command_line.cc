@@ -89,14 +89,41 @@ void AddQueryCommand(CLI::App& app, int* exit_code) {
   query->require_subcommand(1);
 
   auto latest_flags = std::make_shared<QueryFlags>();
-  CLI::App* latest = query->add_subcommand("latest", "The newest events of one id, newest first");
+  CLI::App* latest =
+      query->add_subcommand("latest", "The newest events of one id or of several, newest first");
   latest
-      ->add_option("ID", latest_flags->id,
-                   "Event id (at most 256 bytes of UTF-8; sent percent-encoded)")
+      ->add_option("ID", latest_flags->ids,
+                   "Event ids, up to 1000 (each at most 256 bytes of UTF-8)")
       ->required();
-  latest->add_option("-n", latest_flags->n, "How many, 1..10000 (default 10)");
+  latest->add_option("-n", latest_flags->n, "How many of each, 1..10000 (default 10)");
   AddServerOption(latest, latest_flags.get());
   latest->callback([latest_flags, exit_code] { *exit_code = RunQueryLatest(*latest_flags); });
+
+  auto all_flags = std::make_shared<QueryFlags>();
+  CLI::App* all = query->add_subcommand("latest-all",
+                                        "The newest event of every id in the window, in id order");
+  all->add_option("--prefix", all_flags->prefix, "Only the ids that start with this");
+  all->add_option("--limit", all_flags->limit,
+                  "Ids asked per page, 1..100000 (default 1000); every page is printed");
+  AddServerOption(all, all_flags.get());
+  all->callback([all_flags, exit_code] { *exit_code = RunQueryLatestAll(*all_flags); });
+
+  auto series_flags = std::make_shared<QueryFlags>();
+  CLI::App* series = query->add_subcommand(
+      "series", "Aggregates of a numeric payload field of one id, step by step (for charts)");
+  series->add_option("ID", series_flags->id, "Event id")->required();
+  series->add_option("--field", series_flags->field, "The payload field (a dotted path)")
+      ->required();
+  series->add_option("--from", series_flags->from, "Start, ms since the epoch or RFC 3339")
+      ->required();
+  series->add_option("--to", series_flags->to, "End (excluded), ms or RFC 3339")->required();
+  series->add_option("--step", series_flags->step, "Step width: a duration (10s) or ms");
+  series->add_option("--max-points", series_flags->max_points,
+                     "Instead of --step: the smallest step giving at most this many points");
+  series->add_option("--agg", series_flags->agg,
+                     "Aggregates, any of avg,min,max,count,last (default: all)");
+  AddServerOption(series, series_flags.get());
+  series->callback([series_flags, exit_code] { *exit_code = RunQuerySeries(*series_flags); });
 
   auto range_flags = std::make_shared<QueryFlags>();
   CLI::App* range = query->add_subcommand("range", "Events of one id with from <= ts < to");

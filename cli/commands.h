@@ -46,23 +46,33 @@ int RunEmbeddedKafka(const EmbeddedKafkaFlags& flags);
 // `hotrow produce` (cmd_produce.cc): the flags are the producer's options.
 int RunProduce(const ingest::ProducerOptions& options);
 
-// `hotrow query latest|range|index|scan` (cmd_query.cc): parameters are passed to the server as
-// given, so that it names a bad one.
+// `hotrow query latest|latest-all|series|range|index|scan` (cmd_query.cc): parameters are passed to
+// the server as given, so that it names a bad one.
 inline constexpr const char* kDefaultServer = "http://127.0.0.1:8080";
 struct QueryFlags {
   std::string server = kDefaultServer;
   std::string token_file;  // --token-file: the server's bearer token
   std::string cacert;      // --cacert: the CAs an https:// server's certificate is verified against
   std::string id;
-  std::string field;  // query index
-  std::string value;  // query index
+  std::vector<std::string> ids;  // query latest: one id or several
+  std::string field;             // query index, query series
+  std::string value;             // query index
   std::string n;
   std::string from;
   std::string to;
   std::string limit;
   std::string order;
+  std::string prefix;      // query latest-all
+  std::string step;        // query series
+  std::string max_points;  // query series
+  std::string agg;         // query series
 };
+// One id: GET /v1/events/{id}/latest; several: POST /v1/latest. One JSON event per line.
 int RunQueryLatest(const QueryFlags& flags);
+// GET /v1/latest, page after page (--limit ids each): the newest event of every id.
+int RunQueryLatestAll(const QueryFlags& flags);
+// GET /v1/events/{id}/series: one JSON point per line; what was skipped on stderr.
+int RunQuerySeries(const QueryFlags& flags);
 int RunQueryRange(const QueryFlags& flags);
 int RunQueryIndex(const QueryFlags& flags);
 int RunQueryScan(const QueryFlags& flags);

@@ -257,6 +257,8 @@ query::QueryOptions Config::ToQueryOptions() const {
   options.threads = query.threads;
   // The HTTP slots refuse first (HttpServerOptions::max_queries); this bounds in-process callers.
   options.max_concurrent_queries = query.max_concurrent;
+  options.last_cache = query.last_cache;
+  options.last_cache_bytes = static_cast<size_t>(query.last_cache_bytes);
   return options;
 }
 
@@ -296,6 +298,8 @@ std::string Config::Summary() const {
          " write_buffer=" + FormatByteSize(store.write_buffer_bytes) +
          " http.threads=" + std::to_string(http.threads) +
          " query.max_concurrent=" + std::to_string(query.max_concurrent) +
+         " query.last_cache=" + std::to_string(query.last_cache) + "/" +
+         FormatByteSize(query.last_cache_bytes) +
          " cluster.peers=" + std::to_string(cluster.peers.size()) +
          " cluster.peer_timeout=" + FormatDurationMs(cluster.peer_timeout_ms) +
          " cluster.peer_ca=" + (cluster.peer_ca.empty() ? "system" : cluster.peer_ca) +

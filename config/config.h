@@ -62,6 +62,8 @@ struct Config {
   struct Query {
     int threads = 0;          // 0: the number of cores; else 1..256
     int max_concurrent = 12;  // queries at once before 503; 1..http.threads-1
+    int last_cache = 16;      // events kept per id by the last-N cache; 0..1000, 0: off
+    int64_t last_cache_bytes = int64_t{64} << 20;  // query.last_cache_bytes, a size
   } query;
   struct Cluster {
     // HTTP host:port of every instance of the group, this one included; empty: single instance.

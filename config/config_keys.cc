@@ -444,6 +444,18 @@ const std::vector<KeySpec>& Keys() {
          c->query.max_concurrent = static_cast<int>(max);
          return Status::Ok();
        }},
+      {"query.last_cache",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         int64_t depth = 0;
+         HOTROW_RETURN_IF_ERROR(ReadInteger(
+             v, k, 0, 1000, "an integer from 0 to 1000 (0: no cache)", &depth));
+         c->query.last_cache = static_cast<int>(depth);
+         return Status::Ok();
+       }},
+      {"query.last_cache_bytes",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadSize(v, k, int64_t{1} << 20, int64_t{1} << 40, &c->query.last_cache_bytes);
+       }},
       {"cluster.peers", [](const YAML::Node& v, const std::string& k,
                            Config* c) { return ReadPeers(v, k, &c->cluster.peers); }},
       {"cluster.peer_timeout_ms",

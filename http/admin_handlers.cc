@@ -45,18 +45,21 @@ void HttpServer::Impl::MetricsText(httplib::Response& res) {
     ownership = backend.cluster->Local();
     refused = backend.cluster->peer_answers_refused();
   }
-  res.set_content(backend.metrics->Render(
-                      ingest ? &*ingest : nullptr, backend.store->Stats(), backend.store->options(),
-                      &work, ownership ? &*ownership : nullptr, refused ? &*refused : nullptr),
+  const query::LastCacheStatus cache = backend.engine->Cache();
+  res.set_content(backend.metrics->Render(ingest ? &*ingest : nullptr, backend.store->Stats(),
+                                          backend.store->options(), &work,
+                                          ownership ? &*ownership : nullptr,
+                                          refused ? &*refused : nullptr, &cache),
                   "text/plain; version=0.0.4; charset=utf-8");
 }
 
 void HttpServer::Impl::Stats(httplib::Response& res) {
   std::optional<ingest::IngestStats> ingest;
   if (backend.ingestor != nullptr) ingest = backend.ingestor->Stats();
+  const query::LastCacheStatus cache = backend.engine->Cache();
   SetJson(res, 200,
           RenderStatsJson(ingest ? &*ingest : nullptr, backend.store->Stats(),
-                          backend.store->options()));
+                          backend.store->options(), &cache));
 }
 
 }  // namespace hotrow::http

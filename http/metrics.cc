@@ -16,8 +16,9 @@
 namespace hotrow::http {
 namespace {
 
-constexpr std::array<QueryKind, 3> kKinds = {QueryKind::kLatest, QueryKind::kRange,
-                                             QueryKind::kScan};
+constexpr std::array<QueryKind, 6> kKinds = {QueryKind::kLatest,    QueryKind::kRange,
+                                             QueryKind::kScan,      QueryKind::kLatestAll,
+                                             QueryKind::kLatestIds, QueryKind::kSeries};
 constexpr std::array<QueryOutcome, 5> kOutcomes = {QueryOutcome::kOk, QueryOutcome::kBadRequest,
                                                    QueryOutcome::kBusy, QueryOutcome::kError,
                                                    QueryOutcome::kCancelled};
@@ -64,6 +65,12 @@ std::string_view QueryKindName(QueryKind kind) {
       return "range";
     case QueryKind::kScan:
       return "scan";
+    case QueryKind::kLatestAll:
+      return "latest_all";
+    case QueryKind::kLatestIds:
+      return "latest_ids";
+    case QueryKind::kSeries:
+      return "series";
   }
   return "unknown";
 }
@@ -160,7 +167,8 @@ std::string Metrics::Render(const ingest::IngestStats* ingest, const store::Stor
                             const store::StoreOptions& store_options,
                             const query::QueryWorkStats* work,
                             const ingest::OwnershipSnapshot* ownership,
-                            const uint64_t* peer_answers_refused) const {
+                            const uint64_t* peer_answers_refused,
+                            const query::LastCacheStatus* cache) const {
   std::vector<MetricFamily> out = families_->registry.Collect();
   constexpr auto kCounter = MetricType::Counter;
   constexpr auto kGauge = MetricType::Gauge;
@@ -216,6 +224,25 @@ std::string Metrics::Render(const ingest::IngestStats* ingest, const store::Stor
     out.push_back(Single("hotrow_query_rows_read_total",
                          "Rows queries stepped onto in the store, kept or not", kCounter,
                          static_cast<double>(work->rows_read)));
+  }
+
+  if (cache != nullptr && cache->enabled) {
+    out.push_back(Single("hotrow_last_cache_ids", "Ids held by the last-N cache", kGauge,
+                         static_cast<double>(cache->cache.ids)));
+    out.push_back(Single("hotrow_last_cache_bytes",
+                         "Memory held by the last-N cache (query.last_cache_bytes caps it)", kGauge,
+                         static_cast<double>(cache->cache.bytes)));
+    out.push_back(Single("hotrow_last_cache_evicted_total",
+                         "Ids the last-N cache evicted for its memory cap", kCounter,
+                         static_cast<double>(cache->cache.evicted)));
+    out.push_back(Single("hotrow_last_cache_hits_total", "Latest-N answered from the last-N cache",
+                         kCounter, static_cast<double>(cache->cache.hits)));
+    out.push_back(Single("hotrow_last_cache_misses_total",
+                         "Latest-N the last-N cache could not answer exactly (read the store)",
+                         kCounter, static_cast<double>(cache->cache.misses)));
+    out.push_back(Single("hotrow_last_cache_rebuilding",
+                         "1 while the last-N cache is being rebuilt from the store", kGauge,
+                         cache->rebuild.running ? 1 : 0));
   }
 
   if (ingest != nullptr) {

@@ -13,8 +13,9 @@
 namespace hotrow::http {
 
 // What an HTTP query asked for; the `kind` label of the query metrics.
-enum class QueryKind { kLatest, kRange, kScan };
-std::string_view QueryKindName(QueryKind kind);  // "latest", "range", "scan"
+enum class QueryKind { kLatest, kRange, kScan, kLatestAll, kLatestIds, kSeries };
+// "latest", "range", "scan", "latest_all", "latest_ids", "series"
+std::string_view QueryKindName(QueryKind kind);
 
 // How a query ended; the `outcome` label.
 enum class QueryOutcome {
@@ -56,11 +57,13 @@ class Metrics {
   // which are rebuilding with their progress, which are stale and how stale.
   // `peer_answers_refused` (null: not written) counts peers' answers refused for their group or
   // topics (cluster/cluster.h).
+  // `cache` (null: not written) is the query engine's last-N cache.
   std::string Render(const ingest::IngestStats* ingest, const store::StoreStats& store,
                      const store::StoreOptions& store_options,
                      const query::QueryWorkStats* work = nullptr,
                      const ingest::OwnershipSnapshot* ownership = nullptr,
-                     const uint64_t* peer_answers_refused = nullptr) const;
+                     const uint64_t* peer_answers_refused = nullptr,
+                     const query::LastCacheStatus* cache = nullptr) const;
 
  private:
   struct Families;

@@ -3,11 +3,14 @@
 #include <charconv>
 #include <initializer_list>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <utility>
 #include <vector>
 
 #include "common/time_format.h"
 #include "keying/row_value.h"
+#include "query/series_answer.h"
 #include "wire/event_json.h"
 #include "wire/url_codec.h"
 
@@ -136,6 +139,201 @@ Result<ScanParams> ParseScanParams(std::string_view raw_query) {
   Result<int64_t> limit = params->Int("limit", out.limit, 1, INT64_MAX, "a positive integer");
   if (!limit.ok()) return limit.status();
   out.limit = *limit;
+  return out;
+}
+
+namespace {
+
+// At most kMaxIdSize bytes, like the ids they are compared with.
+Status CheckIdLike(const std::string& name, const std::string& text) {
+  if (text.size() > keying::kMaxIdSize) {
+    return Status::InvalidArgument(name + " is " + std::to_string(text.size()) +
+                                   " bytes; at most " + std::to_string(keying::kMaxIdSize));
+  }
+  return Status::Ok();
+}
+
+// Adds `id` to `out` unless it is there already; InvalidArgument naming the rule it breaks.
+Status AddId(std::string id, std::set<std::string>* seen, LatestIdsParams* out) {
+  HOTROW_RETURN_IF_ERROR(CheckQueryId(id));
+  if (!seen->insert(id).second) return Status::Ok();
+  if (out->ids.size() == query::kMaxLatestIds) {
+    return Status::InvalidArgument("ids: at most " + std::to_string(query::kMaxLatestIds) +
+                                   " ids at once");
+  }
+  out->ids.push_back(std::move(id));
+  return Status::Ok();
+}
+
+Status CheckHasIds(const LatestIdsParams& p) {
+  if (p.ids.empty()) return Status::InvalidArgument("ids: expected at least one id");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<LatestAllParams> ParseLatestAllParams(std::string_view raw_query) {
+  Result<Params> params = Params::Parse(raw_query, {"prefix", "limit", "after"});
+  if (!params.ok()) return params.status();
+  LatestAllParams out;
+  if (const std::string* prefix = params->Find("prefix")) out.prefix = *prefix;
+  if (const std::string* after = params->Find("after")) out.after = *after;
+  HOTROW_RETURN_IF_ERROR(CheckIdLike("prefix", out.prefix));
+  HOTROW_RETURN_IF_ERROR(CheckIdLike("after", out.after));
+  Result<int64_t> limit =
+      params->Int("limit", out.limit, 1, query::kMaxLatestAllLimit,
+                  "an integer from 1 to " + std::to_string(query::kMaxLatestAllLimit));
+  if (!limit.ok()) return limit.status();
+  out.limit = *limit;
+  return out;
+}
+
+bool HasIdsParam(std::string_view raw_query) {
+  size_t start = 0;
+  while (start <= raw_query.size()) {
+    size_t end = raw_query.find('&', start);
+    if (end == std::string_view::npos) end = raw_query.size();
+    const std::string_view piece = raw_query.substr(start, end - start);
+    if (piece == "ids" || piece.starts_with("ids=")) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+Result<LatestIdsParams> ParseLatestIdsParams(std::string_view raw_query) {
+  // The ids are taken out raw, split on their commas, then each decoded; the rest is parsed as
+  // usual (where a second `ids` is refused as a repeat).
+  std::string rest;
+  std::string_view raw_ids;
+  bool have_ids = false;
+  size_t start = 0;
+  while (start <= raw_query.size()) {
+    size_t end = raw_query.find('&', start);
+    if (end == std::string_view::npos) end = raw_query.size();
+    const std::string_view piece = raw_query.substr(start, end - start);
+    if (!have_ids && (piece == "ids" || piece.starts_with("ids="))) {
+      have_ids = true;
+      raw_ids = piece.size() > 4 ? piece.substr(4) : std::string_view();
+    } else if (!piece.empty()) {
+      if (!rest.empty()) rest.push_back('&');
+      rest.append(piece);
+    }
+    start = end + 1;
+  }
+  Result<Params> params = Params::Parse(rest, {"n", "ids"});
+  if (!params.ok()) return params.status();
+  if (params->Find("ids") != nullptr) {
+    return Status::InvalidArgument("parameter \"ids\" is given more than once");
+  }
+  LatestIdsParams out;
+  Result<int64_t> n = params->Int("n", out.n, 1, query::kMaxLatest,
+                                  "an integer from 1 to " + std::to_string(query::kMaxLatest));
+  if (!n.ok()) return n.status();
+  out.n = static_cast<int>(*n);
+  std::set<std::string> seen;
+  size_t from = 0;
+  while (have_ids && from <= raw_ids.size()) {
+    size_t comma = raw_ids.find(',', from);
+    if (comma == std::string_view::npos) comma = raw_ids.size();
+    Result<std::string> id = wire::PercentDecode(raw_ids.substr(from, comma - from));
+    if (!id.ok()) return Status::InvalidArgument("ids: " + id.status().message());
+    if (Status st = AddId(std::move(id).value(), &seen, &out); !st.ok()) {
+      return Status::InvalidArgument("ids: " + st.message());
+    }
+    from = comma + 1;
+  }
+  HOTROW_RETURN_IF_ERROR(CheckHasIds(out));
+  return out;
+}
+
+Result<LatestIdsParams> ParseLatestIdsBody(std::string_view body) {
+  const nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return Status::InvalidArgument(
+        "the body must be a JSON object such as {\"ids\": [\"a\", \"b\"], \"n\": 1}");
+  }
+  LatestIdsParams out;
+  std::set<std::string> seen;
+  for (const auto& [key, value] : j.items()) {
+    if (key == "n") {
+      if (!value.is_number_integer() || value.get<int64_t>() < 1 ||
+          value.get<int64_t>() > query::kMaxLatest) {
+        return Status::InvalidArgument("n must be an integer from 1 to " +
+                                       std::to_string(query::kMaxLatest));
+      }
+      out.n = static_cast<int>(value.get<int64_t>());
+    } else if (key == "ids") {
+      if (!value.is_array()) return Status::InvalidArgument("ids must be an array of strings");
+      for (const auto& id : value) {
+        if (!id.is_string()) return Status::InvalidArgument("ids must be an array of strings");
+        if (Status st = AddId(id.get<std::string>(), &seen, &out); !st.ok()) {
+          return Status::InvalidArgument("ids: " + st.message());
+        }
+      }
+    } else {
+      return Status::InvalidArgument("unknown member " + QuoteClientText(key) +
+                                     " of the body; expected ids, n");
+    }
+  }
+  HOTROW_RETURN_IF_ERROR(CheckHasIds(out));
+  return out;
+}
+
+Result<SeriesParams> ParseSeriesParams(std::string_view raw_query) {
+  Result<Params> params =
+      Params::Parse(raw_query, {"field", "from", "to", "step", "max_points", "agg"});
+  if (!params.ok()) return params.status();
+  SeriesParams out;
+  const std::string* field = params->Find("field");
+  if (field == nullptr || field->empty()) {
+    return Status::InvalidArgument(
+        "missing parameter \"field\": the payload field to chart (a dotted path)");
+  }
+  out.field = *field;
+  HOTROW_RETURN_IF_ERROR(params->Window(&out.from_ms, &out.to_ms));
+  const std::string* step = params->Find("step");
+  const bool points = params->Find("max_points") != nullptr;
+  if ((step != nullptr) == points) {
+    return Status::InvalidArgument(
+        "expected exactly one of step (a duration such as 10s) and "
+        "max_points (an integer)");
+  }
+  if (step != nullptr) {
+    const bool digits =
+        !step->empty() && step->find_first_not_of("0123456789") == std::string::npos;
+    Result<int64_t> ms = digits ? params->Int("step", 0, 1, INT64_MAX, "a positive duration")
+                                : ParseDurationMs(*step);
+    if (!ms.ok()) return Status::InvalidArgument("step: " + ms.status().message());
+    out.step_ms = *ms;
+  } else {
+    Result<int64_t> k =
+        params->Int("max_points", 0, 1, query::kMaxSeriesPoints,
+                    "an integer from 1 to " + std::to_string(query::kMaxSeriesPoints));
+    if (!k.ok()) return k.status();
+    out.step_ms = query::StepForMaxPoints(out.from_ms, out.to_ms, *k);
+  }
+  HOTROW_RETURN_IF_ERROR(query::CheckSeriesArgs(out.from_ms, out.to_ms, out.step_ms));
+  if (const std::string* agg = params->Find("agg")) {
+    out.aggs = 0;
+    size_t from = 0;
+    while (from <= agg->size()) {
+      size_t comma = agg->find(',', from);
+      if (comma == std::string::npos) comma = agg->size();
+      const std::string name = agg->substr(from, comma - from);
+      uint32_t bit = 0;
+      if (name == "avg") bit = kAggAvg;
+      if (name == "min") bit = kAggMin;
+      if (name == "max") bit = kAggMax;
+      if (name == "count") bit = kAggCount;
+      if (name == "last") bit = kAggLast;
+      if (bit == 0) {
+        return Status::InvalidArgument("agg: expected a list of avg, min, max, count, last, got " +
+                                       QuoteClientText(*agg));
+      }
+      out.aggs |= bit;
+      from = comma + 1;
+    }
+  }
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 #include "query/query_engine.h"
@@ -37,6 +38,52 @@ struct ScanParams {
   int64_t limit = query::kNoLimit;
 };
 Result<ScanParams> ParseScanParams(std::string_view raw_query);
+
+// GET /v1/latest[?prefix=P][&limit=L][&after=CURSOR] (CONTRACT.md "Device state and series"):
+// the newest event of every id. 1 <= limit <= query::kMaxLatestAllLimit, default 1000; `after`
+// is the `next` of the page before (an id); the prefix and the cursor are at most
+// keying::kMaxIdSize bytes.
+struct LatestAllParams {
+  std::string prefix;
+  std::string after;
+  int64_t limit = 1000;
+};
+Result<LatestAllParams> ParseLatestAllParams(std::string_view raw_query);
+
+// GET /v1/latest?ids=A,B,C[&n=N] and POST /v1/latest with {"ids": [...], "n": N}: the newest n of
+// each id. 1 to query::kMaxLatestIds ids, each one CheckQueryId accepts; an id given twice is
+// answered once; n as for latest. In the query string the list is split on its commas before it
+// is percent-decoded, so an id holding a comma is sent with it encoded (%2C).
+struct LatestIdsParams {
+  std::vector<std::string> ids;  // in the order given, without repeats
+  int n = 10;
+};
+// Whether a /v1/latest query string names ids (the latest of many ids, not of every id).
+bool HasIdsParam(std::string_view raw_query);
+Result<LatestIdsParams> ParseLatestIdsParams(std::string_view raw_query);
+// The POST body: a JSON object with "ids" (an array of strings) and optionally "n"; nothing else.
+Result<LatestIdsParams> ParseLatestIdsBody(std::string_view body);
+
+// GET /v1/events/{id}/series?field=F&from=T&to=T&(step=S|max_points=K)[&agg=A,B...]: a series of
+// the numeric payload field F (a dotted path). `step` is a duration (10s, 500ms) or integer ms;
+// `max_points` asks for the smallest step giving at most K points; exactly one of them.
+// `agg` names the aggregates to return, any of avg, min, max, count, last (default: all).
+enum SeriesAgg : uint32_t {
+  kAggAvg = 1,
+  kAggMin = 2,
+  kAggMax = 4,
+  kAggCount = 8,
+  kAggLast = 16,
+  kAggAll = 31,
+};
+struct SeriesParams {
+  std::string field;
+  int64_t from_ms = 0;
+  int64_t to_ms = 0;
+  int64_t step_ms = 0;
+  uint32_t aggs = kAggAll;
+};
+Result<SeriesParams> ParseSeriesParams(std::string_view raw_query);
 
 // The id of a per-id route, already percent-decoded: InvalidArgument naming the rule when it is
 // empty, over keying::kMaxIdSize (256) bytes or not valid UTF-8. No record can carry such an id

@@ -16,6 +16,7 @@ Endpoint MatchRoute(const std::vector<std::string>& s, std::string* id) {
   if (s.size() < 2 || s[0] != "v1") return Endpoint::kNone;
   if (s.size() == 2 && s[1] == "stats") return Endpoint::kStats;
   if (s.size() == 2 && s[1] == "scan") return Endpoint::kScan;
+  if (s.size() == 2 && s[1] == "latest") return Endpoint::kLatestAll;
   if (s[1] != "events") return Endpoint::kNone;
   if (s.size() == 3) {
     *id = s[2];
@@ -24,6 +25,10 @@ Endpoint MatchRoute(const std::vector<std::string>& s, std::string* id) {
   if (s.size() == 4 && s[3] == "latest") {
     *id = s[2];
     return Endpoint::kLatest;
+  }
+  if (s.size() == 4 && s[3] == "series") {
+    *id = s[2];
+    return Endpoint::kSeries;
   }
   return Endpoint::kNone;
 }

@@ -14,9 +14,20 @@ namespace hotrow::http {
 
 // The HTTP API's routes and the shape of its answers, shared by the server and its handlers.
 
-enum class Endpoint { kNone, kHealthz, kReadyz, kMetrics, kStats, kScan, kLatest, kRange };
+enum class Endpoint {
+  kNone,
+  kHealthz,
+  kReadyz,
+  kMetrics,
+  kStats,
+  kScan,
+  kLatest,
+  kRange,
+  kLatestAll,  // /v1/latest: the latest of every id, or of many (GET and POST)
+  kSeries,     // /v1/events/{id}/series
+};
 
-// Matches decoded path segments; `*id` is set for the two per-id routes.
+// Matches decoded path segments; `*id` is set for the per-id routes.
 Endpoint MatchRoute(const std::vector<std::string>& segments, std::string* id);
 
 // {"error": message}, without the trailing newline.

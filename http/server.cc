@@ -71,8 +71,13 @@ void HttpServer::Impl::Dispatch(const httplib::Request& req, httplib::Response& 
     case Endpoint::kNone:
       SetError(res, 404,
                "unknown path " + QuoteClientText(req.path) +
-                   "; the API is /v1/events/{id}/latest, /v1/events/{id}, /v1/scan, /v1/stats, "
+                   "; the API is /v1/events/{id}/latest, /v1/events/{id}, "
+                   "/v1/events/{id}/series, /v1/latest, /v1/scan, /v1/index/..., /v1/stats, "
                    "/healthz, /readyz, /metrics");
+      return;
+    case Endpoint::kLatestAll:
+    case Endpoint::kSeries:
+      DeviceRoute(req, target->segments, raw_query, res);
       return;
     case Endpoint::kHealthz:
       if (!NoParams(raw_query, res)) return;
@@ -125,12 +130,13 @@ httplib::Server::HandlerResponse HttpServer::Impl::ErrorPage(const httplib::Requ
         if (!target.ok()) {
           res.status = 400;
           message = "bad request path: " + target.status().message();
-        } else if (MatchRoute(target->segments, &id) != Endpoint::kNone ||
-                   IsStatusPagePath(target->segments)) {
+        } else if (const Endpoint endpoint = MatchRoute(target->segments, &id);
+                   endpoint != Endpoint::kNone || IsStatusPagePath(target->segments)) {
+          const bool post = endpoint == Endpoint::kLatestAll;
           res.status = 405;
-          res.set_header("Allow", "GET, HEAD");
+          res.set_header("Allow", post ? "GET, HEAD, POST" : "GET, HEAD");
           message = "method " + QuoteClientText(req.method) + " is not allowed on " +
-                    QuoteClientText(req.path) + "; use GET";
+                    QuoteClientText(req.path) + (post ? "; use GET or POST" : "; use GET");
         } else {
           message = "unknown path " + QuoteClientText(req.path);
         }
@@ -219,10 +225,16 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
     if (self->backend.auth != nullptr && !self->backend.auth->Admit(req, res)) {
       return httplib::Server::HandlerResponse::Handled;
     }
+    // A POST's body is read after this handler: POST /v1/latest, the one route that takes a
+    // body, is answered by the handler registered below; any other method or path gets httplib's
+    // 404, which ErrorPage turns into 405 on a known path.
     if (req.method != "GET" && req.method != "HEAD")
       return httplib::Server::HandlerResponse::Unhandled;
     self->Handle(req, res);
     return httplib::Server::HandlerResponse::Handled;
+  });
+  server.Post("/v1/latest", [self](const httplib::Request& req, httplib::Response& res) {
+    self->Handle(req, res);
   });
   server.set_error_handler(httplib::Server::HandlerWithResponse(
       [self](const httplib::Request& req, httplib::Response& res) {

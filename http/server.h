@@ -43,9 +43,10 @@ struct HttpServerOptions {
   // s.
   size_t keep_alive_max_requests = 100;
   int64_t keep_alive_timeout_ms = 5000;
-  // Largest request body read (the API takes none; this bounds what a client can make us read
-  // before it gets its 405). Default: 64 KiB.
-  size_t max_body_bytes = 64 << 10;
+  // Largest request body read: POST /v1/latest takes up to 1000 ids of up to 256 bytes as JSON
+  // strings; elsewhere this bounds what a client can make us read before it gets its 405.
+  // Default: 1 MiB.
+  size_t max_body_bytes = 1 << 20;
   // HTTPS: PEM files of the server's certificate (chain) and its private key
   // (access/tls.h), read once at Start. Both set: HTTPS only; both empty: plain HTTP. Ignored when
   // HttpBackend::credentials is set (a service's certificate is rotated there). Default: "".
@@ -72,15 +73,18 @@ struct HttpBackend {
 // The HTTP API of CONTRACT.md, on cpp-httplib, over HTTPS when TLS files are given:
 //   GET /v1/events/{id}/latest?n=N        GET /v1/events/{id}?from=T&to=T[&limit=L][&order=O]
 //   GET /v1/scan?from=T&to=T[&limit=L]    (NDJSON, chunked, streamed)
+//   GET /v1/latest[?prefix=P&limit=L&after=C]   GET /v1/latest?ids=A,B[&n=N]   POST /v1/latest
+//   GET /v1/events/{id}/series?field=F&from=T&to=T&(step=S|max_points=K)[&agg=...]
 //   GET /healthz   GET /readyz   GET /metrics   GET /v1/stats
 //
 // Operation: every request is routed from its raw target (never from a path httplib decoded), so
 // an id segment is percent-decoded exactly once and may hold any byte, '/' included as %2F.
 // Every answer that is not a success carries {"error": "..."} naming what was wrong: 400 for a bad
 // parameter (unknown, repeated, missing, out of range, not a time), 404 for an unknown path, 405
-// for a method other than GET on a known path, 414/413/400 for what httplib refuses before
-// routing (URI over 8 KiB, body too large, malformed request line or headers), 503 when the query
-// slots are taken or the engine is busy. Exceptions stop at this boundary: no bad input yields 500.
+// for a method other than GET (or POST on /v1/latest) on a known path, 414/413/400 for what httplib
+// refuses before routing (URI over 8 KiB, body too large, malformed request line or headers), 503
+// when the query slots are taken or the engine is busy. Exceptions stop at this boundary: no bad
+// input yields 500.
 //
 // A range with a limit over query::kSmallQueryLimit is streamed the same way (chunked, flushed
 // every ~32 KiB); smaller ones, and latest-N, are answered whole. Scans stream from the connection's thread while the engine produces them, through a buffer of

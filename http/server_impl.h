@@ -127,6 +127,18 @@ struct HttpServer::Impl {
   // false (no final chunk) when the answer is cut short.
   bool StreamScan(ScanJob& job, httplib::DataSink& sink);
 
+  // /v1/latest (GET, POST) and /v1/events/{id}/series (device_handlers.cc): answers and returns
+  // true when `segments` is one of them, else returns false and leaves `res` alone.
+  bool DeviceRoute(const httplib::Request& req, const std::vector<std::string>& segments,
+                   std::string_view raw_query, httplib::Response& res);
+  void LatestAll(std::string_view raw_query, bool local, httplib::Response& res);
+  void LatestIds(const httplib::Request& req, std::string_view raw_query, bool local,
+                 httplib::Response& res);
+  void Series(const std::string& id, std::string_view raw_query, bool local,
+              httplib::Response& res);
+  // In cluster mode without `local`: answers 501 (not merged over the group yet) and returns true.
+  bool RefuseUnmerged(QueryKind kind, bool local, httplib::Response& res);
+
   // /v1/index/{field}/{value}[/latest] (http_index_handlers.cc): answers and returns true when
   // `segments` is an index route, else returns false and leaves `res` alone.
   bool IndexRoute(const std::vector<std::string>& segments, std::string_view raw_query,

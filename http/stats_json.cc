@@ -7,7 +7,8 @@
 namespace hotrow::http {
 
 std::string RenderStatsJson(const ingest::IngestStats* ingest, const store::StoreStats& store,
-                            const store::StoreOptions& store_options) {
+                            const store::StoreOptions& store_options,
+                            const query::LastCacheStatus* cache) {
   using nlohmann::ordered_json;
   ingest::IngestStats none;
   const ingest::IngestStats& in = ingest != nullptr ? *ingest : none;
@@ -74,6 +75,27 @@ std::string RenderStatsJson(const ingest::IngestStats* ingest, const store::Stor
     salts.push_back({{"salt", s}, {"events", store.salt_events[s]}});
   }
   j["salts"] = std::move(salts);
+  if (cache != nullptr) {
+    const query::LastCacheStats& c = cache->cache;
+    const uint64_t asked = c.hits + c.misses;
+    j["last_cache"] = {
+        {"enabled", cache->enabled},
+        {"depth", cache->depth},
+        {"ids", c.ids},
+        {"bytes", c.bytes},
+        {"max_bytes", c.max_bytes},
+        {"evicted", c.evicted},
+        {"hits", c.hits},
+        {"misses", c.misses},
+        {"hit_rate", asked == 0 ? 0.0 : static_cast<double>(c.hits) / static_cast<double>(asked)},
+        {"rebuilding", cache->rebuild.running},
+        {"rebuild",
+         {{"whole", cache->rebuild.whole},
+          {"buckets_done", cache->rebuild.buckets_done},
+          {"buckets_total", cache->rebuild.buckets_total},
+          {"rows", cache->rebuild.rows},
+          {"seconds", cache->rebuild.seconds}}}};
+  }
   // Topic names and the last error may hold any bytes: replace what is not UTF-8.
   return j.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
 }

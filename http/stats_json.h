@@ -3,6 +3,7 @@
 #include <string>
 
 #include "ingest/ingestor.h"
+#include "query/query_engine.h"
 #include "store/event_store.h"
 
 namespace hotrow::http {
@@ -22,9 +23,14 @@ namespace hotrow::http {
 //                 "spread_ids": N}...],   oldest first; spread_ids: ids the bucket spread over
 //                                         every salt under salt_by adaptive, 0 otherwise
 //    "salt_by": "record"|"id"|"adaptive",
-//    "salts": [{"salt": S, "events": N}...]}
+//    "salts": [{"salt": S, "events": N}...],
+//    "last_cache": {"enabled", "depth", "ids", "bytes", "max_bytes", "evicted", "hits", "misses",
+//                   "hit_rate", "rebuilding", "rebuild": {"whole", "buckets_done",
+//                   "buckets_total", "rows", "seconds"}}}
 // `ingest` is null when this process does not ingest: the ingest fields are then zero or empty.
+// `cache` null leaves "last_cache" out.
 std::string RenderStatsJson(const ingest::IngestStats* ingest, const store::StoreStats& store,
-                            const store::StoreOptions& store_options);
+                            const store::StoreOptions& store_options,
+                            const query::LastCacheStatus* cache = nullptr);
 
 }  // namespace hotrow::http

@@ -6,7 +6,9 @@
 #include "common/time_format.h"
 #include "keying/row_key.h"
 #include "query/id_salts.h"
+#include "query/latest_all.h"
 #include "query/salt_merge.h"
+#include "query/series.h"
 #include "query/small_query.h"
 #include "query/thread_pool.h"
 #include "query/topic_order.h"
@@ -61,6 +63,15 @@ QueryEngine::QueryEngine(store::EventStore* store, const QueryOptions& options)
       options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
   pool_ = std::make_unique<ThreadPool>(std::max(1, threads), "hotrow-query");
   cursors_ = std::make_unique<CursorCache>();
+  if (options.last_cache > 0) {
+    LastCacheOptions cache_options;
+    cache_options.depth = options.last_cache;
+    cache_options.max_bytes = options.last_cache_bytes;
+    cache_ = std::make_unique<LastCache>(cache_options);
+    // Told of every Write that returns from now on; the rebuild reads what is stored already.
+    store_->AddWriteObserver(cache_.get());
+    rebuild_ = std::make_unique<LastCacheRebuild>(store_, cache_.get());
+  }
 }
 
 QueryWorkStats QueryEngine::Work() const {
@@ -71,7 +82,28 @@ QueryWorkStats QueryEngine::Work() const {
   return out;
 }
 
-QueryEngine::~QueryEngine() = default;
+QueryEngine::~QueryEngine() {
+  rebuild_.reset();  // stops and joins its thread
+  if (cache_ != nullptr) store_->RemoveWriteObserver(cache_.get());
+}
+
+LastCacheStatus QueryEngine::Cache() const {
+  LastCacheStatus status;
+  if (cache_ == nullptr) return status;
+  status.enabled = true;
+  status.depth = cache_->depth();
+  status.cache = cache_->Stats();
+  status.rebuild = rebuild_->progress();
+  return status;
+}
+
+void QueryEngine::WaitForCacheRebuild() {
+  if (rebuild_ != nullptr) rebuild_->Wait();
+}
+
+void QueryEngine::ForgetPartitions(const PartitionFilter& drop) {
+  if (cache_ != nullptr) cache_->ForgetPartitions(drop);
+}
 
 int QueryEngine::threads() const { return pool_->size(); }
 
@@ -82,11 +114,115 @@ Result<std::vector<Event>> QueryEngine::Latest(std::string_view id, int n) {
     return Status::InvalidArgument("n must be between 1 and " + std::to_string(kMaxLatest) +
                                    ", got " + std::to_string(n));
   }
+  Admission admission(&running_, options_.max_concurrent_queries);
+  if (!admission.admitted()) return BusyStatus(options_.max_concurrent_queries);
   std::vector<Event> out;
-  out.reserve(static_cast<size_t>(std::min(n, 64)));
-  Status s = RangeImpl(id, 0, kMaxTimeMs, n, Order::kDesc, nullptr, &out);
-  if (!s.ok()) return s;
+  HOTROW_RETURN_IF_ERROR(LatestAdmitted(id, n, &out));
   return out;
+}
+
+Status QueryEngine::LatestAdmitted(std::string_view id, int n, std::vector<Event>* out) {
+  out->clear();
+  if (cache_ != nullptr && n <= cache_->depth()) {
+    const PartitionFilter filter =
+        options_.partition_filter ? options_.partition_filter() : nullptr;
+    std::vector<CachedEvent> cached;
+    const TopicOrder topics(*store_);  // ties in time order topics by name
+    if (cache_->Latest(id, keying::IdHash(id), n, store_->WindowStartMs(),
+                       filter ? &filter : nullptr, &cached, &topics)) {
+      out->reserve(cached.size());
+      for (CachedEvent& c : cached) {
+        out->push_back(Event{std::string(id), c.ts_ms,
+                             store_->TopicName(c.topic).value_or(std::to_string(c.topic)),
+                             c.partition, c.offset, std::move(c.payload)});
+      }
+      return Status::Ok();
+    }
+  }
+  out->reserve(static_cast<size_t>(std::min(n, 64)));
+  return RangeAdmitted(id, 0, kMaxTimeMs, n, Order::kDesc, nullptr, out);
+}
+
+Result<std::vector<std::vector<Event>>> QueryEngine::LatestMany(const std::vector<std::string>& ids,
+                                                                int n) {
+  if (n < 1 || n > kMaxLatest) {
+    return Status::InvalidArgument("n must be between 1 and " + std::to_string(kMaxLatest) +
+                                   ", got " + std::to_string(n));
+  }
+  if (ids.size() > kMaxLatestIds) {
+    return Status::InvalidArgument("at most " + std::to_string(kMaxLatestIds) +
+                                   " ids at once, got " + std::to_string(ids.size()));
+  }
+  Admission admission(&running_, options_.max_concurrent_queries);
+  if (!admission.admitted()) return BusyStatus(options_.max_concurrent_queries);
+  std::vector<std::vector<Event>> out(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i)
+    HOTROW_RETURN_IF_ERROR(LatestAdmitted(ids[i], n, &out[i]));
+  return out;
+}
+
+Result<LatestAllPage> QueryEngine::LatestAll(std::string_view prefix, std::string_view after,
+                                             int64_t limit) {
+  if (limit < 1 || limit > kMaxLatestAllLimit) {
+    return Status::InvalidArgument("limit must be between 1 and " +
+                                   std::to_string(kMaxLatestAllLimit) + ", got " +
+                                   std::to_string(limit));
+  }
+  Admission admission(&running_, options_.max_concurrent_queries);
+  if (!admission.admitted()) return BusyStatus(options_.max_concurrent_queries);
+  // One id more than the page: whether another page follows.
+  const size_t wanted = static_cast<size_t>(limit) + 1;
+  LatestAllPage page;
+  const int64_t window_start = store_->WindowStartMs();
+  const PartitionFilter filter = options_.partition_filter ? options_.partition_filter() : nullptr;
+  if (cache_ != nullptr && cache_->Complete(window_start)) {
+    // Every id with a row in the window has an entry: walk them in id order. An id whose entry
+    // cannot tell its newest event exactly is read from the store.
+    page.from_cache = true;
+    std::string cursor(after);
+    std::vector<Event> newest;
+    while (page.events.size() < wanted) {
+      const std::vector<std::string> ids = cache_->IdsAfter(
+          prefix, cursor, wanted - page.events.size(), window_start, filter ? &filter : nullptr);
+      if (ids.empty()) break;
+      for (const std::string& id : ids) {
+        HOTROW_RETURN_IF_ERROR(LatestAdmitted(id, 1, &newest));
+        if (!newest.empty()) page.events.push_back(std::move(newest.front()));
+      }
+      cursor = ids.back();
+    }
+  } else {
+    LatestAllRun run;
+    run.store = store_;
+    run.pool = pool_.get();
+    run.max_workers = MaxWorkersPerQuery();
+    run.filter = filter ? &filter : nullptr;
+    run.work = &work_;
+    const TopicOrder topics(*store_);
+    run.topics = &topics;
+    HOTROW_RETURN_IF_ERROR(LatestAllFromStore(run, prefix, after, wanted, &page.events));
+  }
+  if (page.events.size() > static_cast<size_t>(limit)) {
+    page.events.resize(static_cast<size_t>(limit));
+    page.next = page.events.back().id;
+  }
+  return page;
+}
+
+Result<SeriesAnswer> QueryEngine::Series(std::string_view id, std::string_view field,
+                                         int64_t from_ms, int64_t to_ms, int64_t step_ms) {
+  HOTROW_RETURN_IF_ERROR(CheckSeriesArgs(from_ms, to_ms, step_ms));
+  if (field.empty()) return Status::InvalidArgument("the field is empty");
+  Admission admission(&running_, options_.max_concurrent_queries);
+  if (!admission.admitted()) return BusyStatus(options_.max_concurrent_queries);
+  const PartitionFilter filter = options_.partition_filter ? options_.partition_filter() : nullptr;
+  SeriesRun run;
+  run.store = store_;
+  run.pool = pool_.get();
+  run.max_workers = MaxWorkersPerQuery();
+  run.filter = filter ? &filter : nullptr;
+  run.work = &work_;
+  return IdSeries(run, id, field, from_ms, to_ms, step_ms);
 }
 
 Result<std::vector<Event>> QueryEngine::Range(std::string_view id, int64_t from_ms, int64_t to_ms,
@@ -117,15 +253,21 @@ Status QueryEngine::RangeTo(std::string_view id, int64_t from_ms, int64_t to_ms,
 
 Status QueryEngine::RangeImpl(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit,
                               Order order, const EventSink* sink_or_null, std::vector<Event>* out) {
+  HOTROW_RETURN_IF_ERROR(CheckRangeArgs(from_ms, to_ms, limit));
+  Admission admission(&running_, options_.max_concurrent_queries);
+  if (!admission.admitted()) return BusyStatus(options_.max_concurrent_queries);
+  return RangeAdmitted(id, from_ms, to_ms, limit, order, sink_or_null, out);
+}
+
+Status QueryEngine::RangeAdmitted(std::string_view id, int64_t from_ms, int64_t to_ms,
+                                  int64_t limit, Order order, const EventSink* sink_or_null,
+                                  std::vector<Event>* out) {
   // Into `out` when given: a small range moves each event in, the pool path copies it.
   const EventSink append = [out](const Event& e) {
     out->push_back(e);
     return true;
   };
   const EventSink& sink = sink_or_null != nullptr ? *sink_or_null : append;
-  HOTROW_RETURN_IF_ERROR(CheckRangeArgs(from_ms, to_ms, limit));
-  Admission admission(&running_, options_.max_concurrent_queries);
-  if (!admission.admitted()) return BusyStatus(options_.max_concurrent_queries);
 
   // Nothing older than the window, whether or not its bucket has been dropped yet.
   const int64_t from = std::max(from_ms, store_->WindowStartMs());

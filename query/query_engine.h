@@ -4,11 +4,16 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/status.h"
+#include "query/last_cache.h"
+#include "query/last_cache_rebuild.h"
+#include "query/partition_filter.h"
+#include "query/series_answer.h"
 #include "store/event_store.h"
 
 namespace hotrow::query {
@@ -31,14 +36,15 @@ enum class Order { kDesc, kAsc };
 
 inline constexpr int kMaxLatest = 10000;
 inline constexpr int64_t kMaxRangeLimit = 100000;
+// The ids of one latest-of-many query, and the page size of the latest of every id
+// (CONTRACT.md "Device state and series").
+inline constexpr size_t kMaxLatestIds = 1000;
+inline constexpr int64_t kMaxLatestAllLimit = 100000;
 
 // The arguments of a range (per id or per index value): 0 <= from_ms < to_ms and
 // 1 <= limit <= kMaxRangeLimit; else InvalidArgument naming the parameter.
 Status CheckRangeArgs(int64_t from_ms, int64_t to_ms, int64_t limit);
 inline constexpr int64_t kNoLimit = INT64_MAX;
-
-// Whether a query may return the rows of (topic number, partition): see QueryOptions.
-using PartitionFilter = std::function<bool(uint16_t topic_number, int32_t partition)>;
 
 struct QueryOptions {
   // Threads of the per-salt pool. 0 means the number of cores. Default: 0.
@@ -57,6 +63,29 @@ struct QueryOptions {
   // (cluster mode: only the partitions this instance serves; rows of partitions it owned before
   // stay in its store and are skipped). Default: none (every row).
   std::function<PartitionFilter()> partition_filter;
+  // Events kept per id by the last-N cache (query/last_cache.h), which answers latest-N with
+  // n <= this, the latest of many ids and the latest of every id without reading the store
+  // when it can do so exactly; 0 turns it off. query.last_cache. Default: 16.
+  int last_cache = 16;
+  // The memory that cache may hold; past it the least recently written ids are evicted.
+  // query.last_cache_bytes. Default: 64 MiB.
+  size_t last_cache_bytes = size_t{64} << 20;
+};
+
+// One page of the newest event of every id (QueryEngine::LatestAll).
+struct LatestAllPage {
+  std::vector<Event> events;  // one per id, ids in byte order
+  // The last id of this page, to pass as `after` for the next one; none when no id follows.
+  std::optional<std::string> next;
+  bool from_cache = false;  // answered by the last-N cache, not by a read of the store
+};
+
+// The last-N cache's state (QueryEngine::Cache).
+struct LastCacheStatus {
+  bool enabled = false;
+  int depth = 0;
+  LastCacheStats cache;
+  RebuildProgress rebuild;
 };
 
 // What queries cost in store work, counted since the engine started (exported in /metrics).
@@ -123,9 +152,34 @@ class QueryEngine {
   Status ScanEncoded(int64_t from_ms, int64_t to_ms, int64_t limit, const EventEncoder& encode,
                      const TextSink& sink);
 
+  // The n newest events of each of `ids` (at most kMaxLatestIds), each as Latest answers it, in
+  // the order of `ids`. InvalidArgument for too many ids or a bad n.
+  Result<std::vector<std::vector<Event>>> LatestMany(const std::vector<std::string>& ids, int n);
+
+  // One page of the newest event (as Latest(id, 1) answers it) of every id with an event in the
+  // window: the first `limit` (1..kMaxLatestAllLimit) ids after `after` that start with `prefix`,
+  // in byte order. Walks the last-N cache when it holds every id of the window, else reads the
+  // store (query/latest_all.h).
+  Result<LatestAllPage> LatestAll(std::string_view prefix, std::string_view after, int64_t limit);
+
+  // The series of the numeric payload field `field` over the events of `id` with
+  // from_ms <= ts < to_ms, in steps of step_ms (query/series.h). InvalidArgument for arguments
+  // CheckSeriesArgs refuses or an empty field.
+  Result<SeriesAnswer> Series(std::string_view id, std::string_view field, int64_t from_ms,
+                              int64_t to_ms, int64_t step_ms);
+
   int threads() const;
 
   QueryWorkStats Work() const;
+
+  // The last-N cache: on or off, what it holds and hits, and its rebuild's progress.
+  LastCacheStatus Cache() const;
+  // Returns once the cache's rebuild from the store has ended (at once when the cache is off).
+  void WaitForCacheRebuild();
+  // Drops from the cache the rows of the partitions `drop` accepts: this instance no longer owns
+  // them (cluster mode). Answers stay exact without it (the partition filter applies to cached
+  // rows too); it frees their memory.
+  void ForgetPartitions(const PartitionFilter& drop);
 
  private:
   store::EventStore* const store_;
@@ -133,12 +187,19 @@ class QueryEngine {
   std::unique_ptr<ThreadPool> pool_;
   std::atomic<int> running_{0};
   std::unique_ptr<CursorCache> cursors_;
+  std::unique_ptr<LastCache> cache_;           // null when off
+  std::unique_ptr<LastCacheRebuild> rebuild_;  // null when off
   Status ScanImpl(int64_t from_ms, int64_t to_ms, int64_t limit, const EventSink* sink,
                   const EventEncoder* encode, const TextSink* text_sink);
   int MaxWorkersPerQuery() const;
   // Range and RangeTo: events go to `sink` when it is not null, else into `out`.
   Status RangeImpl(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit, Order order,
                    const EventSink* sink, std::vector<Event>* out);
+  // RangeImpl without taking a query slot (the caller holds one).
+  Status RangeAdmitted(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit,
+                       Order order, const EventSink* sink, std::vector<Event>* out);
+  // Latest without taking a query slot: from the cache when it can answer, else the store.
+  Status LatestAdmitted(std::string_view id, int n, std::vector<Event>* out);
   mutable QueryWork work_;
 };
 

@@ -62,6 +62,10 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
   }
   server->engine_ = std::make_unique<query::QueryEngine>(server->store_.get(), query_options);
   server->cluster_->set_engine(server->engine_.get());
+  if (server->cluster_->enabled()) {
+    server->cache_ownership_ = std::make_unique<CacheOwnership>(
+        server->ownership_.get(), server->engine_.get(), server->store_.get());
+  }
   server->metrics_ = std::make_unique<http::Metrics>();
 
   ingest::IngestOptions ingest_options = config.ToIngestOptions();
@@ -194,6 +198,7 @@ Status Server::Stop() {
   http_.reset();
   if (cluster_) cluster_->set_ingestor(nullptr);  // its freshness thread asks the ingestor
   ingestor_.reset();
+  cache_ownership_.reset();
   engine_.reset();
   if (store_) {
     spdlog::info("stop: closing the store ({} events stored by this process)", last.events_stored);
@@ -224,6 +229,8 @@ void Server::Housekeeping() {
     } else if (*dropped > 0) {
       spdlog::info("housekeeping: dropped {} expired bucket(s)", *dropped);
     }
+
+    if (cache_ownership_ != nullptr) cache_ownership_->Poll();
 
     const auto now = std::chrono::steady_clock::now();
     if (now - last_progress >= 10s) {

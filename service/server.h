@@ -18,6 +18,7 @@
 #include "http/server.h"
 #include "ingest/ingestor.h"
 #include "query/query_engine.h"
+#include "service/cache_ownership.h"
 #include "store/event_store.h"
 
 namespace hotrow::service {
@@ -27,9 +28,11 @@ namespace hotrow::service {
 // process beside its embedded broker and producer.
 //
 // Operation:
-// - Start opens the store, starts the query engine, the ingestor and the HTTP server, then the
-//   housekeeping thread, which drops expired buckets every second and logs a one-line progress
-//   every 10 s (events/s, lag, buckets, resident memory).
+// - Start opens the store, starts the query engine (whose last-N cache is rebuilt from the store
+//   in the background), the ingestor and the HTTP server, then the housekeeping thread, which
+//   drops expired buckets every second (in cluster mode it also tells the cache of partitions no
+//   longer owned) and logs a one-line progress every 10 s (events/s, lag, buckets, resident
+//   memory).
 // - Stop stops fetching and writes the open batch with its offsets (Ingestor::Stop), stops the
 //   HTTP server (running scans are cut), stops housekeeping and closes the store, in that order:
 //   once ingestion has stopped, everything consumed is durable.
@@ -78,6 +81,8 @@ class Server {
   std::unique_ptr<ingest::PartitionOwnership> ownership_;
   std::unique_ptr<cluster::Cluster> cluster_;
   std::unique_ptr<query::QueryEngine> engine_;
+  // Cluster mode: frees the cache's rows of partitions no longer owned (housekeeping polls it).
+  std::unique_ptr<CacheOwnership> cache_ownership_;
   std::unique_ptr<http::Metrics> metrics_;
   std::unique_ptr<ingest::Ingestor> ingestor_;
   std::unique_ptr<http::Authenticator> auth_;  // null without http.token_file; outlives http_

@@ -403,7 +403,26 @@ Status RocksEventStore::Write(const WriteBatchInput& batch, WriteOutcome* outcom
     while (clock > seen && !stream_clock_ms_.compare_exchange_weak(seen, clock)) {
     }
   }
+  lock.unlock();
+  if (!observers_.empty() && !placed.empty()) {
+    // Durable and readable now, and the Write has not returned: whoever is told may show the rows
+    // no later than the store does, and never a row of a Write that failed.
+    std::vector<WrittenRow> written;
+    written.reserve(placed.size());
+    for (const Placed& p : placed) written.push_back({p.key, p.row->value});
+    for (WriteObserver* observer : observers_) observer->RowsWritten(written);
+  }
   return Status::Ok();
+}
+
+void RocksEventStore::AddWriteObserver(WriteObserver* observer) {
+  std::unique_lock writers_lock(writers_mu_);
+  observers_.push_back(observer);
+}
+
+void RocksEventStore::RemoveWriteObserver(WriteObserver* observer) {
+  std::unique_lock writers_lock(writers_mu_);
+  std::erase(observers_, observer);
 }
 
 Status RocksEventStore::ResumeAfterFailedWrite() {
@@ -507,6 +526,7 @@ Result<size_t> RocksEventStore::DropExpiredBuckets() {
   }
   if (dropped > 0) {
     spdlog::info("store: dropped {} expired bucket(s); {} live", dropped, buckets_.size());
+    for (WriteObserver* observer : observers_) observer->BucketsDropped(dropped_until_ms_);
   }
   return dropped;
 }

@@ -14,6 +14,7 @@
 #include "keying/index_key.h"
 #include "keying/row_key.h"
 #include "keying/salter.h"
+#include "store/write_observer.h"
 
 namespace hotrow::store {
 
@@ -288,6 +289,14 @@ class EventStore {
   virtual std::vector<std::shared_ptr<const Bucket>> Buckets() const = 0;
 
   virtual StoreStats Stats() const = 0;
+
+  // Adds `observer` to those told of every row stored and every bucket dropped from now on
+  // (store/write_observer.h): it is told of every Write that commits after this call returns and
+  // of none that committed before (it waits for the Writes under way). `observer` is not owned and must stay
+  // until RemoveWriteObserver returns. A read-only store never calls it.
+  virtual void AddWriteObserver(WriteObserver* observer) { (void)observer; }
+  // Stops telling `observer`; when it returns, no call to it is under way or will start.
+  virtual void RemoveWriteObserver(WriteObserver* observer) { (void)observer; }
 
   // Returns once the compactions of quiet buckets queued so far are done (a bucket no longer
   // written, by the store's clock closed and by the wall clock idle for 30 s, is compacted once

@@ -44,6 +44,8 @@ class RocksEventStore final : public EventStore {
   std::vector<std::shared_ptr<const Bucket>> Buckets() const override;
   StoreStats Stats() const override;
   void WaitForCompactions() override;
+  void AddWriteObserver(WriteObserver* observer) override;
+  void RemoveWriteObserver(WriteObserver* observer) override;
 
  private:
   rocksdb::ColumnFamilyOptions BucketOptions() const;
@@ -119,6 +121,9 @@ class RocksEventStore final : public EventStore {
   std::atomic<bool> write_failed_{false};  // see ResumeAfterFailedWrite
   std::mutex claims_mu_;                   // taken alone, never with another lock
   std::set<TopicPartition> claimed_;       // guarded by claims_mu_: see PartitionClaim
+  // Told of every stored row and dropped bucket. Changed only under writers_mu_ exclusive, so a
+  // Write (which holds it shared) reads it unlocked.
+  std::vector<WriteObserver*> observers_;
 
   // Readers take snapshots of these under state_mu_ (shared); writers change them under
   // state_mu_ (exclusive), after the durable write.

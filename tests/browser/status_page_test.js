@@ -10,10 +10,14 @@
 //   - the page polls /v1/stats at most once a second;
 //   - the query form's latest and range answers are the events the API returns, shown as rows; an
 //     index query shows the API's answer: its events, or its error text when it answers 4xx;
+//   - the devices table shows the ids of the API's /v1/latest pages (first, next, previous, by id
+//     prefix); choosing a device shows its latest events as the API answered them and a chart of
+//     a numeric field with as many points as the API's series, and another field redraws it;
 //   - with a server that wants a bearer token (simulated by intercepting the page's requests), the
 //     page asks for it, keeps it in sessionStorage only and sends it on every request;
 //   - no console error and no uncaught exception, but for the 4xx answers a check asked for.
-// It saves OUT_DIR/status_page.png (the whole page after a query) for a person to look at.
+// It saves OUT_DIR/status_page.png (the whole page after a query) and status_page_devices.png (a
+// device chosen) for a person to look at.
 
 "use strict";
 const { spawn } = require("node:child_process");
@@ -147,6 +151,7 @@ async function main() {
       viewport: { width: 1360, height: 900 },
     });
     await checkPage(context, base);
+    await checkDevices(context, base);
     await checkToken(context, base);
     // The server goes away under an open page: it says so and keeps the last figures.
     const page = await context.newPage();
@@ -256,6 +261,89 @@ async function checkPage(context, base) {
 
   check(offsite.length === 0, "the page requests nothing from another origin", offsite.join(", "));
   check(errors.length === 0, "no console error on the status page", errors.join(" | "));
+  await page.close();
+}
+
+// The ids of the devices table's rows.
+async function deviceIds(page) {
+  return page.$$eval("#devices-table tbody tr", (trs) => trs.map((tr) => tr.cells[0].textContent));
+}
+
+// Runs `action` and returns the body of the page's first response whose URL matches `pattern`.
+async function responseOf(page, pattern, action) {
+  const response = page.waitForResponse((r) => pattern.test(r.url()));
+  await action();
+  const res = await response;
+  return { status: res.status(), json: JSON.parse(await res.text()), url: res.url() };
+}
+
+async function checkDevices(context, base) {
+  const page = await context.newPage();
+  const errors = watchErrors(page, () => false);
+  // Every answer of the device view's latest events, the last one last: the view refreshes itself.
+  const latestAnswers = [];
+  page.on("response", async (r) => {
+    if (/\/latest\?n=10$/.test(r.url())) latestAnswers.push(JSON.parse(await r.text()));
+  });
+  const shows = async (want) => waitFor(async () => same(await deviceIds(page), want), 5000);
+  await page.goto(base + "/");
+  const loaded = await waitFor(async () => (await deviceIds(page)).length > 0);
+  check(loaded !== null, "the devices table fills by itself");
+
+  // First page, by id: the ids the API answered for the same URL (times move on, ids do not).
+  let got = await responseOf(page, /\/v1\/latest\?limit=50$/, () => page.click("#devices-search"));
+  const firstPage = got.json.events.map((e) => e.event_id);
+  check(got.status === 200 && firstPage.length === 50 && (await shows(firstPage)) !== null,
+        "the devices table shows the 50 ids of the API's first page", JSON.stringify((await deviceIds(page)).slice(0, 3)));
+  check(same([...firstPage].sort(), firstPage), "the devices are in id order");
+  const api = await getJson(got.url);
+  check(same(api.json.events.map((e) => e.event_id), firstPage), "the API answers the same ids to the page's URL");
+
+  // Next page: after the first page's last id; previous comes back.
+  got = await responseOf(page, /\/v1\/latest\?limit=50&after=/, () => page.click("#devices-next"));
+  let ids = got.json.events.map((e) => e.event_id);
+  check(new URL(got.url).searchParams.get("after") === firstPage[firstPage.length - 1] && ids.length > 0 &&
+        ids[0] > firstPage[firstPage.length - 1] && (await shows(ids)) !== null,
+        "next shows the page after the first page's last id", got.url);
+  await responseOf(page, /\/v1\/latest\?limit=50$/, () => page.click("#devices-prev"));
+  check((await shows(firstPage)) !== null, "previous shows the first page again");
+
+  // Search by prefix.
+  await page.fill("#devices-prefix", "dev-00001");
+  got = await responseOf(page, /\/v1\/latest\?limit=50&prefix=dev-00001$/, () => page.click("#devices-search"));
+  ids = got.json.events.map((e) => e.event_id);
+  check(ids.length > 0 && ids.every((id) => id.startsWith("dev-00001")) && (await shows(ids)) !== null,
+        "a prefix search shows only the ids with that prefix, as the API answered", JSON.stringify(ids));
+
+  // The device view: its latest events, then the chart of its first reading.
+  const id = ids[0];
+  const series = page.waitForResponse((r) => r.url().includes("/v1/events/" + id + "/series?"));
+  await page.click("#devices-table tbody tr:first-child a");
+  const opened = await waitFor(async () => (await page.isVisible("#device-view")) && (await page.textContent("#device-id")) === id);
+  check(opened !== null, "choosing a device opens its view", await page.textContent("#device-id"));
+  const offsets = () => page.$$eval("#device-latest tbody tr", (trs) => trs.map((tr) => Number(tr.cells[2].textContent)));
+  const listed = await waitFor(async () => {
+    const last = latestAnswers[latestAnswers.length - 1];
+    return last && last.events.length === 10 && same(await offsets(), last.events.map((e) => e.offset));
+  });
+  check(listed !== null, "the device view lists the 10 newest events the API answered", JSON.stringify(await offsets()));
+  let res = await series;
+  let body = JSON.parse(await res.text());
+  const field = new URL(res.url()).searchParams.get("field");
+  check(res.status() === 200 && field === "temp", "the chart asks the series of the first reading (temp)", res.url());
+  let drawn = await waitFor(async () => (await page.getAttribute("#device-chart", "data-points")) === String(body.points.length));
+  check(drawn !== null && body.points.length > 0, "the chart draws the API's points", body.points.length);
+  const options = await page.$$eval("#device-field option", (os) => os.map((o) => o.value));
+  check(["temp", "humidity", "battery"].every((f) => options.includes(f)), "every numeric field can be charted", JSON.stringify(options));
+  const humidity = page.waitForResponse((r) => r.url().includes("/series?field=humidity"));
+  await page.selectOption("#device-field", "humidity");
+  res = await humidity;
+  body = JSON.parse(await res.text());
+  drawn = await waitFor(async () => (await page.getAttribute("#device-chart", "data-points")) === String(body.points.length));
+  check(res.status() === 200 && body.points.length > 0 && drawn !== null,
+        "choosing another field redraws the chart from its series");
+  await page.screenshot({ path: path.join(outDir, "status_page_devices.png"), fullPage: true });
+  check(errors.length === 0, "no console error on the devices", errors.join(" | "));
   await page.close();
 }
 

@@ -122,6 +122,23 @@ TEST(ConfigKeyTest, HttpThreadsAndQueryMaxConcurrent) {
             "always answered, got 8");
 }
 
+TEST(ConfigKeyTest, QueryLastCacheDepthAndBytes) {
+  const Config d = SetOk({});
+  EXPECT_EQ(d.ToQueryOptions().last_cache, 16);
+  EXPECT_EQ(d.ToQueryOptions().last_cache_bytes, size_t{64} << 20);
+  const Config c = SetOk({"query.last_cache=0", "query.last_cache_bytes=1GiB"});
+  EXPECT_EQ(c.ToQueryOptions().last_cache, 0);
+  EXPECT_EQ(c.ToQueryOptions().last_cache_bytes, size_t{1} << 30);
+  EXPECT_EQ(SetOk({"query.last_cache=1000"}).ToQueryOptions().last_cache, 1000);
+  EXPECT_THAT(SetError("query.last_cache=1001"),
+              StartsWith("query.last_cache: expected an integer from 0 to 1000"));
+  EXPECT_THAT(SetError("query.last_cache=-1"), StartsWith("query.last_cache: expected"));
+  EXPECT_THAT(SetError("query.last_cache_bytes=1KiB"),
+              StartsWith("query.last_cache_bytes: expected a size"));
+  EXPECT_THAT(SetError("query.last_cache_bytes=lots"),
+              StartsWith("query.last_cache_bytes: expected a size"));
+}
+
 TEST(ConfigKeyTest, KeyingSalts) {
   EXPECT_EQ(SetOk({"keying.salts=1"}).keying.salts, 1);
   EXPECT_EQ(SetOk({"keying.salts=256"}).keying.salts, 256);

@@ -40,6 +40,8 @@ void ExpectDefaults(const Config& c) {
   EXPECT_EQ(c.store.write_buffer_bytes, d.store.write_buffer_bytes);
   EXPECT_EQ(c.http.threads, d.http.threads);
   EXPECT_EQ(c.query.max_concurrent, d.query.max_concurrent);
+  EXPECT_EQ(c.query.last_cache, d.query.last_cache);
+  EXPECT_EQ(c.query.last_cache_bytes, d.query.last_cache_bytes);
   EXPECT_EQ(c.http.tls_cert, d.http.tls_cert);
   EXPECT_EQ(c.http.tls_key, d.http.tls_key);
   EXPECT_EQ(c.cluster.peers, d.cluster.peers);
@@ -109,8 +111,8 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
           "ingest.ts_field", "ingest.max_future", "ingest.dead_letter_topic", "ingest.stall_after",
           "ingest.writers", "index.fields", "http.listen", "http.threads", "http.token_file",
           "http.allow_open", "http.tls_cert", "http.tls_key", "query.threads",
-          "query.max_concurrent", "cluster.peers", "cluster.peer_timeout_ms", "cluster.peer_ca",
-          "cluster.max_staleness"));
+          "query.max_concurrent", "query.last_cache", "query.last_cache_bytes", "cluster.peers",
+          "cluster.peer_timeout_ms", "cluster.peer_ca", "cluster.max_staleness"));
 }
 
 TEST(ConfigTest, ClusterPeersAreHostPortsGivenOnce) {

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <fstream>
+#include <iterator>
 #include <regex>
 #include <string>
 #include <vector>
@@ -35,12 +37,35 @@ TEST(StatusPageTest, TheBuiltInPageIsTheWholeSourceFile) {
 TEST(StatusPageTest, HoldsTheElementsScriptsReadAndNoExternalAsset) {
   const std::string html(StatusPageHtml());
   for (const char* id : {"stat-ingested", "stat-lag", "stat-buckets", "query-form", "q-results",
-                         "cluster-card", "cluster"}) {
+                         "cluster-card", "cluster", "devices-table", "devices-prefix",
+                         "device-view", "device-chart"}) {
     EXPECT_NE(html.find(std::string("id=\"") + id + "\""), std::string::npos) << id;
   }
   // Nothing loaded from elsewhere: no src= or href= to another origin, no @import, no url().
   const std::regex external(R"((src|href)\s*=\s*"(https?:)?//|@import|url\()", std::regex::icase);
   EXPECT_FALSE(std::regex_search(html, external));
+}
+
+// The page is written as four files (http/CMakeLists.txt joins them at build time): the page
+// served holds each of them whole, style inline, both scripts in its one script element, and
+// none of the lines that mark where they go.
+TEST(StatusPageTest, TheBuiltPageJoinsItsHtmlStyleAndScripts) {
+  const std::string html(StatusPageHtml());
+  for (const char* part : {"status_page.css", "status_page.js", "status_page_devices.js"}) {
+    std::ifstream in(std::string(HOTROW_SOURCE_DIR) + "/http/" + part);
+    ASSERT_TRUE(in) << part;
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_GT(text.size(), 100u) << part;
+    EXPECT_NE(html.find(text), std::string::npos) << part << " is not in the page whole";
+  }
+  EXPECT_EQ(html.find("goes here at build time"), std::string::npos);
+  const size_t script = html.find("<script>");
+  ASSERT_NE(script, std::string::npos);
+  EXPECT_EQ(html.find("<script", script + 1), std::string::npos) << "one script element";
+  const size_t uses = html.find("const shared = window.hotrowPage;");
+  ASSERT_NE(uses, std::string::npos);
+  EXPECT_LT(html.find("window.hotrowPage = {"), uses)
+      << "the devices' script comes after the one it uses";
 }
 
 TEST(StatusPageTest, ServedAtTheRootOnly) {

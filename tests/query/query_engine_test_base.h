@@ -52,12 +52,14 @@ class QueryEngineTest : public ::testing::Test {
     store_ = std::move(store).value();
   }
 
+  // The last-N cache is off unless asked for: these tests check how the store is read.
   std::unique_ptr<QueryEngine> NewEngine(int threads = 2, int max_concurrent = 64,
-                                         size_t chunk_events = 3) {
+                                         size_t chunk_events = 3, int last_cache = 0) {
     QueryOptions q;
     q.threads = threads;
     q.max_concurrent_queries = max_concurrent;
     q.chunk_events = chunk_events;
+    q.last_cache = last_cache;
     return std::make_unique<QueryEngine>(store_.get(), q);
   }
 

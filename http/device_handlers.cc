@@ -1,0 +1,286 @@
+// The device-state queries of the HTTP API (CONTRACT.md "Device state and series"):
+//   GET  /v1/latest[?prefix=P][&limit=L][&after=CURSOR]   the newest event of every id, paged
+//   GET  /v1/latest?ids=A,B,C[&n=N]                        the newest n of each of many ids
+//   POST /v1/latest  {"ids": [...], "n": N}                the same, for lists a URL cannot hold
+//   GET  /v1/events/{id}/series?field=F&from=T&to=T&(step=S|max_points=K)[&agg=...]
+//
+// With cluster.peers, `?local=true` answers from this instance's serving partitions and names
+// them ("partitions", "complete"), as the other queries' local answers do; a series' local answer
+// carries every aggregate, the sum and where each `last` was found, which is what a merge over the
+// group needs. Without `local` these queries are not merged over the group yet: they are refused
+// (501) rather than answered from one instance's share.
+
+#include <charconv>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cluster/cluster.h"
+#include "cluster/coverage.h"
+#include "http/query_params.h"
+#include "http/server_impl.h"
+#include "wire/event_json.h"
+
+namespace hotrow::http {
+namespace {
+
+// Takes `local=true|false` out of a raw query string into `*local`; the rest goes to `*rest`.
+Status TakeLocal(std::string_view raw, bool* local, std::string* rest) {
+  *local = false;
+  bool seen = false;
+  size_t start = 0;
+  while (start <= raw.size()) {
+    size_t end = raw.find('&', start);
+    if (end == std::string_view::npos) end = raw.size();
+    const std::string_view piece = raw.substr(start, end - start);
+    if (piece == "local" || piece.starts_with("local=")) {
+      if (seen) return Status::InvalidArgument("parameter \"local\" is given more than once");
+      seen = true;
+      const std::string_view value = piece == "local" ? std::string_view() : piece.substr(6);
+      if (value == "true") {
+        *local = true;
+      } else if (value != "false") {
+        return Status::InvalidArgument("local must be true or false, got " +
+                                       QuoteClientText(value));
+      }
+    } else if (!piece.empty()) {
+      if (!rest->empty()) rest->push_back('&');
+      rest->append(piece);
+    }
+    start = end + 1;
+  }
+  return Status::Ok();
+}
+
+// What a local answer covers: the partitions served before and after it ran.
+struct LocalCoverage {
+  cluster::Partitions covered;
+  bool all_serving = false;
+  bool Covers(const std::string& topic, int32_t partition) const {
+    for (const store::TopicPartition& tp : covered) {
+      if (tp.partition == partition && tp.topic == topic) return true;
+    }
+    return false;
+  }
+};
+
+LocalCoverage CoverageBetween(const ingest::OwnershipSnapshot& before,
+                              const ingest::OwnershipSnapshot& after) {
+  LocalCoverage out;
+  for (const store::TopicPartition& tp : before.Serving()) {
+    if (after.IsServing(tp.topic, tp.partition)) out.covered.push_back(tp);
+  }
+  out.all_serving = true;
+  for (const auto& p : after.partitions) out.all_serving = out.all_serving && p.serving();
+  return out;
+}
+
+// ,"partitions":[...],"complete":B
+void AppendLocalCoverage(const LocalCoverage& c, std::string* out) {
+  out->append(",\"partitions\":");
+  cluster::AppendPartitionsJson(c.covered, out);
+  out->append(c.all_serving ? ",\"complete\":true" : ",\"complete\":false");
+}
+
+// A finite number in its shortest exact form; null for what JSON cannot hold (an overflowed sum).
+void AppendNumber(double v, std::string* out) {
+  if (!std::isfinite(v)) {
+    out->append("null");
+    return;
+  }
+  char buffer[32];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), v);
+  out->append(buffer, ec == std::errc() ? end : buffer);
+}
+
+void AppendEvents(const std::vector<query::Event>& events, std::string* out) {
+  out->push_back('[');
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (i != 0) out->push_back(',');
+    wire::AppendEventJson(events[i], out);
+  }
+  out->push_back(']');
+}
+
+}  // namespace
+
+bool HttpServer::Impl::DeviceRoute(const httplib::Request& req,
+                                   const std::vector<std::string>& segments,
+                                   std::string_view raw_query, httplib::Response& res) {
+  const bool latest = segments.size() == 2 && segments[0] == "v1" && segments[1] == "latest";
+  const bool series = segments.size() == 4 && segments[0] == "v1" && segments[1] == "events" &&
+                      segments[3] == "series";
+  if (!latest && !series) return false;
+  const bool ids = latest && (req.method == "POST" || HasIdsParam(raw_query));
+  const QueryKind kind = series ? QueryKind::kSeries
+                         : ids  ? QueryKind::kLatestIds
+                                : QueryKind::kLatestAll;
+  bool local = false;
+  std::string rest;
+  const bool cluster = backend.cluster != nullptr && backend.cluster->enabled();
+  if (!cluster) {
+    rest = raw_query;  // `local` is then an unknown parameter, as for the other queries
+  } else if (Status st = TakeLocal(raw_query, &local, &rest); !st.ok()) {
+    Fail(res, kind, st);
+    return true;
+  }
+  if (series) {
+    Series(segments[2], rest, local, res);
+  } else if (ids) {
+    LatestIds(req, rest, local, res);
+  } else {
+    LatestAll(rest, local, res);
+  }
+  return true;
+}
+
+bool HttpServer::Impl::RefuseUnmerged(QueryKind kind, bool local, httplib::Response& res) {
+  if (local || backend.cluster == nullptr || !backend.cluster->enabled()) return false;
+  backend.metrics->RecordQuery(kind, QueryOutcome::kBadRequest, 0);
+  SetError(res, 501,
+           std::string(QueryKindName(kind)) +
+               " queries are not merged over the group yet; ask each instance with local=true "
+               "(its serving partitions, named in the answer)");
+  return true;
+}
+
+void HttpServer::Impl::LatestAll(std::string_view raw_query, bool local, httplib::Response& res) {
+  const auto start = HttpClock::now();
+  Result<LatestAllParams> params = ParseLatestAllParams(raw_query);
+  if (!params.ok()) return Fail(res, QueryKind::kLatestAll, params.status());
+  if (RefuseUnmerged(QueryKind::kLatestAll, local, res)) return;
+  QuerySlot slot(this);
+  if (!slot.acquired()) return Busy(res, QueryKind::kLatestAll, "too many queries at once");
+  ingest::OwnershipSnapshot before;
+  if (local) before = backend.cluster->Local();
+  Result<query::LatestAllPage> page =
+      backend.engine->LatestAll(params->prefix, params->after, params->limit);
+  if (!page.ok()) return Fail(res, QueryKind::kLatestAll, page.status());
+  std::string body = "{\"events\":";
+  if (local) {
+    const LocalCoverage coverage = CoverageBetween(before, backend.cluster->Local());
+    // Rows of a partition that stopped serving while the query ran are left out: not covered.
+    std::erase_if(page->events,
+                  [&](const query::Event& e) { return !coverage.Covers(e.topic, e.partition); });
+    AppendEvents(page->events, &body);
+    AppendLocalCoverage(coverage, &body);
+  } else {
+    AppendEvents(page->events, &body);
+  }
+  body.append(",\"next\":");
+  if (page->next) {
+    wire::AppendJsonString(*page->next, &body);
+  } else {
+    body.append("null");
+  }
+  body.push_back('}');
+  SetJson(res, 200, std::move(body));
+  backend.metrics->RecordQuery(QueryKind::kLatestAll, QueryOutcome::kOk, SecondsSince(start));
+}
+
+void HttpServer::Impl::LatestIds(const httplib::Request& req, std::string_view raw_query,
+                                 bool local, httplib::Response& res) {
+  const auto start = HttpClock::now();
+  Result<LatestIdsParams> params = LatestIdsParams{};
+  if (req.method == "POST") {
+    if (Status st = CheckNoParams(raw_query); !st.ok()) {
+      return Fail(res, QueryKind::kLatestIds, st);
+    }
+    params = ParseLatestIdsBody(req.body);
+  } else {
+    params = ParseLatestIdsParams(raw_query);
+  }
+  if (!params.ok()) return Fail(res, QueryKind::kLatestIds, params.status());
+  if (RefuseUnmerged(QueryKind::kLatestIds, local, res)) return;
+  QuerySlot slot(this);
+  if (!slot.acquired()) return Busy(res, QueryKind::kLatestIds, "too many queries at once");
+  ingest::OwnershipSnapshot before;
+  if (local) before = backend.cluster->Local();
+  Result<std::vector<std::vector<query::Event>>> answer =
+      backend.engine->LatestMany(params->ids, params->n);
+  if (!answer.ok()) return Fail(res, QueryKind::kLatestIds, answer.status());
+  LocalCoverage coverage;
+  if (local) coverage = CoverageBetween(before, backend.cluster->Local());
+  std::string body = "{\"ids\":{";
+  for (size_t i = 0; i < params->ids.size(); ++i) {
+    if (i != 0) body.push_back(',');
+    wire::AppendJsonString(params->ids[i], &body);
+    body.push_back(':');
+    std::vector<query::Event>& events = (*answer)[i];
+    if (local) {
+      std::erase_if(events,
+                    [&](const query::Event& e) { return !coverage.Covers(e.topic, e.partition); });
+    }
+    AppendEvents(events, &body);
+  }
+  body.push_back('}');
+  if (local) AppendLocalCoverage(coverage, &body);
+  body.push_back('}');
+  SetJson(res, 200, std::move(body));
+  backend.metrics->RecordQuery(QueryKind::kLatestIds, QueryOutcome::kOk, SecondsSince(start));
+}
+
+void HttpServer::Impl::Series(const std::string& id, std::string_view raw_query, bool local,
+                              httplib::Response& res) {
+  const auto start = HttpClock::now();
+  Result<SeriesParams> params = ParseSeriesParams(raw_query);
+  if (!params.ok()) return Fail(res, QueryKind::kSeries, params.status());
+  if (Status st = CheckQueryId(id); !st.ok()) return Fail(res, QueryKind::kSeries, st);
+  if (RefuseUnmerged(QueryKind::kSeries, local, res)) return;
+  QuerySlot slot(this);
+  if (!slot.acquired()) return Busy(res, QueryKind::kSeries, "too many queries at once");
+  ingest::OwnershipSnapshot before;
+  if (local) before = backend.cluster->Local();
+  Result<query::SeriesAnswer> answer =
+      backend.engine->Series(id, params->field, params->from_ms, params->to_ms, params->step_ms);
+  if (!answer.ok()) return Fail(res, QueryKind::kSeries, answer.status());
+  // A local answer carries everything a merge needs, whatever `agg` asked.
+  const uint32_t aggs = local ? kAggAll : params->aggs;
+  std::string body = "{\"event_id\":";
+  wire::AppendJsonString(id, &body);
+  body.append(",\"field\":");
+  wire::AppendJsonString(params->field, &body);
+  body.append(",\"step_ms\":" + std::to_string(answer->step_ms) + ",\"points\":[");
+  for (size_t i = 0; i < answer->points.size(); ++i) {
+    const query::SeriesPoint& p = answer->points[i];
+    if (i != 0) body.push_back(',');
+    body.append("{\"t\":" + std::to_string(p.t_ms));
+    if (aggs & kAggAvg) {
+      body.append(",\"avg\":");
+      AppendNumber(p.avg(), &body);
+    }
+    if (aggs & kAggMin) {
+      body.append(",\"min\":");
+      AppendNumber(p.min, &body);
+    }
+    if (aggs & kAggMax) {
+      body.append(",\"max\":");
+      AppendNumber(p.max, &body);
+    }
+    if (aggs & kAggCount) body.append(",\"count\":" + std::to_string(p.count));
+    if (aggs & kAggLast) {
+      body.append(",\"last\":");
+      AppendNumber(p.last, &body);
+    }
+    if (local) {
+      body.append(",\"sum\":");
+      AppendNumber(p.sum, &body);
+      body.append(",\"last_at\":{\"ts\":" + std::to_string(p.last_ts_ms) + ",\"topic\":");
+      wire::AppendJsonString(
+          backend.store->TopicName(p.last_topic).value_or(std::to_string(p.last_topic)), &body);
+      body.append(",\"partition\":" + std::to_string(p.last_partition) +
+                  ",\"offset\":" + std::to_string(p.last_offset) + "}");
+    }
+    body.push_back('}');
+  }
+  body.append("],\"skipped\":{\"absent\":" + std::to_string(answer->absent) +
+              ",\"not_number\":" + std::to_string(answer->not_number) + "}");
+  if (local) AppendLocalCoverage(CoverageBetween(before, backend.cluster->Local()), &body);
+  body.push_back('}');
+  SetJson(res, 200, std::move(body));
+  backend.metrics->RecordQuery(QueryKind::kSeries, QueryOutcome::kOk, SecondsSince(start));
+}
+
+}  // namespace hotrow::http

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <cstdint>
+#include <set>
+
+#include "ingest/partition_ownership.h"
+#include "query/query_engine.h"
+#include "store/event_store.h"
+
+namespace hotrow::service {
+
+// In cluster mode, tells the query engine's last-N cache of the partitions this instance stopped
+// owning, so that it frees their rows (query::QueryEngine::ForgetPartitions). Answers are exact
+// without it: the cluster's partition filter applies to cached rows as to stored ones, and a
+// partition that comes back finds its rows raised above the cache's floors. What it saves is the
+// memory of rows no query of this instance returns.
+//
+// Operation: Poll compares the ownership's generation with the one it saw last; when it moved, the
+// partitions owned then and not now are forgotten. A partition revoked and assigned back between
+// two polls (an eager rebalance) is kept. Housekeeping polls it every second.
+//
+// Thread-safety: Poll from one thread at a time.
+class CacheOwnership {
+ public:
+  // Nothing is owned; each must outlive this object.
+  CacheOwnership(const ingest::PartitionOwnership* ownership, query::QueryEngine* engine,
+                 const store::EventStore* store)
+      : ownership_(ownership), engine_(engine), store_(store) {}
+
+  // Returns how many partitions were forgotten.
+  size_t Poll();
+
+ private:
+  const ingest::PartitionOwnership* const ownership_;
+  query::QueryEngine* const engine_;
+  const store::EventStore* const store_;
+  uint64_t generation_ = 0;
+  std::set<store::TopicPartition> owned_;  // at generation_
+};
+
+}  // namespace hotrow::service
