@@ -13,6 +13,11 @@
 //   lasts is a fixed wall-clock hold: that is the fault itself, never a synchronisation.
 // - Connection errors while serve is down and 503 (busy) are expected and counted; any other
 //   status, a wrong event, a duplicate, a broken order or a limit overrun is a failure.
+//
+// Why one file of ~840 lines: it is one scenario, a single timeline in which the producer, the
+// queriers, the fault schedule and the kills act on the same fixture state; its parts that stand
+// alone are already elsewhere (fault_oracle.h checks the answers, tests/support runs the
+// processes). Split further, a reader would follow one run across files.
 
 // clang-format off
 #include <librdkafka/rdkafka.h>
