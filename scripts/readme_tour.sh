@@ -102,6 +102,27 @@ step "keys explain"
 grep -q '^partition: 2$' "$workdir/explain.out" && grep -q '^offset: 42$' "$workdir/explain.out" ||
   fail "keys explain printed: $(cat "$workdir/explain.out")"
 
+# README: curl 'http://127.0.0.1:8080/v1/latest?prefix=dev-00000&limit=3'
+step "latest of every device, a page"
+answer=$(curl --silent --show-error --fail "$base/v1/latest?prefix=dev-00000&limit=3") || fail "latest of every id"
+grep -q '"events":\[{"event_id":"dev-00000' <<<"$answer" && grep -q '"next":"dev-00000' <<<"$answer" ||
+  fail "latest of every id: ${answer:0:300}"
+
+# README: curl 'http://127.0.0.1:8080/v1/latest?ids=dev-000000,dev-000001,dev-000002&n=1'
+step "latest of three devices"
+answer=$(curl --silent --show-error --fail "$base/v1/latest?ids=dev-000000,dev-000001,dev-000002&n=1") ||
+  fail "latest of many ids"
+for id in dev-000000 dev-000001 dev-000002; do
+  grep -q "\"$id\":\[{\"event_id\":\"$id\"" <<<"$answer" || fail "latest of many ids: no $id in ${answer:0:300}"
+done
+
+# README: curl ".../v1/events/dev-000000/series?field=temp&from=$((now-60000))&to=$now&step=10s"
+step "series of dev-000000's temp"
+now=$(date +%s%3N)
+answer=$(curl --silent --show-error --fail \
+  "$base/v1/events/dev-000000/series?field=temp&from=$((now-60000))&to=$now&step=10s") || fail "series"
+grep -q '"step_ms":10000,"points":\[{"t":' <<<"$answer" || fail "series: ${answer:0:300}"
+
 # README: curl http://127.0.0.1:8080/v1/stats
 step "stats"
 answer=$(curl --silent --show-error --fail "$base/v1/stats") || fail "stats"
