@@ -191,8 +191,9 @@ Status ReadAnswerObject(simdjson::ondemand::object root, const BodyMember& body,
     saw_group = saw_group || key == "group";
   }
   if ((body && !saw_body) || !saw_partitions) {
-    return Status::InvalidArgument("the answer lacks " + std::string(body ? body_key : "") +
-                                   " or partitions (not a hotrow ?local=true answer)");
+    return Status::InvalidArgument("the answer lacks " +
+                                   (body ? std::string(body_key) + " or " : std::string()) +
+                                   "partitions (not a hotrow ?local=true answer)");
   }
   if (!saw_group) {
     return Status::InvalidArgument("the answer does not name its group (not a hotrow peer)");
