@@ -57,6 +57,7 @@ CoverageDecision DecideCoverage(const GroupPartitions& all, const std::vector<Pe
 // One event of an instance's answer: the fields the merge orders by, and its JSON object as the
 // instance wrote it (passed on byte for byte: the payload is never re-serialised).
 struct PeerEvent {
+  std::string id;  // its "event_id"
   int64_t ts_ms = 0;
   std::string topic;
   int32_t partition = 0;

@@ -96,6 +96,55 @@ bool AcceptStatus(Cluster* cluster, const PeerReply& reply, LocalHead* head, std
 
 }  // namespace
 
+LocalHead HeadBetween(const Cluster* cluster, const ingest::OwnershipSnapshot& before,
+                      const ingest::OwnershipSnapshot& after) {
+  return HeadOf(cluster, ServingInBoth(before, after), after);
+}
+
+size_t GroupSize(Cluster* cluster) { return 1 + cluster->peers().options().peers.size(); }
+
+GroupAskAnswer AskGroup(Cluster* cluster, const GroupAsk& ask) {
+  GroupAskAnswer out;
+  Result<std::string> mine = std::string();
+  const std::string target =
+      ask.peer_target + (ask.peer_target.find('?') == std::string::npos ? "?" : "&") + "local=true";
+  std::vector<PeerReply> replies = cluster->peers().AskAll(
+      target, [&] { mine = ask.local(); }, ask.post_body.empty() ? nullptr : &ask.post_body);
+  if (!mine.ok() && !mine.status().IsBusy()) {
+    out.status = mine.status();
+    return out;
+  }
+  std::vector<PeerCoverage> coverage(1 + replies.size());
+  out.accepted.assign(1 + replies.size(), false);
+  out.covered.resize(1 + replies.size());
+  auto read = [&](size_t index, std::string_view body, bool self) {
+    LocalHead head;
+    Status st = ask.parse(index, body, &head);
+    if (st.ok() && !self) st = cluster->CheckPeer(head);
+    if (!st.ok()) return st;
+    out.accepted[index] = true;
+    out.covered[index] = head.partitions;
+    coverage[index] = {true, std::move(head.partitions), std::move(head.stale)};
+    return Status::Ok();
+  };
+  if (mine.ok()) {
+    if (Status st = read(0, *mine, true); !st.ok()) {
+      Warn("this instance's own answer is not read back: " + st.ToString());
+    }
+  }
+  for (size_t i = 0; i < replies.size(); ++i) {
+    if (!replies[i].answered) {
+      Warn(replies[i].peer + " did not answer: " + replies[i].error);
+      continue;
+    }
+    if (Status st = read(i + 1, replies[i].body, false); !st.ok()) {
+      Warn("the answer of " + replies[i].peer + " is refused: " + st.message());
+    }
+  }
+  out.coverage = DecideCoverage(cluster->KnownPartitions(), coverage);
+  return out;
+}
+
 std::string WithLocal(const std::string& path, const std::string& query) {
   return path + "?" + query + (query.empty() ? "" : "&") + "local=true";
 }

@@ -50,6 +50,38 @@ struct GroupAnswer {
 };
 GroupAnswer AnswerForGroup(Cluster* cluster, const GroupQuery& q);
 
+// What this instance says of itself after a query that ran between `before` and `after`: the
+// partitions served in both (covered whole), the rest of what it owns in `after` stale.
+LocalHead HeadBetween(const Cluster* cluster, const ingest::OwnershipSnapshot& before,
+                      const ingest::OwnershipSnapshot& after);
+
+// A query whose answer is not one list of events (the device queries, CONTRACT.md "Device state
+// and series"), as every instance runs it: each writes its `?local=true` answer, which the asking
+// instance reads back (its own included, in process) with `parse`.
+struct GroupAsk {
+  // What a peer is asked: the path and query string, without `local` (added here).
+  std::string peer_target;
+  // When not empty: peers are asked with a POST of this JSON body instead of a GET.
+  std::string post_body;
+  // This instance's `?local=true` answer body.
+  std::function<Result<std::string>()> local;
+  // Reads instance `index`'s answer (0: this one, i + 1: peers[i]) into the caller's state and
+  // its head into `head`; not ok refuses the answer (logged, and its partitions are missing).
+  std::function<Status(size_t index, std::string_view body, LocalHead* head)> parse;
+};
+struct GroupAskAnswer {
+  // Not ok only when this instance's part failed for a reason other than Busy.
+  Status status;
+  // Per instance (0: this one): whether its answer was read and accepted, and what it covered.
+  std::vector<bool> accepted;
+  std::vector<Partitions> covered;
+  CoverageDecision coverage;
+};
+// Every instance's answer (the peers' over HTTP in parallel, this one's meanwhile), read and
+// judged as AnswerForGroup does; the caller merges what `parse` kept.
+GroupAskAnswer AskGroup(Cluster* cluster, const GroupAsk& ask);
+size_t GroupSize(Cluster* cluster);  // this instance and its peers
+
 // One scan, as every instance runs it.
 struct GroupScan {
   int64_t from_ms = 0;

@@ -3,6 +3,8 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <functional>
+#include <limits>
 
 #include "wire/event_json.h"
 
@@ -51,8 +53,12 @@ Status ReadEvent(simdjson::ondemand::value value, PeerEvent* out) {
   }
   out->json.assign(raw);
   object.reset();
-  std::string_view topic;
+  std::string_view id, topic;
   int64_t partition = 0;
+  if (object["event_id"].get_string().get(id) != SUCCESS) {
+    return Status::InvalidArgument("an event lacks event_id");
+  }
+  out->id.assign(id);
   if (object["ts"].get_int64().get(out->ts_ms) != SUCCESS ||
       object["topic"].get_string().get(topic) != SUCCESS ||
       object["partition"].get_int64().get(partition) != SUCCESS ||
@@ -154,11 +160,16 @@ Status ReadHeadMember(std::string_view key, simdjson::ondemand::value value, Loc
   return Status::Ok();
 }
 
-// Reads the members of `root` into `head` (and "events" into `events` when not null). Fails when
-// "partitions" or "group" is absent: not a hotrow ?local=true answer.
-Status ReadAnswerObject(simdjson::ondemand::object root, std::vector<PeerEvent>* events,
-                        LocalHead* head) {
-  bool saw_events = false, saw_partitions = false, saw_group = false;
+// One member of an answer that is not the head's: `*known` false when the answer has no such
+// member.
+using BodyMember =
+    std::function<Status(std::string_view key, simdjson::ondemand::value value, bool* known)>;
+
+// Reads the members of `root` into `head`, the others through `body` (when not null), which must
+// see `body_key`. Fails when "partitions" or "group" is absent: not a hotrow ?local=true answer.
+Status ReadAnswerObject(simdjson::ondemand::object root, const BodyMember& body,
+                        std::string_view body_key, LocalHead* head) {
+  bool saw_body = false, saw_partitions = false, saw_group = false;
   for (auto field : root) {
     std::string_view key;
     if (field.unescaped_key().get(key) != SUCCESS) {
@@ -166,29 +177,23 @@ Status ReadAnswerObject(simdjson::ondemand::object root, std::vector<PeerEvent>*
     }
     simdjson::ondemand::value value;
     if (field.value().get(value) != SUCCESS) return Status::InvalidArgument("bad member");
-    if (key == "events" && events != nullptr) {
-      simdjson::ondemand::array list;
-      if (value.get_array().get(list) != SUCCESS) {
-        return Status::InvalidArgument("events is not a list");
-      }
-      for (auto item : list) {
-        simdjson::ondemand::value v;
-        if (item.get(v) != SUCCESS) return Status::InvalidArgument("bad event");
-        PeerEvent e;
-        HOTROW_RETURN_IF_ERROR(ReadEvent(v, &e));
-        events->push_back(std::move(e));
-      }
-      saw_events = true;
-      continue;
-    }
     bool known = false;
+    if (body) {
+      const std::string member(key);  // `key` is not kept once the value is read
+      HOTROW_RETURN_IF_ERROR(body(member, value, &known));
+      if (known) {
+        saw_body = saw_body || member == body_key;
+        continue;
+      }
+    }
     HOTROW_RETURN_IF_ERROR(ReadHeadMember(key, value, head, &known));
     saw_partitions = saw_partitions || key == "partitions";
     saw_group = saw_group || key == "group";
   }
-  if ((events != nullptr && !saw_events) || !saw_partitions) {
-    return Status::InvalidArgument(
-        "the answer lacks events or partitions (not a hotrow ?local=true answer)");
+  if ((body && !saw_body) || !saw_partitions) {
+    return Status::InvalidArgument("the answer lacks " +
+                                   (body ? std::string(body_key) + " or " : std::string()) +
+                                   "partitions (not a hotrow ?local=true answer)");
   }
   if (!saw_group) {
     return Status::InvalidArgument("the answer does not name its group (not a hotrow peer)");
@@ -196,7 +201,31 @@ Status ReadAnswerObject(simdjson::ondemand::object root, std::vector<PeerEvent>*
   return Status::Ok();
 }
 
-Status ParseObject(std::string_view body, std::vector<PeerEvent>* events, LocalHead* head) {
+Status ReadEvents(simdjson::ondemand::value value, std::vector<PeerEvent>* events) {
+  simdjson::ondemand::array list;
+  if (value.get_array().get(list) != SUCCESS) {
+    return Status::InvalidArgument("events is not a list");
+  }
+  for (auto item : list) {
+    simdjson::ondemand::value v;
+    if (item.get(v) != SUCCESS) return Status::InvalidArgument("bad event");
+    PeerEvent e;
+    HOTROW_RETURN_IF_ERROR(ReadEvent(v, &e));
+    events->push_back(std::move(e));
+  }
+  return Status::Ok();
+}
+
+BodyMember EventsMember(std::vector<PeerEvent>* events) {
+  if (events == nullptr) return nullptr;
+  return [events](std::string_view key, simdjson::ondemand::value value, bool* known) {
+    *known = key == "events";
+    return *known ? ReadEvents(value, events) : Status::Ok();
+  };
+}
+
+Status ParseObject(std::string_view body, const BodyMember& member, std::string_view member_key,
+                   LocalHead* head) {
   thread_local simdjson::ondemand::parser parser;  // its buffers are reused by the next answer
   const simdjson::padded_string padded(body);
   simdjson::ondemand::document doc;
@@ -204,17 +233,163 @@ Status ParseObject(std::string_view body, std::vector<PeerEvent>* events, LocalH
   if (parser.iterate(padded).get(doc) != SUCCESS || doc.get_object().get(root) != SUCCESS) {
     return Status::InvalidArgument("the answer is not a JSON object");
   }
-  return ReadAnswerObject(root, events, head);
+  return ReadAnswerObject(root, member, member_key, head);
+}
+
+// A number of a series point; null (what the answering instance writes for a sum that
+// overflowed) reads as infinity, which the merge's answer writes as null again.
+Status ReadNumber(simdjson::ondemand::value value, double* out) {
+  bool is_null = false;
+  if (value.is_null().get(is_null) == SUCCESS && is_null) {
+    *out = std::numeric_limits<double>::infinity();
+    return Status::Ok();
+  }
+  return value.get_double().get(*out) == SUCCESS
+             ? Status::Ok()
+             : Status::InvalidArgument("a series number is not a number");
+}
+
+Status ReadSeriesPoint(simdjson::ondemand::value value, PeerSeriesPoint* p) {
+  simdjson::ondemand::object object;
+  if (value.get_object().get(object) != SUCCESS) {
+    return Status::InvalidArgument("a series point is not an object");
+  }
+  bool saw_sum = false, saw_at = false;
+  for (auto field : object) {
+    std::string_view key;
+    simdjson::ondemand::value v;
+    if (field.unescaped_key().get(key) != SUCCESS || field.value().get(v) != SUCCESS) {
+      return Status::InvalidArgument("a series point is not valid JSON");
+    }
+    if (key == "t") {
+      if (v.get_int64().get(p->t_ms) != SUCCESS) return Status::InvalidArgument("bad t");
+    } else if (key == "count") {
+      if (v.get_uint64().get(p->count) != SUCCESS) return Status::InvalidArgument("bad count");
+    } else if (key == "sum") {
+      HOTROW_RETURN_IF_ERROR(ReadNumber(v, &p->sum));
+      saw_sum = true;
+    } else if (key == "min") {
+      HOTROW_RETURN_IF_ERROR(ReadNumber(v, &p->min));
+    } else if (key == "max") {
+      HOTROW_RETURN_IF_ERROR(ReadNumber(v, &p->max));
+    } else if (key == "last") {
+      HOTROW_RETURN_IF_ERROR(ReadNumber(v, &p->last));
+    } else if (key == "last_at") {
+      simdjson::ondemand::object at;
+      std::string_view topic;
+      int64_t partition = 0;
+      if (v.get_object().get(at) != SUCCESS || at["ts"].get_int64().get(p->last_ts_ms) != SUCCESS ||
+          at["topic"].get_string().get(topic) != SUCCESS ||
+          at["partition"].get_int64().get(partition) != SUCCESS ||
+          at["offset"].get_int64().get(p->last_offset) != SUCCESS) {
+        return Status::InvalidArgument("last_at is not {ts, topic, partition, offset}");
+      }
+      p->last_topic.assign(topic);
+      p->last_partition = static_cast<int32_t>(partition);
+      saw_at = true;
+    }
+  }
+  if (!saw_sum || !saw_at || p->count == 0) {
+    return Status::InvalidArgument("a series point lacks sum, last_at or count (not local)");
+  }
+  return Status::Ok();
+}
+
+Status ReadSeriesMember(std::string_view key, simdjson::ondemand::value value, PeerSeries* out,
+                        bool* known) {
+  *known = true;
+  if (key == "step_ms") {
+    return value.get_int64().get(out->step_ms) == SUCCESS
+               ? Status::Ok()
+               : Status::InvalidArgument("step_ms is not an integer");
+  }
+  if (key == "points") {
+    simdjson::ondemand::array list;
+    if (value.get_array().get(list) != SUCCESS) {
+      return Status::InvalidArgument("points is not a list");
+    }
+    for (auto item : list) {
+      simdjson::ondemand::value v;
+      if (item.get(v) != SUCCESS) return Status::InvalidArgument("bad point");
+      PeerSeriesPoint p;
+      HOTROW_RETURN_IF_ERROR(ReadSeriesPoint(v, &p));
+      out->points.push_back(std::move(p));
+    }
+    return Status::Ok();
+  }
+  if (key == "skipped") {
+    simdjson::ondemand::object skipped;
+    if (value.get_object().get(skipped) != SUCCESS ||
+        skipped["absent"].get_uint64().get(out->absent) != SUCCESS ||
+        skipped["not_number"].get_uint64().get(out->not_number) != SUCCESS) {
+      return Status::InvalidArgument("skipped is not {absent, not_number}");
+    }
+    return Status::Ok();
+  }
+  *known = key == "event_id" || key == "field";  // the asker knows them
+  return Status::Ok();
 }
 
 }  // namespace
 
 Status ParseLocalAnswer(std::string_view body, std::vector<PeerEvent>* events, LocalHead* head) {
-  return ParseObject(body, events, head);
+  return ParseObject(body, EventsMember(events), "events", head);
 }
 
 Status ParseClusterLocal(std::string_view body, LocalHead* head) {
-  return ParseObject(body, nullptr, head);
+  return ParseObject(body, nullptr, "", head);
+}
+
+Status ParseLocalLatestAll(std::string_view body, PeerLatestAll* out, LocalHead* head) {
+  auto member = [out](std::string_view key, simdjson::ondemand::value value, bool* known) {
+    *known = true;
+    if (key == "events") return ReadEvents(value, &out->events);
+    if (key == "next") {
+      bool is_null = false;
+      if (value.is_null().get(is_null) == SUCCESS && is_null) {
+        out->next.reset();
+        return Status::Ok();
+      }
+      std::string_view next;
+      if (value.get_string().get(next) != SUCCESS) {
+        return Status::InvalidArgument("next is neither a string nor null");
+      }
+      out->next = std::string(next);
+      return Status::Ok();
+    }
+    *known = false;
+    return Status::Ok();
+  };
+  return ParseObject(body, member, "events", head);
+}
+
+Status ParseLocalLatestIds(std::string_view body,
+                           std::map<std::string, std::vector<PeerEvent>>* out, LocalHead* head) {
+  auto member = [out](std::string_view key, simdjson::ondemand::value value, bool* known) {
+    *known = key == "ids";
+    if (!*known) return Status::Ok();
+    simdjson::ondemand::object ids;
+    if (value.get_object().get(ids) != SUCCESS) {
+      return Status::InvalidArgument("ids is not an object");
+    }
+    for (auto field : ids) {
+      std::string_view id;
+      simdjson::ondemand::value list;
+      if (field.unescaped_key().get(id) != SUCCESS || field.value().get(list) != SUCCESS) {
+        return Status::InvalidArgument("ids is not {id: [event...]}");
+      }
+      HOTROW_RETURN_IF_ERROR(ReadEvents(list, &(*out)[std::string(id)]));
+    }
+    return Status::Ok();
+  };
+  return ParseObject(body, member, "ids", head);
+}
+
+Status ParseLocalSeries(std::string_view body, PeerSeries* out, LocalHead* head) {
+  auto member = [out](std::string_view key, simdjson::ondemand::value value, bool* known) {
+    return ReadSeriesMember(key, value, out, known);
+  };
+  return ParseObject(body, member, "points", head);
 }
 
 Status ParseScanLine(std::string_view line, bool* is_event, PeerEvent* event, LocalHead* head) {
@@ -225,7 +400,7 @@ Status ParseScanLine(std::string_view line, bool* is_event, PeerEvent* event, Lo
   }
   if (line.starts_with("{\"complete\"")) {
     *is_event = false;
-    return ParseObject(line, nullptr, head);
+    return ParseObject(line, nullptr, "", head);
   }
   thread_local simdjson::ondemand::parser parser;  // its buffers are reused by the next answer
   const simdjson::padded_string padded(line);

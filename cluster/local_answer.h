@@ -1,5 +1,8 @@
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +45,39 @@ void AppendUnindexedJson(const std::vector<query::UnindexedSpan>& spans, std::st
 // "partitions": ..., "stale": ..., "group": ..., "topics": ...}. InvalidArgument when it is not
 // one.
 Status ParseLocalAnswer(std::string_view body, std::vector<PeerEvent>* events, LocalHead* head);
+// A `?local=true` answer to GET /v1/latest without ids (CONTRACT.md "Device state and series"):
+// one page of the newest event of every id, ids in byte order, and the instance's `next`.
+struct PeerLatestAll {
+  std::vector<PeerEvent> events;
+  std::optional<std::string> next;
+};
+Status ParseLocalLatestAll(std::string_view body, PeerLatestAll* out, LocalHead* head);
+// A `?local=true` answer to the latest of many ids: {"ids": {"A": [E...], ...}, head...}.
+Status ParseLocalLatestIds(std::string_view body,
+                           std::map<std::string, std::vector<PeerEvent>>* out, LocalHead* head);
+
+// One step of a `?local=true` series answer: every aggregate, the sum, and where `last` was found
+// (what the merge orders the instances' `last` by).
+struct PeerSeriesPoint {
+  int64_t t_ms = 0;
+  uint64_t count = 0;
+  double sum = 0;
+  double min = 0;
+  double max = 0;
+  double last = 0;
+  int64_t last_ts_ms = 0;
+  std::string last_topic;
+  int32_t last_partition = 0;
+  int64_t last_offset = 0;
+};
+struct PeerSeries {
+  int64_t step_ms = 0;
+  std::vector<PeerSeriesPoint> points;  // oldest first
+  uint64_t absent = 0;
+  uint64_t not_number = 0;
+};
+Status ParseLocalSeries(std::string_view body, PeerSeries* out, LocalHead* head);
+
 // Reads one NDJSON line of a local scan: an event (`*is_event`), or the last line
 // {"complete": ..., "partitions": ..., ...} into `head`.
 Status ParseScanLine(std::string_view line, bool* is_event, PeerEvent* event, LocalHead* head);

@@ -93,12 +93,15 @@ std::string PeerClients::Explain(const std::string& peer, const Pooled& pooled, 
   return why;
 }
 
-PeerReply PeerClients::Ask(const std::string& peer, const std::string& target) {
+PeerReply PeerClients::Ask(const std::string& peer, const std::string& target,
+                           const std::string* post_json) {
   PeerReply reply;
   reply.peer = peer;
   try {
     Pooled pooled = Take(peer);
-    httplib::Result res = pooled.client->Get(target);
+    httplib::Result res = post_json != nullptr
+                              ? pooled.client->Post(target, *post_json, "application/json")
+                              : pooled.client->Get(target);
     if (!res) {
       reply.error = Explain(peer, pooled, static_cast<int>(res.error()));
       return reply;
@@ -118,7 +121,8 @@ PeerReply PeerClients::Ask(const std::string& peer, const std::string& target) {
 }
 
 std::vector<PeerReply> PeerClients::AskAll(const std::string& target,
-                                           const std::function<void()>& meanwhile) {
+                                           const std::function<void()>& meanwhile,
+                                           const std::string* post_json) {
   std::vector<PeerReply> replies(options_.peers.size());
   if (replies.empty()) {
     if (meanwhile) meanwhile();
@@ -139,10 +143,10 @@ std::vector<PeerReply> PeerClients::AskAll(const std::string& target,
     explicit Shared(size_t count) : left(count), claimed(count) {}
   };
   auto shared = std::make_shared<Shared>(tasks);
-  auto run = [this, shared, n, &replies, &target, &meanwhile](size_t i) {
+  auto run = [this, shared, n, &replies, &target, &meanwhile, post_json](size_t i) {
     if (shared->claimed[i].exchange(true)) return;
     if (i < n) {
-      replies[i] = Ask(options_.peers[i], target);
+      replies[i] = Ask(options_.peers[i], target, post_json);
     } else {
       meanwhile();
     }

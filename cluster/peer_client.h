@@ -65,8 +65,11 @@ class PeerClients {
   // GETs `target` ("/v1/...?...") on every peer in parallel, each within timeout_ms, and runs
   // `meanwhile` (this instance's own part) meanwhile, on the calling thread or a pool thread,
   // whichever is free first. Returns once all are done; replies in the order of options().peers.
+  // With `post_json`, each peer is sent a POST of that JSON body instead (a list of ids too long
+  // for a URL).
   std::vector<PeerReply> AskAll(const std::string& target,
-                                const std::function<void()>& meanwhile = nullptr);
+                                const std::function<void()>& meanwhile = nullptr,
+                                const std::string* post_json = nullptr);
 
   // GETs `target` on `peer`, passing the body to `on_data` as it arrives (false from it stops).
   // False with `error` set when the peer did not answer 200 in time or the stream broke.
@@ -80,7 +83,7 @@ class PeerClients {
   };
   Pooled Take(const std::string& peer);
   void Return(const std::string& peer, Pooled pooled);
-  PeerReply Ask(const std::string& peer, const std::string& target);
+  PeerReply Ask(const std::string& peer, const std::string& target, const std::string* post_json);
   // Why a request that failed with httplib error `error` failed, in words; asks the peer in the
   // other scheme when that may be the cause.
   std::string Explain(const std::string& peer, const Pooled& pooled, int error);

@@ -4,12 +4,13 @@
 //   POST /v1/latest  {"ids": [...], "n": N}                the same, for lists a URL cannot hold
 //   GET  /v1/events/{id}/series?field=F&from=T&to=T&(step=S|max_points=K)[&agg=...]
 //
-// With cluster.peers, `?local=true` answers from this instance's serving partitions and names
-// them ("partitions", "complete"), as the other queries' local answers do; a series' local answer
-// carries every aggregate, the sum and where each `last` was found, which is what a merge over the
-// group needs. Without `local` these queries are not merged over the group yet: they are refused
-// (501) rather than answered from one instance's share.
+// This file writes one instance's answers. With cluster.peers, `?local=true` answers from this
+// instance's serving partitions with the head the other queries' local answers carry (partitions,
+// stale, group, topics, complete); a series' local answer carries every aggregate, the sum and
+// where each `last` was found. Without `local` the queries are merged over the group
+// (http/device_fanout.cc).
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <memory>
@@ -19,6 +20,8 @@
 
 #include "cluster/cluster.h"
 #include "cluster/coverage.h"
+#include "cluster/group_query.h"
+#include "cluster/local_answer.h"
 #include "http/query_params.h"
 #include "http/server_impl.h"
 #include "wire/event_json.h"
@@ -54,34 +57,9 @@ Status TakeLocal(std::string_view raw, bool* local, std::string* rest) {
   return Status::Ok();
 }
 
-// What a local answer covers: the partitions served before and after it ran.
-struct LocalCoverage {
-  cluster::Partitions covered;
-  bool all_serving = false;
-  bool Covers(const std::string& topic, int32_t partition) const {
-    for (const store::TopicPartition& tp : covered) {
-      if (tp.partition == partition && tp.topic == topic) return true;
-    }
-    return false;
-  }
-};
-
-LocalCoverage CoverageBetween(const ingest::OwnershipSnapshot& before,
-                              const ingest::OwnershipSnapshot& after) {
-  LocalCoverage out;
-  for (const store::TopicPartition& tp : before.Serving()) {
-    if (after.IsServing(tp.topic, tp.partition)) out.covered.push_back(tp);
-  }
-  out.all_serving = true;
-  for (const auto& p : after.partitions) out.all_serving = out.all_serving && p.serving();
-  return out;
-}
-
-// ,"partitions":[...],"complete":B
-void AppendLocalCoverage(const LocalCoverage& c, std::string* out) {
-  out->append(",\"partitions\":");
-  cluster::AppendPartitionsJson(c.covered, out);
-  out->append(c.all_serving ? ",\"complete\":true" : ",\"complete\":false");
+bool Covers(const cluster::LocalHead& head, const std::string& topic, int32_t partition) {
+  return std::binary_search(head.partitions.begin(), head.partitions.end(),
+                            store::TopicPartition{topic, partition});
 }
 
 // A finite number in its shortest exact form; null for what JSON cannot hold (an overflowed sum).
@@ -94,6 +72,32 @@ void AppendNumber(double v, std::string* out) {
   auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), v);
   out->append(buffer, ec == std::errc() ? end : buffer);
 }
+
+}  // namespace
+
+void AppendSeriesPoint(int64_t t_ms, uint64_t count, double sum, double min, double max,
+                       double last, uint32_t aggs, std::string* out) {
+  out->append("{\"t\":" + std::to_string(t_ms));
+  if (aggs & kAggAvg) {
+    out->append(",\"avg\":");
+    AppendNumber(sum / static_cast<double>(count), out);
+  }
+  if (aggs & kAggMin) {
+    out->append(",\"min\":");
+    AppendNumber(min, out);
+  }
+  if (aggs & kAggMax) {
+    out->append(",\"max\":");
+    AppendNumber(max, out);
+  }
+  if (aggs & kAggCount) out->append(",\"count\":" + std::to_string(count));
+  if (aggs & kAggLast) {
+    out->append(",\"last\":");
+    AppendNumber(last, out);
+  }
+}
+
+namespace {
 
 void AppendEvents(const std::vector<query::Event>& events, std::string* out) {
   out->push_back('[');
@@ -136,48 +140,69 @@ bool HttpServer::Impl::DeviceRoute(const httplib::Request& req,
   return true;
 }
 
-bool HttpServer::Impl::RefuseUnmerged(QueryKind kind, bool local, httplib::Response& res) {
-  if (local || backend.cluster == nullptr || !backend.cluster->enabled()) return false;
-  backend.metrics->RecordQuery(kind, QueryOutcome::kBadRequest, 0);
-  SetError(res, 501,
-           std::string(QueryKindName(kind)) +
-               " queries are not merged over the group yet; ask each instance with local=true "
-               "(its serving partitions, named in the answer)");
-  return true;
-}
-
-void HttpServer::Impl::LatestAll(std::string_view raw_query, bool local, httplib::Response& res) {
-  const auto start = HttpClock::now();
-  Result<LatestAllParams> params = ParseLatestAllParams(raw_query);
-  if (!params.ok()) return Fail(res, QueryKind::kLatestAll, params.status());
-  if (RefuseUnmerged(QueryKind::kLatestAll, local, res)) return;
-  QuerySlot slot(this);
-  if (!slot.acquired()) return Busy(res, QueryKind::kLatestAll, "too many queries at once");
+Result<std::string> HttpServer::Impl::LatestAllBody(const LatestAllParams& params, bool local) {
   ingest::OwnershipSnapshot before;
   if (local) before = backend.cluster->Local();
   Result<query::LatestAllPage> page =
-      backend.engine->LatestAll(params->prefix, params->after, params->limit);
-  if (!page.ok()) return Fail(res, QueryKind::kLatestAll, page.status());
+      backend.engine->LatestAll(params.prefix, params.after, params.limit);
+  if (!page.ok()) return page.status();
   std::string body = "{\"events\":";
+  cluster::LocalHead head;
   if (local) {
-    const LocalCoverage coverage = CoverageBetween(before, backend.cluster->Local());
+    head = cluster::HeadBetween(backend.cluster, before, backend.cluster->Local());
     // Rows of a partition that stopped serving while the query ran are left out: not covered.
     std::erase_if(page->events,
-                  [&](const query::Event& e) { return !coverage.Covers(e.topic, e.partition); });
-    AppendEvents(page->events, &body);
-    AppendLocalCoverage(coverage, &body);
-  } else {
-    AppendEvents(page->events, &body);
+                  [&](const query::Event& e) { return !Covers(head, e.topic, e.partition); });
   }
+  AppendEvents(page->events, &body);
   body.append(",\"next\":");
   if (page->next) {
     wire::AppendJsonString(*page->next, &body);
   } else {
     body.append("null");
   }
+  if (local) cluster::AppendLocalHead(head, &body);
   body.push_back('}');
-  SetJson(res, 200, std::move(body));
+  return body;
+}
+
+void HttpServer::Impl::LatestAll(std::string_view raw_query, bool local, httplib::Response& res) {
+  const auto start = HttpClock::now();
+  Result<LatestAllParams> params = ParseLatestAllParams(raw_query);
+  if (!params.ok()) return Fail(res, QueryKind::kLatestAll, params.status());
+  QuerySlot slot(this);
+  if (!slot.acquired()) return Busy(res, QueryKind::kLatestAll, "too many queries at once");
+  Result<std::string> body = GroupWide(local) ? LatestAllForGroup(*params, std::string(raw_query))
+                                              : LatestAllBody(*params, local);
+  if (!body.ok()) return Fail(res, QueryKind::kLatestAll, body.status());
+  SetJson(res, 200, std::move(body).value());
   backend.metrics->RecordQuery(QueryKind::kLatestAll, QueryOutcome::kOk, SecondsSince(start));
+}
+
+Result<std::string> HttpServer::Impl::LatestIdsBody(const LatestIdsParams& params, bool local) {
+  ingest::OwnershipSnapshot before;
+  if (local) before = backend.cluster->Local();
+  Result<std::vector<std::vector<query::Event>>> answer =
+      backend.engine->LatestMany(params.ids, params.n);
+  if (!answer.ok()) return answer.status();
+  cluster::LocalHead head;
+  if (local) head = cluster::HeadBetween(backend.cluster, before, backend.cluster->Local());
+  std::string body = "{\"ids\":{";
+  for (size_t i = 0; i < params.ids.size(); ++i) {
+    if (i != 0) body.push_back(',');
+    wire::AppendJsonString(params.ids[i], &body);
+    body.push_back(':');
+    std::vector<query::Event>& events = (*answer)[i];
+    if (local) {
+      std::erase_if(events,
+                    [&](const query::Event& e) { return !Covers(head, e.topic, e.partition); });
+    }
+    AppendEvents(events, &body);
+  }
+  body.push_back('}');
+  if (local) cluster::AppendLocalHead(head, &body);
+  body.push_back('}');
+  return body;
 }
 
 void HttpServer::Impl::LatestIds(const httplib::Request& req, std::string_view raw_query,
@@ -193,77 +218,33 @@ void HttpServer::Impl::LatestIds(const httplib::Request& req, std::string_view r
     params = ParseLatestIdsParams(raw_query);
   }
   if (!params.ok()) return Fail(res, QueryKind::kLatestIds, params.status());
-  if (RefuseUnmerged(QueryKind::kLatestIds, local, res)) return;
   QuerySlot slot(this);
   if (!slot.acquired()) return Busy(res, QueryKind::kLatestIds, "too many queries at once");
-  ingest::OwnershipSnapshot before;
-  if (local) before = backend.cluster->Local();
-  Result<std::vector<std::vector<query::Event>>> answer =
-      backend.engine->LatestMany(params->ids, params->n);
-  if (!answer.ok()) return Fail(res, QueryKind::kLatestIds, answer.status());
-  LocalCoverage coverage;
-  if (local) coverage = CoverageBetween(before, backend.cluster->Local());
-  std::string body = "{\"ids\":{";
-  for (size_t i = 0; i < params->ids.size(); ++i) {
-    if (i != 0) body.push_back(',');
-    wire::AppendJsonString(params->ids[i], &body);
-    body.push_back(':');
-    std::vector<query::Event>& events = (*answer)[i];
-    if (local) {
-      std::erase_if(events,
-                    [&](const query::Event& e) { return !coverage.Covers(e.topic, e.partition); });
-    }
-    AppendEvents(events, &body);
-  }
-  body.push_back('}');
-  if (local) AppendLocalCoverage(coverage, &body);
-  body.push_back('}');
-  SetJson(res, 200, std::move(body));
+  Result<std::string> body =
+      GroupWide(local) ? LatestIdsForGroup(*params) : LatestIdsBody(*params, local);
+  if (!body.ok()) return Fail(res, QueryKind::kLatestIds, body.status());
+  SetJson(res, 200, std::move(body).value());
   backend.metrics->RecordQuery(QueryKind::kLatestIds, QueryOutcome::kOk, SecondsSince(start));
 }
 
-void HttpServer::Impl::Series(const std::string& id, std::string_view raw_query, bool local,
-                              httplib::Response& res) {
-  const auto start = HttpClock::now();
-  Result<SeriesParams> params = ParseSeriesParams(raw_query);
-  if (!params.ok()) return Fail(res, QueryKind::kSeries, params.status());
-  if (Status st = CheckQueryId(id); !st.ok()) return Fail(res, QueryKind::kSeries, st);
-  if (RefuseUnmerged(QueryKind::kSeries, local, res)) return;
-  QuerySlot slot(this);
-  if (!slot.acquired()) return Busy(res, QueryKind::kSeries, "too many queries at once");
+Result<std::string> HttpServer::Impl::SeriesBody(const std::string& id, const SeriesParams& params,
+                                                 bool local) {
   ingest::OwnershipSnapshot before;
   if (local) before = backend.cluster->Local();
   Result<query::SeriesAnswer> answer =
-      backend.engine->Series(id, params->field, params->from_ms, params->to_ms, params->step_ms);
-  if (!answer.ok()) return Fail(res, QueryKind::kSeries, answer.status());
+      backend.engine->Series(id, params.field, params.from_ms, params.to_ms, params.step_ms);
+  if (!answer.ok()) return answer.status();
   // A local answer carries everything a merge needs, whatever `agg` asked.
-  const uint32_t aggs = local ? kAggAll : params->aggs;
+  const uint32_t aggs = local ? kAggAll : params.aggs;
   std::string body = "{\"event_id\":";
   wire::AppendJsonString(id, &body);
   body.append(",\"field\":");
-  wire::AppendJsonString(params->field, &body);
+  wire::AppendJsonString(params.field, &body);
   body.append(",\"step_ms\":" + std::to_string(answer->step_ms) + ",\"points\":[");
   for (size_t i = 0; i < answer->points.size(); ++i) {
     const query::SeriesPoint& p = answer->points[i];
     if (i != 0) body.push_back(',');
-    body.append("{\"t\":" + std::to_string(p.t_ms));
-    if (aggs & kAggAvg) {
-      body.append(",\"avg\":");
-      AppendNumber(p.avg(), &body);
-    }
-    if (aggs & kAggMin) {
-      body.append(",\"min\":");
-      AppendNumber(p.min, &body);
-    }
-    if (aggs & kAggMax) {
-      body.append(",\"max\":");
-      AppendNumber(p.max, &body);
-    }
-    if (aggs & kAggCount) body.append(",\"count\":" + std::to_string(p.count));
-    if (aggs & kAggLast) {
-      body.append(",\"last\":");
-      AppendNumber(p.last, &body);
-    }
+    AppendSeriesPoint(p.t_ms, p.count, p.sum, p.min, p.max, p.last, aggs, &body);
     if (local) {
       body.append(",\"sum\":");
       AppendNumber(p.sum, &body);
@@ -277,10 +258,31 @@ void HttpServer::Impl::Series(const std::string& id, std::string_view raw_query,
   }
   body.append("],\"skipped\":{\"absent\":" + std::to_string(answer->absent) +
               ",\"not_number\":" + std::to_string(answer->not_number) + "}");
-  if (local) AppendLocalCoverage(CoverageBetween(before, backend.cluster->Local()), &body);
+  if (local) {
+    cluster::AppendLocalHead(
+        cluster::HeadBetween(backend.cluster, before, backend.cluster->Local()), &body);
+  }
   body.push_back('}');
-  SetJson(res, 200, std::move(body));
+  return body;
+}
+
+void HttpServer::Impl::Series(const std::string& id, std::string_view raw_query, bool local,
+                              httplib::Response& res) {
+  const auto start = HttpClock::now();
+  Result<SeriesParams> params = ParseSeriesParams(raw_query);
+  if (!params.ok()) return Fail(res, QueryKind::kSeries, params.status());
+  if (Status st = CheckQueryId(id); !st.ok()) return Fail(res, QueryKind::kSeries, st);
+  QuerySlot slot(this);
+  if (!slot.acquired()) return Busy(res, QueryKind::kSeries, "too many queries at once");
+  Result<std::string> body =
+      GroupWide(local) ? SeriesForGroup(id, *params) : SeriesBody(id, *params, local);
+  if (!body.ok()) return Fail(res, QueryKind::kSeries, body.status());
+  SetJson(res, 200, std::move(body).value());
   backend.metrics->RecordQuery(QueryKind::kSeries, QueryOutcome::kOk, SecondsSince(start));
+}
+
+bool HttpServer::Impl::GroupWide(bool local) const {
+  return !local && backend.cluster != nullptr && backend.cluster->enabled();
 }
 
 }  // namespace hotrow::http

@@ -136,13 +136,29 @@ struct HttpServer::Impl {
                  httplib::Response& res);
   void Series(const std::string& id, std::string_view raw_query, bool local,
               httplib::Response& res);
-  // In cluster mode without `local`: answers 501 (not merged over the group yet) and returns true.
-  bool RefuseUnmerged(QueryKind kind, bool local, httplib::Response& res);
+  // In cluster mode without `local`: the query is merged over the group.
+  bool GroupWide(bool local) const;
+  // One instance's answer body (device_handlers.cc); with `local`, of its serving partitions only
+  // and with its head (cluster/local_answer.h).
+  Result<std::string> LatestAllBody(const LatestAllParams& params, bool local);
+  Result<std::string> LatestIdsBody(const LatestIdsParams& params, bool local);
+  Result<std::string> SeriesBody(const std::string& id, const SeriesParams& params, bool local);
+  // The same merged over the group (device_fanout.cc). `raw_query` is the query string without
+  // `local`, which the peers are asked with.
+  Result<std::string> LatestAllForGroup(const LatestAllParams& params,
+                                        const std::string& raw_query);
+  Result<std::string> LatestIdsForGroup(const LatestIdsParams& params);
+  Result<std::string> SeriesForGroup(const std::string& id, const SeriesParams& params);
 
   // /v1/index/{field}/{value}[/latest] (http_index_handlers.cc): answers and returns true when
   // `segments` is an index route, else returns false and leaves `res` alone.
   bool IndexRoute(const std::vector<std::string>& segments, std::string_view raw_query,
                   httplib::Response& res);
 };
+
+// A series point's members as the device queries write them (device_handlers.cc): {"t":MS and
+// the aggregates `aggs` names (the object is left open); a number JSON cannot hold is null.
+void AppendSeriesPoint(int64_t t_ms, uint64_t count, double sum, double min, double max,
+                       double last, uint32_t aggs, std::string* out);
 
 }  // namespace hotrow::http

@@ -222,6 +222,8 @@ Result<SeriesAnswer> QueryEngine::Series(std::string_view id, std::string_view f
   run.max_workers = MaxWorkersPerQuery();
   run.filter = filter ? &filter : nullptr;
   run.work = &work_;
+  const TopicOrder topics(*store_);  // ties in time order topics by name
+  run.topics = &topics;
   return IdSeries(run, id, field, from_ms, to_ms, step_ms);
 }
 

@@ -10,6 +10,7 @@
 #include "query/id_salts.h"
 #include "query/payload_field.h"
 #include "query/salt_tasks.h"
+#include "query/topic_order.h"
 
 namespace hotrow::query {
 namespace {
@@ -21,17 +22,22 @@ struct Partial {
   double sum = 0;
   double min = std::numeric_limits<double>::infinity();
   double max = -std::numeric_limits<double>::infinity();
-  std::tuple<int64_t, uint16_t, int32_t, int64_t> last_key{-1, 0, 0, 0};
+  // The newest event's (ts, topic rank, partition, offset): ties in time order topics by name
+  // (query/topic_order.h), as the contract's order and the cluster's merge of `last` do.
+  std::tuple<int64_t, uint32_t, int32_t, int64_t> last_key{-1, 0, 0, 0};
+  uint16_t last_topic = 0;  // the store's number of the newest event's topic
   double last = 0;
 
-  void Add(const keying::RowKey& key, double v) {
+  void Add(const keying::RowKey& key, double v, const TopicOrder* topics) {
     ++count;
     sum += v;
     min = std::min(min, v);
     max = std::max(max, v);
-    const auto k = std::make_tuple(key.ts_ms, key.topic, key.partition, key.offset);
+    const uint32_t rank = topics != nullptr ? topics->Rank(key.topic) : key.topic;
+    const auto k = std::make_tuple(key.ts_ms, rank, key.partition, key.offset);
     if (k > last_key) {
       last_key = k;
+      last_topic = key.topic;
       last = v;
     }
   }
@@ -43,6 +49,7 @@ struct Partial {
     max = std::max(max, o.max);
     if (o.last_key > last_key) {
       last_key = o.last_key;
+      last_topic = o.last_topic;
       last = o.last;
     }
   }
@@ -108,7 +115,8 @@ Result<SeriesAnswer> IdSeries(const SeriesRun& run, std::string_view id, std::st
       double v = 0;
       switch (reader.Read(payload, &v)) {
         case PayloadField::Kind::kNumber:
-          out.steps[static_cast<size_t>((key.ts_ms - from_ms) / step_ms - out.first)].Add(key, v);
+          out.steps[static_cast<size_t>((key.ts_ms - from_ms) / step_ms - out.first)].Add(
+              key, v, run.topics);
           break;
         case PayloadField::Kind::kAbsent:
           ++out.absent;
@@ -148,8 +156,10 @@ Result<SeriesAnswer> IdSeries(const SeriesRun& run, std::string_view id, std::st
     point.min = p.min;
     point.max = p.max;
     point.last = p.last;
-    std::tie(point.last_ts_ms, point.last_topic, point.last_partition, point.last_offset) =
-        p.last_key;
+    point.last_ts_ms = std::get<0>(p.last_key);
+    point.last_topic = p.last_topic;
+    point.last_partition = std::get<2>(p.last_key);
+    point.last_offset = std::get<3>(p.last_key);
     answer.points.push_back(point);
   }
   return answer;

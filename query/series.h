@@ -11,6 +11,8 @@
 
 namespace hotrow::query {
 
+class TopicOrder;
+
 // What a series reads and where it runs.
 struct SeriesRun {
   store::EventStore* store = nullptr;
@@ -18,6 +20,8 @@ struct SeriesRun {
   int max_workers = 0;                      // pool threads a query may hold besides its own
   const PartitionFilter* filter = nullptr;  // null: every partition
   QueryWork* work = nullptr;                // null: not counted
+  // Ranks topics by name for `last`'s ties in time (query/topic_order.h); null: by number.
+  const TopicOrder* topics = nullptr;
 };
 
 // The series of `field` over the events of `id`. The events are those latest and range answer:

@@ -27,7 +27,7 @@ struct SeriesPoint {
   double sum = 0;
   double min = 0;
   double max = 0;
-  double last = 0;  // of the newest of them (ts, then topic number, partition, offset)
+  double last = 0;  // of the newest of them (ts, then topic name, partition, offset)
   // Where `last` was found: what a merge of several answers orders them by.
   int64_t last_ts_ms = 0;
   uint16_t last_topic = 0;  // the store's number

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cluster/coverage.h"
+#include "cluster/device_merge.h"
 #include "cluster/local_answer.h"
 #include "wire/event_json.h"
 
@@ -167,6 +168,68 @@ TEST(ClusterCoverageTest, PartitionsJsonGroupsByTopic) {
   Partitions back;
   ASSERT_TRUE(ParsePartitionsJson("{\"a\":[1],\"b\":[0,2]}", &back).ok());
   EXPECT_EQ(back, (Partitions{{"a", 1}, {"b", 0}, {"b", 2}}));
+}
+
+// The latest of every id: an instance's full page whose events were left out (their partition
+// is another instance's) still bounds the merged page: ids after its last one may be on it,
+// unsent, so the merged page stops there instead of skipping them.
+TEST(ClusterCoverageTest, LatestOfEveryIdStopsAtTheSmallestLastIdOfAFullPage) {
+  std::vector<PeerCoverage> peers(2);
+  peers[0] = {true, {{"t", 0}}, {}};
+  peers[1] = {true, {{"t", 0}, {"t", 1}}, {}};  // a handoff seen from both sides: t/0 is 0's
+  const CoverageDecision d = DecideCoverage(All(2), peers);
+  auto ev = [](const std::string& id, int64_t ts, int32_t partition) {
+    PeerEvent e = Ev(ts, partition, ts);
+    e.id = id;
+    return e;
+  };
+  PeerLatestAll zero, one;
+  zero.events = {ev("a", 5, 0), ev("c", 5, 0)};
+  zero.next = "c";
+  one.events = {ev("a", 4, 0), ev("b", 4, 0)};  // both left out; "bb" (t/1) is after its page
+  one.next = "b";
+  MergedLatestAll m = MergeLatestAll({&zero, &one}, d, 2);
+  ASSERT_EQ(m.events.size(), 1u);
+  EXPECT_EQ(m.events[0].id, "a");
+  EXPECT_EQ(m.events[0].ts_ms, 5);
+  ASSERT_TRUE(m.next.has_value());
+  EXPECT_EQ(*m.next, "a");
+  // The page after: "bb" is found.
+  zero.events = {ev("c", 5, 0)};
+  zero.next.reset();
+  one.events = {ev("b", 4, 0), ev("bb", 4, 1)};
+  one.next = "bb";
+  m = MergeLatestAll({&zero, &one}, d, 2);
+  ASSERT_EQ(m.events.size(), 1u);
+  EXPECT_EQ(m.events[0].id, "bb");
+  EXPECT_EQ(m.next, std::optional<std::string>("bb"));
+  // Nobody had more: no next.
+  one.events = {ev("bc", 4, 1)};
+  one.next.reset();
+  m = MergeLatestAll({&zero, &one}, d, 2);
+  ASSERT_EQ(m.events.size(), 2u);
+  EXPECT_EQ(m.events[0].id, "bc");
+  EXPECT_EQ(m.events[1].id, "c");
+  EXPECT_FALSE(m.next.has_value());
+}
+
+// A series: an instance that covers a partition another one was given cannot have its aggregates
+// split by partition: it is left out whole and the partitions given to it are missing.
+TEST(ClusterCoverageTest, SeriesLeavesOutAnInstanceOverlappingAnother) {
+  std::vector<PeerCoverage> peers(2);
+  peers[0] = {true, {{"t", 0}}, {}};
+  peers[1] = {true, {{"t", 0}, {"t", 1}}, {}};
+  CoverageDecision d = DecideCoverage(All(2), peers);
+  ASSERT_TRUE(d.complete);
+  PeerSeries zero, one;
+  zero.step_ms = one.step_ms = 10;
+  zero.points = {{0, 2, 3.0, 1.0, 2.0, 2.0, 5, "t", 0, 1}};
+  one.points = {{0, 4, 10.0, 1.0, 4.0, 4.0, 6, "t", 1, 1}};
+  const PeerSeries m = MergeSeries({&zero, &one}, {peers[0].covered, peers[1].covered}, 10, &d);
+  ASSERT_EQ(m.points.size(), 1u);
+  EXPECT_EQ(m.points[0].count, 2u);
+  EXPECT_FALSE(d.complete);
+  EXPECT_EQ(d.missing, (Partitions{{"t", 1}}));
 }
 
 }  // namespace

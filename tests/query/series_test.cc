@@ -38,7 +38,7 @@ TEST(PayloadFieldTest, ReadsNumbersAtDottedPathsAndTellsWhatElseItFound) {
   EXPECT_EQ(temp.Read(R"({"temp": [1]})", &v), PayloadField::Kind::kNotNumber);
   EXPECT_EQ(temp.Read(R"({"temp": {"v": 1}})", &v), PayloadField::Kind::kNotNumber);
   EXPECT_EQ(temp.Read(R"({"temp": })", &v), PayloadField::Kind::kNotNumber);  // broken JSON
-  EXPECT_EQ(temp.Read("[1, 2]", &v), PayloadField::Kind::kAbsent);  // no member anywhere
+  EXPECT_EQ(temp.Read("[1, 2]", &v), PayloadField::Kind::kAbsent);            // no member anywhere
   PayloadField nested("s.t.v");
   EXPECT_EQ(nested.Read(R"({"s": {"t": {"v": 7}}})", &v), PayloadField::Kind::kNumber);
   EXPECT_EQ(v, 7);
@@ -137,6 +137,26 @@ TEST_F(SeriesTest, EqualsTheAggregatesOfTheEventsWrittenWhateverTheSaltsAndBucke
       EXPECT_EQ(p.last_ts_ms, std::get<0>(w.last_key));
     }
   }
+}
+
+// Ties in time across topics: `last` is the newest by (ts, topic NAME, partition, offset), the
+// contract's order, whatever numbers the store gave the topics ("b" is seen first here, so its
+// number is lower than "a"'s), and last_at names the winner's topic number.
+TEST_F(SeriesTest, LastBreaksTiesInTimeByTopicName) {
+  ASSERT_NO_FATAL_FAILURE(OpenStore(SaltBy::kRecord, 4));
+  TestEvent b = Ev("x", kT0 + 1'000, "b", 0);
+  b.payload = R"({"v": 2})";
+  ASSERT_NO_FATAL_FAILURE(Write({b}));
+  TestEvent a = Ev("x", kT0 + 1'000, "a", 0);
+  a.payload = R"({"v": 1})";
+  ASSERT_NO_FATAL_FAILURE(Write({a}));
+  QueryEngine engine(store_.get(), QueryOptions{});
+  Result<query::SeriesAnswer> got = engine.Series("x", "v", kT0, kT0 + 10'000, 10'000);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->points.size(), 1u);
+  EXPECT_EQ(got->points[0].count, 2u);
+  EXPECT_EQ(got->points[0].last, 2) << "b ties a in time and sorts after it by name";
+  EXPECT_EQ(store_->TopicName(got->points[0].last_topic).value_or(""), "b");
 }
 
 }  // namespace
