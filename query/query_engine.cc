@@ -121,15 +121,17 @@ Result<std::vector<Event>> QueryEngine::Latest(std::string_view id, int n) {
   return out;
 }
 
-Status QueryEngine::LatestAdmitted(std::string_view id, int n, std::vector<Event>* out) {
+Status QueryEngine::LatestAdmitted(std::string_view id, int n, std::vector<Event>* out,
+                                   const TopicOrder* topics) {
   out->clear();
   if (cache_ != nullptr && n <= cache_->depth()) {
     const PartitionFilter filter =
         options_.partition_filter ? options_.partition_filter() : nullptr;
     std::vector<CachedEvent> cached;
-    const TopicOrder topics(*store_);  // ties in time order topics by name
+    std::optional<TopicOrder> own;  // ties in time order topics by name
+    if (topics == nullptr) topics = &own.emplace(*store_);
     if (cache_->Latest(id, keying::IdHash(id), n, store_->WindowStartMs(),
-                       filter ? &filter : nullptr, &cached, &topics)) {
+                       filter ? &filter : nullptr, &cached, topics)) {
       out->reserve(cached.size());
       for (CachedEvent& c : cached) {
         out->push_back(Event{std::string(id), c.ts_ms,
@@ -156,8 +158,10 @@ Result<std::vector<std::vector<Event>>> QueryEngine::LatestMany(const std::vecto
   Admission admission(&running_, options_.max_concurrent_queries);
   if (!admission.admitted()) return BusyStatus(options_.max_concurrent_queries);
   std::vector<std::vector<Event>> out(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i)
-    HOTROW_RETURN_IF_ERROR(LatestAdmitted(ids[i], n, &out[i]));
+  const TopicOrder topics(*store_);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    HOTROW_RETURN_IF_ERROR(LatestAdmitted(ids[i], n, &out[i], &topics));
+  }
   return out;
 }
 
@@ -179,6 +183,7 @@ Result<LatestAllPage> QueryEngine::LatestAll(std::string_view prefix, std::strin
     // Every id with a row in the window has an entry: walk them in id order. An id whose entry
     // cannot tell its newest event exactly is read from the store.
     page.from_cache = true;
+    const TopicOrder topics(*store_);
     std::string cursor(after);
     std::vector<Event> newest;
     while (page.events.size() < wanted) {
@@ -186,7 +191,7 @@ Result<LatestAllPage> QueryEngine::LatestAll(std::string_view prefix, std::strin
           prefix, cursor, wanted - page.events.size(), window_start, filter ? &filter : nullptr);
       if (ids.empty()) break;
       for (const std::string& id : ids) {
-        HOTROW_RETURN_IF_ERROR(LatestAdmitted(id, 1, &newest));
+        HOTROW_RETURN_IF_ERROR(LatestAdmitted(id, 1, &newest, &topics));
         if (!newest.empty()) page.events.push_back(std::move(newest.front()));
       }
       cursor = ids.back();

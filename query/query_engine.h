@@ -12,6 +12,7 @@
 #include "common/status.h"
 #include "query/last_cache.h"
 #include "query/last_cache_rebuild.h"
+#include "query/topic_order.h"
 #include "query/partition_filter.h"
 #include "query/series_answer.h"
 #include "store/event_store.h"
@@ -199,7 +200,9 @@ class QueryEngine {
   Status RangeAdmitted(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit,
                        Order order, const EventSink* sink, std::vector<Event>* out);
   // Latest without taking a query slot: from the cache when it can answer, else the store.
-  Status LatestAdmitted(std::string_view id, int n, std::vector<Event>* out);
+  // `topics` (null: made here) orders ties in time; a caller asking many ids makes it once.
+  Status LatestAdmitted(std::string_view id, int n, std::vector<Event>* out,
+                        const TopicOrder* topics = nullptr);
   mutable QueryWork work_;
 };
 

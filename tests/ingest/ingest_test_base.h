@@ -69,6 +69,9 @@ class ControlledStore final : public store::EventStore {
   }
   int writes_attempted() const { return attempts_.load(); }
   int writes_blocked() const { return blocked_.load(); }
+  // Writes past the gate and not returned yet. With the gate closed, 0 means none runs and none
+  // can start.
+  int writes_under_way() const { return attempts_.load() - blocked_.load() - finished_.load(); }
 
   Result<uint16_t> TopicNumber(std::string_view topic) override {
     return inner_->TopicNumber(topic);
@@ -78,6 +81,10 @@ class ControlledStore final : public store::EventStore {
   }
   Status Write(const store::WriteBatchInput& batch, store::WriteOutcome* outcome) override {
     attempts_.fetch_add(1);
+    struct Finished {
+      std::atomic<int>* n;
+      ~Finished() { n->fetch_add(1); }
+    } finished{&finished_};
     {
       std::unique_lock<std::mutex> lock(mu_);
       if (!open_) {
@@ -112,6 +119,7 @@ class ControlledStore final : public store::EventStore {
   Status fail_status_;
   std::atomic<int> attempts_{0};
   std::atomic<int> blocked_{0};
+  std::atomic<int> finished_{0};
 };
 
 // The exactly-once, rebalance, ownership and fault tests run with one store writer and with
