@@ -19,6 +19,10 @@ constexpr size_t kBatchRows = 4096;
 
 LastCacheRebuild::LastCacheRebuild(store::EventStore* store, LastCache* cache)
     : store_(store), cache_(cache) {
+  // spdlog's registry is made on first use; made here, before the thread that logs starts, it is
+  // not made while another thread reads it (TSan saw that race in libspdlog, which it does not
+  // instrument).
+  spdlog::default_logger_raw();
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "hotrow-lastcache");
     Run();
