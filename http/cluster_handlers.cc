@@ -23,34 +23,6 @@ namespace {
 
 constexpr size_t kFlushBytes = 32 << 10;
 
-// Takes `local=true|false` out of a raw query string; the rest is left for the route's parser.
-Status TakeLocalFlag(std::string_view raw, bool* local, std::string* rest) {
-  *local = false;
-  bool seen = false;
-  size_t start = 0;
-  while (start <= raw.size()) {
-    size_t end = raw.find('&', start);
-    if (end == std::string_view::npos) end = raw.size();
-    const std::string_view piece = raw.substr(start, end - start);
-    if (piece == "local" || piece.starts_with("local=")) {
-      if (seen) return Status::InvalidArgument("parameter \"local\" is given more than once");
-      seen = true;
-      const std::string_view value = piece == "local" ? std::string_view() : piece.substr(6);
-      if (value == "true") {
-        *local = true;
-      } else if (value != "false") {
-        return Status::InvalidArgument("local must be true or false, got " +
-                                       QuoteClientText(value));
-      }
-    } else if (!piece.empty()) {
-      if (!rest->empty()) rest->push_back('&');
-      rest->append(piece);
-    }
-    start = end + 1;
-  }
-  return Status::Ok();
-}
-
 // A per-id query (latest or range) as a ClusterQuery: the engine applies the cluster's partition
 // filter itself.
 Status IdClusterQuery(HttpServer::Impl& impl, Endpoint endpoint, const std::string& id,

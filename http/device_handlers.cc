@@ -29,34 +29,6 @@
 namespace hotrow::http {
 namespace {
 
-// Takes `local=true|false` out of a raw query string into `*local`; the rest goes to `*rest`.
-Status TakeLocal(std::string_view raw, bool* local, std::string* rest) {
-  *local = false;
-  bool seen = false;
-  size_t start = 0;
-  while (start <= raw.size()) {
-    size_t end = raw.find('&', start);
-    if (end == std::string_view::npos) end = raw.size();
-    const std::string_view piece = raw.substr(start, end - start);
-    if (piece == "local" || piece.starts_with("local=")) {
-      if (seen) return Status::InvalidArgument("parameter \"local\" is given more than once");
-      seen = true;
-      const std::string_view value = piece == "local" ? std::string_view() : piece.substr(6);
-      if (value == "true") {
-        *local = true;
-      } else if (value != "false") {
-        return Status::InvalidArgument("local must be true or false, got " +
-                                       QuoteClientText(value));
-      }
-    } else if (!piece.empty()) {
-      if (!rest->empty()) rest->push_back('&');
-      rest->append(piece);
-    }
-    start = end + 1;
-  }
-  return Status::Ok();
-}
-
 bool Covers(const cluster::LocalHead& head, const std::string& topic, int32_t partition) {
   return std::binary_search(head.partitions.begin(), head.partitions.end(),
                             store::TopicPartition{topic, partition});
@@ -126,7 +98,7 @@ bool HttpServer::Impl::DeviceRoute(const httplib::Request& req,
   const bool cluster = backend.cluster != nullptr && backend.cluster->enabled();
   if (!cluster) {
     rest = raw_query;  // `local` is then an unknown parameter, as for the other queries
-  } else if (Status st = TakeLocal(raw_query, &local, &rest); !st.ok()) {
+  } else if (Status st = TakeLocalFlag(raw_query, &local, &rest); !st.ok()) {
     Fail(res, kind, st);
     return true;
   }

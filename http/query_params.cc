@@ -341,8 +341,8 @@ Status CheckQueryId(std::string_view id) {
   if (id.empty()) return Status::InvalidArgument("the event id is empty");
   if (id.size() > keying::kMaxIdSize) {
     return Status::InvalidArgument("the event id is " + std::to_string(id.size()) +
-                                   " bytes; ids are at most " +
-                                   std::to_string(keying::kMaxIdSize) + " bytes");
+                                   " bytes; ids are at most " + std::to_string(keying::kMaxIdSize) +
+                                   " bytes");
   }
   if (!wire::IsValidUtf8(id)) {
     return Status::InvalidArgument("the event id is not valid UTF-8; ids are UTF-8 text");
@@ -350,9 +350,7 @@ Status CheckQueryId(std::string_view id) {
   return Status::Ok();
 }
 
-Status CheckNoParams(std::string_view raw_query) {
-  return Params::Parse(raw_query, {}).status();
-}
+Status CheckNoParams(std::string_view raw_query) { return Params::Parse(raw_query, {}).status(); }
 
 std::string QuoteClientText(std::string_view text) {
   constexpr size_t kMax = 64;
@@ -361,6 +359,34 @@ std::string QuoteClientText(std::string_view text) {
   if (text.size() > kMax) out.append("...");
   out.push_back('"');
   return out;
+}
+
+// Takes `local=true|false` out of a raw query string; the rest is left for the route's parser.
+Status TakeLocalFlag(std::string_view raw, bool* local, std::string* rest) {
+  *local = false;
+  bool seen = false;
+  size_t start = 0;
+  while (start <= raw.size()) {
+    size_t end = raw.find('&', start);
+    if (end == std::string_view::npos) end = raw.size();
+    const std::string_view piece = raw.substr(start, end - start);
+    if (piece == "local" || piece.starts_with("local=")) {
+      if (seen) return Status::InvalidArgument("parameter \"local\" is given more than once");
+      seen = true;
+      const std::string_view value = piece == "local" ? std::string_view() : piece.substr(6);
+      if (value == "true") {
+        *local = true;
+      } else if (value != "false") {
+        return Status::InvalidArgument("local must be true or false, got " +
+                                       QuoteClientText(value));
+      }
+    } else if (!piece.empty()) {
+      if (!rest->empty()) rest->push_back('&');
+      rest->append(piece);
+    }
+    start = end + 1;
+  }
+  return Status::Ok();
 }
 
 }  // namespace hotrow::http

@@ -97,4 +97,9 @@ Status CheckNoParams(std::string_view raw_query);
 // A short excerpt of what a client sent, quoted, for error messages (at most 64 bytes of it).
 std::string QuoteClientText(std::string_view text);
 
+// Takes `local=true|false` (cluster mode's "answer from this instance only") out of a raw query
+// string into `*local`; the rest goes to `*rest` for the route's parser. InvalidArgument when it
+// is given twice or is neither true nor false.
+Status TakeLocalFlag(std::string_view raw, bool* local, std::string* rest);
+
 }  // namespace hotrow::http
