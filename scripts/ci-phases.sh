@@ -4,7 +4,7 @@
 #   phase_bg NAME CMD...     starts CMD in the background, its output in $ci_logs/NAME.log only
 #   phase_wait NAME          waits for a background phase and prints its log's end (all of it when
 #                            it failed)
-#   phase_summary            the table (phase, seconds, tests run, passed), the 20 slowest objects
+#   phase_summary            the table (phase, seconds, CPU seconds, tests run, passed), the 20 slowest objects
 #                            of every build and the 20 slowest tests; returns 1 when a phase failed
 #
 # A test phase overlaps a build: the suites mostly wait (on brokers, sessions, child processes),
@@ -21,6 +21,18 @@ _phase_record() {  # name seconds rc
   echo "$2 $3" >"$ci_logs/$1.result"
 }
 
+# _phase_cpu FILE CMD...: runs CMD and writes the CPU seconds (user + system) that it and every
+# process it waited for used into FILE: what a phase costs the machine, beside its wall time.
+_phase_cpu() {
+  local file=$1 rc=0
+  shift
+  "$@" || rc=$?
+  times >"$file.times"  # a builtin in this shell: in a pipe it would see no children
+  awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/)
+                 printf "%.0f\n", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$file.times" >"$file"
+  return "$rc"
+}
+
 phase() {
   local name=$1
   shift
@@ -28,7 +40,7 @@ phase() {
   echo "== $name: started at $(($(date +%s) - ci_start)) s"
   local begin rc=0
   begin=$(date +%s)
-  "$@" 2>&1 | tee "$ci_logs/$name.log" || rc=${PIPESTATUS[0]}
+  _phase_cpu "$ci_logs/$name.cpu" "$@" 2>&1 | tee "$ci_logs/$name.log" || rc=${PIPESTATUS[0]}
   _phase_record "$name" $(($(date +%s) - begin)) "$rc"
   echo "== $name: $([[ $rc == 0 ]] && echo done || echo "FAILED (exit $rc)") in $(($(date +%s) - begin)) s"
   if [[ $rc != 0 ]]; then ci_failed=1; fi
@@ -43,7 +55,7 @@ phase_bg() {
   (
     begin=$(date +%s)
     rc=0
-    "$@" >"$ci_logs/$name.log" 2>&1 || rc=$?
+    _phase_cpu "$ci_logs/$name.cpu" "$@" >"$ci_logs/$name.log" 2>&1 || rc=$?
     _phase_record "$name" $(($(date +%s) - begin)) "$rc"
   ) &
   echo $! >"$ci_logs/$name.pid"
@@ -108,17 +120,18 @@ phase_summary() {
   done | sort -rn | head -n 20 || true
   echo
   echo "== summary ($(($(date +%s) - ci_start)) s in all)"
-  printf '%-18s %8s %10s %s\n' phase seconds "tests run" passed
+  printf '%-18s %8s %8s %10s %s\n' phase seconds "cpu s" "tests run" passed
   for name in "${ci_phases[@]}"; do
-    local seconds=- rc=-
+    local seconds=- rc=- cpu=-
     if [[ -f $ci_logs/$name.result ]]; then read -r seconds rc <"$ci_logs/$name.result"; fi
+    if [[ -s $ci_logs/$name.cpu ]]; then cpu=$(<"$ci_logs/$name.cpu"); fi
     local counts run passed
     counts=$(_phase_counts "$name")
     run=${counts%% *}
     passed=${counts#* }
     [[ $run == "-" ]] && passed="-"
     if [[ $rc != 0 ]]; then passed="$passed FAILED (exit $rc)"; fi
-    printf '%-18s %8s %10s %s\n' "$name" "$seconds" "$run" "$passed"
+    printf '%-18s %8s %8s %10s %s\n' "$name" "$seconds" "$cpu" "$run" "$passed"
   done
   return "$ci_failed"
 }
