@@ -39,13 +39,7 @@ constexpr int kSalts = 8;
 constexpr int64_t kBucketMs = 100;  // small: a new column family every 100 ms
 constexpr int64_t kTtlMs = 10 * 60 * 1000;
 constexpr int64_t kPerPartition = 50;
-// Under AddressSanitizer a round takes 9x as long (262 s for 30 kills in CI, 30 s in Release); 10
-// kills there still cover recovery's memory, and the Release run makes all 30.
-#ifdef __SANITIZE_ADDRESS__
-constexpr int kKills = 10;
-#else
 constexpr int kKills = 30;
-#endif
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
