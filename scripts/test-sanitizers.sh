@@ -8,8 +8,7 @@
 #            pool, HTTP server, serve end to end, the fault run): the single-threaded suites gain
 #            nothing from it and the query oracle alone would take ten minutes.
 # Usage: scripts/test-sanitizers.sh [address|thread|all] [build|test|both]   (default: all both)
-# scripts/test.sh builds one sanitizer while the previous one's tests run (they mostly wait);
-# HOTROW_TEST_LOAD (set there) keeps ctest from starting a test while the machine's load is above it.
+# scripts/test.sh builds one sanitizer while the previous one's tests run (they mostly wait).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -36,7 +35,7 @@ if [[ $which == address || $which == all ]]; then
     LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       ctest --test-dir build-asan -LE e2e --output-on-failure -j"${HOTROW_TEST_JOBS:-4}" \
-      --timeout 900 ${HOTROW_TEST_LOAD:+--test-load "$HOTROW_TEST_LOAD"}
+      --timeout 900
   fi
 fi
 
@@ -46,6 +45,6 @@ if [[ $which == thread || $which == all ]]; then
     # scripts/tsan.supp says why the uninstrumented RocksDB and librdkafka are suppressed.
     TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=7 suppressions=$PWD/scripts/tsan.supp" \
       ctest --test-dir build-tsan -L concurrent --output-on-failure -j"${HOTROW_TEST_JOBS:-4}" \
-      --timeout 900 ${HOTROW_TEST_LOAD:+--test-load "$HOTROW_TEST_LOAD"}
+      --timeout 900
   fi
 fi

@@ -7,9 +7,9 @@
 #   - every libFuzzer target for HOTROW_FUZZ_SECONDS (default 60) each (scripts/fuzz.sh).
 # The builds run one after another in the foreground; each test phase starts in the background as
 # soon as its build is done and runs beside the builds and test phases after it: the suites mostly
-# wait (on brokers, group sessions, child processes), and ctest starts no new test while the load
-# is above HOTROW_TEST_LOAD (default 6), so the phases share the two cores without starving one
-# another. The log ends with the 20 slowest objects and tests and one table: phase, seconds, CPU
+# wait (on brokers, group sessions, child processes). (ctest's --test-load is no guard here: two
+# compiler jobs and the fuzzers keep the load above any useful bound, and it then starts no test
+# at all.) The log ends with the 20 slowest objects and tests and one table: phase, seconds, CPU
 # seconds, tests run, passed (scripts/ci-phases.sh). HOTROW_TEST_JOBS tests run at once in each
 # phase (default 4).
 set -euo pipefail
@@ -30,8 +30,6 @@ release_tests=(ctest --test-dir build --output-on-failure -j"${HOTROW_TEST_JOBS:
     phase_summary
     exit
   fi
-  export HOTROW_TEST_LOAD=${HOTROW_TEST_LOAD:-6}
-  release_tests+=(--test-load "$HOTROW_TEST_LOAD")
   started=(tests)
   phase_bg tests "${release_tests[@]}"
   if phase "asan build" bash scripts/test-sanitizers.sh address build; then
