@@ -53,6 +53,22 @@ class ScratchDir {
 // Peak resident set size of this process in bytes (VmHWM).
 uint64_t PeakRssBytes();
 
+// The CPU time of every thread of this process at one moment, by kernel thread id: its name
+// (/proc/self/task/<tid>/comm, as the code named it: "hotrow-poll", "rocksdb:low", "rdk:main")
+// and its CPU seconds (the thread's own CPU clock, ns resolution). A thread that ends between two
+// samples takes its CPU with it: the benchmarks compare the sum with getrusage to see that.
+struct ThreadCpu {
+  std::string name;
+  double seconds = 0;
+};
+std::map<int, ThreadCpu> SampleThreadCpu();
+// CPU seconds each thread spent between `before` and `after` (a thread born in between counts
+// from zero), by thread id.
+std::map<int, ThreadCpu> ThreadCpuSince(const std::map<int, ThreadCpu>& before,
+                                        const std::map<int, ThreadCpu>& after);
+// CPU seconds (user + system) of the whole process so far (getrusage).
+double ProcessCpuSeconds();
+
 // Percentile (0..100) of `samples`, which it sorts.
 double Percentile(std::vector<double>* samples, double p);
 

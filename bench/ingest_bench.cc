@@ -1,6 +1,6 @@
 // How close does hotrow's ingestion (consume, parse, key, batch and durably write events with
 // their offsets) come to a bare librdkafka consumer that only counts the same records from the
-// same broker?
+// same broker, and where does its CPU go?
 //
 // Records are produced once to the embedded broker (librdkafka's mock cluster, in this process),
 // then read several times, alternating: by a bare consumer, and by an Ingestor into a fresh store
@@ -8,14 +8,28 @@
 // or durably written with its offsets (hotrow), so the ~3 s group join of the mock is left out of
 // both. Medians of the rounds are reported, with the ratio, the batch size and the peak RSS.
 //
-//   ingest_bench [--records N] [--partitions P] [--rounds R]
+// CPU per stored event, by stage: the process CPU (getrusage) over the measured interval, and
+// each thread's own CPU clock over the same interval, summed by the thread's name (the code names
+// its threads: hotrow-poll, hotrow-write<N>, rdk:* for librdkafka, rocksdb:high for flushes,
+// rocksdb:low for compactions, rdk:mock for the in-process broker). Inside the writer threads
+// RocksDB's perf context splits a write into its WAL write, its memtable insert and its stalls;
+// inside the poller, parse and key are timed apart by the poller's own code run alone on the same
+// records (the store passes below). The store passes then write the same records, already parsed
+// and keyed, by EventStore::Write (with and without an indexed field) and by a raw RocksDB
+// DB::Write of the same rows (WAL on and off): the baselines of the write stage.
+//
+//   ingest_bench [--records N] [--partitions P] [--rounds R] [--index FIELD]
 //   BENCH_DEBUG=cgrp,fetch ingest_bench ...   (librdkafka debug contexts for the hotrow consumer)
+//
+// --index FIELD (default battery, a field of every synthetic record; "none" for none) is the
+// indexed field of the indexed store pass; the end-to-end runs index nothing.
 //
 // The mock keeps ~5 MiB (or 100k message sets) per partition: records are lz4-compressed by the
 // producer and spread over enough partitions that none is dropped (checked).
 
 #include <librdkafka/rdkafka.h>
-#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -23,11 +37,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "bench/bench_support.h"
+#include "bench/ingest_stages.h"
 #include "common/logging.h"
 #include "ingest/embedded_kafka.h"
 #include "ingest/ingestor.h"
@@ -46,6 +62,7 @@ struct Flags {
   int64_t records = 1'000'000;
   int partitions = 16;
   int rounds = 3;
+  std::string index = "battery";
 };
 
 Flags ParseFlags(int argc, char** argv) {
@@ -54,7 +71,9 @@ Flags ParseFlags(int argc, char** argv) {
     if (std::strcmp(argv[i], "--records") == 0) flags.records = std::atoll(argv[i + 1]);
     if (std::strcmp(argv[i], "--partitions") == 0) flags.partitions = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--rounds") == 0) flags.rounds = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--index") == 0) flags.index = argv[i + 1];
   }
+  if (flags.index == "none") flags.index.clear();
   return flags;
 }
 
@@ -64,27 +83,19 @@ void ResetPeakRss() {
   clear << "5";
 }
 
-// CPU seconds (user + system) of the whole process so far.
-double CpuSeconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-// The Ingestor's writer count by default (IngestOptions::writers = 0: the cores, at most 16).
-int DefaultWriters() {
-  return static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 16));
-}
+int OwnTid() { return static_cast<int>(syscall(SYS_gettid)); }
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-void Die(const std::string& what) {
-  std::fprintf(stderr, "ingest_bench: %s\n", what.c_str());
-  std::exit(1);
+// "median (min-max)" of a figure over the rounds.
+std::string Spread(const std::vector<double>& v, int decimals) {
+  if (v.empty()) return "-";
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return Fixed(Median(v), decimals) + " (" + Fixed(*lo, decimals) + "-" + Fixed(*hi, decimals) +
+         ")";
 }
 
 struct Run {
@@ -95,6 +106,7 @@ struct Run {
   double write_ms_per_batch = 0;  // hotrow only
   double writer_busy = 0;         // hotrow only: time in store writes / run time, per writer
   double cpu_us_per_event = 0;    // process CPU (every thread, the in-process broker's too)
+  StageCpu cpu;                   // CPU seconds over the run, by stage
 };
 
 // A bare high-level consumer in its own group: polls and counts, nothing else.
@@ -111,6 +123,7 @@ Run BareConsumer(const std::string& bootstrap, const std::string& group, int64_t
       // The same fetch queue as hotrow's consumer (ingest/ingestor.cc), so that both read at the
       // same pace from the broker.
       {"queued.min.messages", "1000000"}};
+  const std::map<int, ThreadCpu> born_before = SampleThreadCpu();
   for (const auto& [k, v] : props) {
     if (rd_kafka_conf_set(conf, k, v.c_str(), errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) {
       Die(errstr);
@@ -128,6 +141,7 @@ Run BareConsumer(const std::string& bootstrap, const std::string& group, int64_t
   uint64_t bytes = 0;
   Clock::time_point first;
   double cpu0 = 0;
+  std::map<int, ThreadCpu> threads0;
   const Clock::time_point deadline = Clock::now() + std::chrono::minutes(5);
   while (count < records && Clock::now() < deadline) {
     rd_kafka_message_t* msg = rd_kafka_consumer_poll(rk, 100);
@@ -135,7 +149,8 @@ Run BareConsumer(const std::string& bootstrap, const std::string& group, int64_t
     if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       if (count == 0) {
         first = Clock::now();
-        cpu0 = CpuSeconds();
+        cpu0 = ProcessCpuSeconds();
+        threads0 = SampleThreadCpu();
       }
       ++count;
       bytes += msg->len;
@@ -143,11 +158,14 @@ Run BareConsumer(const std::string& bootstrap, const std::string& group, int64_t
     rd_kafka_message_destroy(msg);
   }
   const Clock::time_point last = Clock::now();
+  const double cpu = ProcessCpuSeconds() - cpu0;
+  const std::map<int, ThreadCpu> threads1 = SampleThreadCpu();
   if (count < records) Die("the bare consumer read only " + std::to_string(count) + " records");
   Run run;
   run.seconds = std::chrono::duration<double>(last - first).count();
   run.events_per_s = static_cast<double>(records) / run.seconds;
-  run.cpu_us_per_event = 1e6 * (CpuSeconds() - cpu0) / static_cast<double>(records);
+  run.cpu_us_per_event = 1e6 * cpu / static_cast<double>(records);
+  run.cpu = Classify(ThreadCpuSince(threads0, threads1), born_before, OwnTid(), cpu);
   run.peak_rss = PeakRssBytes();
   rd_kafka_consumer_close(rk);
   rd_kafka_destroy(rk);
@@ -166,8 +184,14 @@ Run Hotrow(const std::string& bootstrap, const std::string& group, int64_t recor
   ScratchDir dir;
   store::StoreOptions store_options;
   store_options.path = dir.path() + "/store";
+  // Runs on the writer thread at the start of each Write: the perf context of its previous one.
+  WriteTimes times;
+  store_options.write_hook = [&times](const store::WriteBatchInput& batch) {
+    TakeWriteTimes(&times, batch.rows.size());
+  };
   auto store = store::EventStore::Open(store_options);
   if (!store.ok()) Die(store.status().ToString());
+  const std::map<int, ThreadCpu> born_before = SampleThreadCpu();
   ingest::IngestOptions options;
   options.brokers = bootstrap;
   options.topics = {"events"};
@@ -182,16 +206,21 @@ Run Hotrow(const std::string& bootstrap, const std::string& group, int64_t recor
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   const Clock::time_point first = Clock::now();
-  const double cpu0 = CpuSeconds();
+  const double cpu0 = ProcessCpuSeconds();
+  const std::map<int, ThreadCpu> threads0 = SampleThreadCpu();
   while (StoredSum(**store) < records && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   const Clock::time_point last = Clock::now();
+  const double cpu = ProcessCpuSeconds() - cpu0;
+  const std::map<int, ThreadCpu> threads1 = SampleThreadCpu();
   if (StoredSum(**store) < records) Die("hotrow did not store every record in time");
   Run run;
   run.seconds = std::chrono::duration<double>(last - first).count();
   run.events_per_s = static_cast<double>(records) / run.seconds;
-  run.cpu_us_per_event = 1e6 * (CpuSeconds() - cpu0) / static_cast<double>(records);
+  run.cpu_us_per_event = 1e6 * cpu / static_cast<double>(records);
+  run.cpu = Classify(ThreadCpuSince(threads0, threads1), born_before, 0, cpu);
+  AddWriteTimes(times, &run.cpu, records);
   run.peak_rss = PeakRssBytes();
   ingest::IngestStats stats = (*ingestor)->Stats();
   if (stats.events_stored != static_cast<uint64_t>(records)) {
@@ -205,92 +234,6 @@ Run Hotrow(const std::string& bootstrap, const std::string& group, int64_t recor
   run.writer_busy = stats.batch_write_seconds_sum / run.seconds / DefaultWriters();
   if (!(*ingestor)->Stop().ok()) Die("stop failed");
   return run;
-}
-
-// The ceiling the store sets: the same records, already consumed, parsed and keyed (untimed),
-// written by store->Write alone in batches of the Ingestor's default size. Returns events/s.
-// Written by as many writers as the Ingestor has, each the batches of its own partitions
-// (partition mod writers). Also returns, in *parse_key_ns, the poller's own work per record: parse
-// and key (ns), and in *cpu_us the process CPU per event of the writes.
-double StoreWriteCeiling(const std::string& bootstrap, int partitions, int64_t records,
-                         double* parse_key_ns, double* cpu_us) {
-  // Read every record once with a plain assigned consumer.
-  char errstr[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr, sizeof(errstr));
-  rd_kafka_conf_set(conf, "group.id", "ceiling", errstr, sizeof(errstr));
-  rd_kafka_conf_set(conf, "queued.min.messages", "1000000", errstr, sizeof(errstr));
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-  if (rk == nullptr) Die(errstr);
-  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(partitions);
-  for (int p = 0; p < partitions; ++p) {
-    rd_kafka_topic_partition_list_add(list, "events", p)->offset = RD_KAFKA_OFFSET_BEGINNING;
-  }
-  rd_kafka_assign(rk, list);
-  rd_kafka_topic_partition_list_destroy(list);
-
-  ScratchDir dir;
-  store::StoreOptions store_options;
-  store_options.path = dir.path() + "/store";
-  auto store = store::EventStore::Open(store_options);
-  if (!store.ok()) Die(store.status().ToString());
-  auto topic = (*store)->TopicNumber("events");
-  if (!topic.ok()) Die(topic.status().ToString());
-  ingest::RecordParser parser(ingest::ParserOptions{});
-  ingest::ParsedRecord parsed;
-  const int writers = DefaultWriters();
-  std::vector<std::vector<store::WriteBatchInput>> batches(static_cast<size_t>(writers));
-  for (auto& own : batches) own.emplace_back();
-  const size_t batch_events = ingest::IngestOptions().batch_max_events;
-  int64_t count = 0;
-  const int64_t window_start = (*store)->WindowStartMs();
-  const int64_t max_time = WallClock::Default()->NowMs() + 60'000;
-  Clock::duration parse_key{};
-  while (count < records) {
-    rd_kafka_message_t* msg = rd_kafka_consumer_poll(rk, 1000);
-    if (msg == nullptr) Die("the ceiling reader ran dry");
-    if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      ++count;
-      const Clock::time_point t0 = Clock::now();
-      std::string_view value(static_cast<const char*>(msg->payload), msg->len);
-      parser.Parse(ingest::RecordView{value, {}, -1}, window_start, max_time, &parsed);
-      if (!parsed.ok()) Die("a synthetic record was rejected: " + parsed.detail);
-      keying::RowKey key;
-      key.salt = (*store)->salter().SaltOf("events", msg->partition, msg->offset, parsed.id);
-      key.id_hash = keying::IdHash(parsed.id);
-      key.ts_ms = parsed.ts_ms;
-      key.topic = *topic;
-      key.partition = msg->partition;
-      key.offset = msg->offset;
-      auto& own = batches[static_cast<size_t>(msg->partition % writers)];
-      store::WriteBatchInput& batch = own.back();
-      batch.rows.push_back({keying::EncodeRowKey(key), keying::EncodeRowValue(parsed.id, value)});
-      parse_key += Clock::now() - t0;
-      batch.next_offsets[store::TopicPartition{"events", msg->partition}] = msg->offset + 1;
-      if (batch.rows.size() == batch_events) own.emplace_back();
-    }
-    rd_kafka_message_destroy(msg);
-  }
-  rd_kafka_consumer_close(rk);
-  rd_kafka_destroy(rk);
-
-  *parse_key_ns = std::chrono::duration<double, std::nano>(parse_key).count() /
-                  static_cast<double>(records);
-  const Clock::time_point start = Clock::now();
-  const double cpu0 = CpuSeconds();
-  std::vector<std::thread> threads;
-  for (const auto& own : batches) {
-    threads.emplace_back([&store, own = &own] {
-      for (const store::WriteBatchInput& batch : *own) {
-        store::WriteOutcome outcome;
-        Status s = (*store)->Write(batch, &outcome);
-        if (!s.ok()) Die(s.ToString());
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  *cpu_us = 1e6 * (CpuSeconds() - cpu0) / static_cast<double>(records);
-  return static_cast<double>(records) / std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 int Main(int argc, char** argv) {
@@ -318,7 +261,10 @@ int Main(int argc, char** argv) {
       "partitions produced in %.2f s\n",
       static_cast<long long>(flags.records), flags.partitions, produce_s);
 
-  std::vector<double> bare_rates, hotrow_rates, batch_sizes, write_ms, busy, bare_cpu, hotrow_cpu;
+  // Figures per round, in µs of CPU per event unless named otherwise.
+  std::map<std::string, std::vector<double>> fig;
+  auto us = [&flags](double seconds) { return 1e6 * seconds / static_cast<double>(flags.records); };
+  std::vector<double> bare_rates, hotrow_rates, batch_sizes, write_ms, busy;
   uint64_t bare_rss = 0, hotrow_rss = 0;
   for (int round = 0; round < flags.rounds; ++round) {
     ResetPeakRss();
@@ -332,10 +278,34 @@ int Main(int argc, char** argv) {
         round, bare.events_per_s, bare.seconds, bare.peak_rss / 1048576.0, hot.events_per_s,
         hot.seconds, hot.peak_rss / 1048576.0, hot.batch_events, hot.write_ms_per_batch,
         100 * hot.writer_busy);
+    const StageCpu& c = hot.cpu;
+    std::printf(
+        "  hotrow CPU µs/event: process %.2f = poller %.2f + librdkafka %.2f + writers %.2f (WAL "
+        "%.2f, memtable %.2f, stalled %.2f, group wait %.2f) + flush %.2f + compaction %.2f + "
+        "broker %.2f + other %.2f; bare consumer %.2f (poll %.2f, librdkafka %.2f, broker %.2f)\n",
+        us(c.process), us(c.poller), us(c.kafka), us(c.writers), us(c.wal), us(c.memtable),
+        us(c.stall), us(c.wait), us(c.flush), us(c.compaction), us(c.broker), us(c.other),
+        us(bare.cpu.process), us(bare.cpu.poller), us(bare.cpu.kafka), us(bare.cpu.broker));
     std::fflush(stdout);
+    fig["process"].push_back(us(c.process));
+    fig["threads"].push_back(
+        us(c.poller + c.kafka + c.writers + c.flush + c.compaction + c.broker + c.other));
+    fig["poller"].push_back(us(c.poller));
+    fig["kafka"].push_back(us(c.kafka));
+    fig["writers"].push_back(us(c.writers));
+    fig["wal"].push_back(us(c.wal));
+    fig["memtable"].push_back(us(c.memtable));
+    fig["stall"].push_back(us(c.stall));
+    fig["wait"].push_back(us(c.wait));
+    fig["flush"].push_back(us(c.flush));
+    fig["compaction"].push_back(us(c.compaction));
+    fig["broker"].push_back(us(c.broker));
+    fig["other"].push_back(us(c.other));
+    fig["own"].push_back(us(c.process - c.broker));
+    fig["bare"].push_back(us(bare.cpu.process));
+    fig["bare_consumer"].push_back(us(bare.cpu.poller + bare.cpu.kafka));
+    fig["bare_broker"].push_back(us(bare.cpu.broker));
     bare_rates.push_back(bare.events_per_s);
-    bare_cpu.push_back(bare.cpu_us_per_event);
-    hotrow_cpu.push_back(hot.cpu_us_per_event);
     hotrow_rates.push_back(hot.events_per_s);
     batch_sizes.push_back(hot.batch_events);
     write_ms.push_back(hot.write_ms_per_batch);
@@ -344,12 +314,71 @@ int Main(int argc, char** argv) {
     hotrow_rss = std::max(hotrow_rss, hot.peak_rss);
   }
 
-  std::vector<double> ceilings, parse_key_ns, ceiling_cpu;
+  // The store passes: the same records, parsed and keyed by the poller's code alone, then written
+  // by EventStore::Write (no index, one indexed field) and by raw RocksDB (WAL on, off).
+  const std::vector<Consumed> consumed = ReadAll(bootstrap, flags.partitions, flags.records);
+  std::vector<double> ceilings, indexed_rates, raw_rates;
   for (int round = 0; round < flags.rounds; ++round) {
-    double ns = 0, cpu = 0;
-    ceilings.push_back(StoreWriteCeiling(bootstrap, flags.partitions, flags.records, &ns, &cpu));
-    parse_key_ns.push_back(ns);
-    ceiling_cpu.push_back(cpu);
+    ScratchDir dir;
+    store::StoreOptions options;
+    options.path = dir.path() + "/keying";
+    auto keying_store = store::EventStore::Open(options);
+    if (!keying_store.ok()) Die(keying_store.status().ToString());
+    const Prepared plain = Prepare(consumed, keying_store->get(), "");
+    fig["parse"].push_back(plain.parse_ns / 1000);
+    fig["key"].push_back(plain.key_ns / 1000);
+    const Pass store = StorePass(plain.batches, flags.records, "");
+    ceilings.push_back(store.events_per_s);
+    fig["store"].push_back(us(store.cpu.process));
+    fig["store_writers"].push_back(us(store.cpu.writers));
+    fig["store_wal"].push_back(us(store.cpu.wal));
+    fig["store_memtable"].push_back(us(store.cpu.memtable));
+    fig["store_stall"].push_back(us(store.cpu.stall));
+    fig["store_background"].push_back(us(store.cpu.flush + store.cpu.compaction));
+    std::printf(
+        "store round %d: parse %.2f, key %.2f | store alone %.0f events/s, CPU µs/event %.2f "
+        "(writers %.2f: WAL %.2f, memtable %.2f, stalled %.2f; flush + compaction %.2f)",
+        round, plain.parse_ns / 1000, plain.key_ns / 1000, store.events_per_s,
+        us(store.cpu.process), us(store.cpu.writers), us(store.cpu.wal), us(store.cpu.memtable),
+        us(store.cpu.stall), us(store.cpu.flush + store.cpu.compaction));
+    if (!flags.index.empty()) {
+      const Prepared indexed_rows = Prepare(consumed, keying_store->get(), flags.index);
+      fig["parse_indexed"].push_back(indexed_rows.parse_ns / 1000);
+      const Pass indexed = StorePass(indexed_rows.batches, flags.records, flags.index);
+      indexed_rates.push_back(indexed.events_per_s);
+      fig["indexed"].push_back(us(indexed.cpu.process));
+      fig["indexed_writers"].push_back(us(indexed.cpu.writers));
+      fig["indexed_wal"].push_back(us(indexed.cpu.wal));
+      fig["indexed_memtable"].push_back(us(indexed.cpu.memtable));
+      fig["indexed_stall"].push_back(us(indexed.cpu.stall));
+      fig["indexed_background"].push_back(us(indexed.cpu.flush + indexed.cpu.compaction));
+      std::printf(
+          " | 1 indexed field %.0f events/s, %.2f (writers %.2f: WAL %.2f, memtable %.2f, stalled "
+          "%.2f; flush + compaction %.2f)",
+          indexed.events_per_s, us(indexed.cpu.process), us(indexed.cpu.writers),
+          us(indexed.cpu.wal), us(indexed.cpu.memtable), us(indexed.cpu.stall),
+          us(indexed.cpu.flush + indexed.cpu.compaction));
+    }
+    const Pass raw = RawRocksPass(plain.batches, flags.records, true, true);
+    const Pass raw_no_wal = RawRocksPass(plain.batches, flags.records, true, false);
+    const Pass raw_unsorted = RawRocksPass(plain.batches, flags.records, false, true);
+    raw_rates.push_back(raw.events_per_s);
+    fig["raw"].push_back(us(raw.cpu.process));
+    fig["raw_wal"].push_back(us(raw.cpu.wal));
+    fig["raw_memtable"].push_back(us(raw.cpu.memtable));
+    fig["raw_no_wal"].push_back(us(raw_no_wal.cpu.process));
+    fig["raw_unsorted"].push_back(us(raw_unsorted.cpu.process));
+    fig["raw_unsorted_memtable"].push_back(us(raw_unsorted.cpu.memtable));
+    std::printf(
+        " | raw RocksDB, sorted: %.2f (WAL %.2f, memtable %.2f), WAL off %.2f; unsorted %.2f "
+        "(memtable %.2f)\n",
+        us(raw.cpu.process), us(raw.cpu.wal), us(raw.cpu.memtable), us(raw_no_wal.cpu.process),
+        us(raw_unsorted.cpu.process), us(raw_unsorted.cpu.memtable));
+    std::fflush(stdout);
+  }
+  fig["poll_rest"].clear();
+  for (size_t r = 0; r < fig["poller"].size() && r < fig["parse"].size(); ++r) {
+    fig["poll_rest"].push_back(fig["poller"][r] - fig["parse"][r] - fig["key"][r]);
   }
 
   // Every record must still be on the broker, or the runs read different data.
@@ -364,6 +393,7 @@ int Main(int argc, char** argv) {
     if (low != 0) Die("partition " + std::to_string(p) + " lost records to the mock's cap");
   }
 
+  auto med = [&fig](const char* name) { return Median(fig[name]); };
   const double bare = Median(bare_rates), hotrow = Median(hotrow_rates);
   std::printf("\nmedian of %d rounds:\n", flags.rounds);
   std::printf("  bare librdkafka consumer (poll + count):       %10.0f records/s\n", bare);
@@ -379,9 +409,74 @@ int Main(int argc, char** argv) {
       "of %zu): %.0f events/s\n",
       ingest::IngestOptions().batch_max_events, ceiling);
   std::printf("  CPU µs per event: bare %.2f, hotrow %.2f, store alone %.2f; %d writer(s)\n",
-              Median(bare_cpu), Median(hotrow_cpu), Median(ceiling_cpu), DefaultWriters());
+              med("bare"), med("process"), med("store"), DefaultWriters());
   std::printf("  the poller's parse + key per record: %.0f ns (%.0f records/s on one thread)\n",
-              Median(parse_key_ns), 1e9 / Median(parse_key_ns));
+              1000 * (med("parse") + med("key")), 1e6 / (med("parse") + med("key")));
+
+  // One row per stage: label, figure name, and the name it is recorded under for a RATIO line
+  // against the whole path (empty: no line).
+  struct StageRow {
+    const char* label;
+    const char* figure;
+    const char* ratio;
+  };
+  const StageRow stages[] = {
+      {"whole path: process CPU (getrusage)", "process", ""},
+      {"the threads' own clocks, summed", "threads", ""},
+      {"poller thread (`hotrow-poll`): poll, decode, parse, key, batch", "poller", "poller"},
+      {"- of which parse (the poller's parser alone, same records)", "parse", "parse"},
+      {"- of which key and value encoding (alone)", "key", "key"},
+      {"- of which poll, decode, batching, hand-over (the rest)", "poll_rest", "poll and decode"},
+      {"consumer's librdkafka threads (`rdk:*`): fetch, lz4 decompress", "kafka", "librdkafka"},
+      {"writer threads (`hotrow-write<N>`): `EventStore::Write`", "writers", "writers"},
+      {"- WAL append, wall time on the writers (perf context)", "wal", ""},
+      {"- memtable insert, wall time on the writers (perf context)", "memtable", ""},
+      {"- stalled, wall time (perf context write_delay_time)", "stall", ""},
+      {"- waiting for the write group, wall time (perf context)", "wait", ""},
+      {"RocksDB flush (`rocksdb:high`)", "flush", "flush"},
+      {"RocksDB compaction (`rocksdb:low`)", "compaction", "compaction"},
+      {"in-process broker (`rdk:mock` and its host's threads)", "broker", "broker"},
+      {"other threads (the bench waiting, `hotrow-monitor`)", "other", ""},
+      {"hotrow's own: whole path less the broker", "own", "hotrow's own"},
+  };
+  std::printf("\nCPU µs per stored event, by stage (median, min-max of %d rounds):\n",
+              flags.rounds);
+  Record("ingest_cpu_us_whole", med("process"));
+  for (const StageRow& row : stages) {
+    std::printf("  %-78s %s\n", row.label, Spread(fig[row.figure], 2).c_str());
+    if (*row.ratio == '\0') continue;
+    const std::string name = std::string("ingest_cpu_us_") + row.figure;
+    Record(name, med(row.figure));
+    PrintRatio(std::string("ingest CPU/event: ") + row.ratio + " / whole path", name,
+               "ingest_cpu_us_whole");
+  }
+  std::printf("baselines, same run (CPU µs per event, median, min-max):\n");
+  std::printf("  bare consumer: process %s, its poll loop + librdkafka %s, broker %s\n",
+              Spread(fig["bare"], 2).c_str(), Spread(fig["bare_consumer"], 2).c_str(),
+              Spread(fig["bare_broker"], 2).c_str());
+  std::printf(
+      "  store alone (no index): %s (writers %s: WAL %s, memtable %s; stalled %s; flush + "
+      "compaction %s)\n",
+      Spread(fig["store"], 2).c_str(), Spread(fig["store_writers"], 2).c_str(),
+      Spread(fig["store_wal"], 2).c_str(), Spread(fig["store_memtable"], 2).c_str(),
+      Spread(fig["store_stall"], 2).c_str(), Spread(fig["store_background"], 2).c_str());
+  if (!flags.index.empty()) {
+    std::printf(
+        "  store alone, 1 indexed field (%s): %s (writers %s: WAL %s, memtable %s; stalled %s; "
+        "flush + compaction %s); parse with the field %s\n",
+        flags.index.c_str(), Spread(fig["indexed"], 2).c_str(),
+        Spread(fig["indexed_writers"], 2).c_str(), Spread(fig["indexed_wal"], 2).c_str(),
+        Spread(fig["indexed_memtable"], 2).c_str(), Spread(fig["indexed_stall"], 2).c_str(),
+        Spread(fig["indexed_background"], 2).c_str(), Spread(fig["parse_indexed"], 2).c_str());
+  }
+  std::printf(
+      "  raw RocksDB DB::Write of the same rows in key order: WAL on %s (WAL %s, memtable %s "
+      "wall), "
+      "WAL off %s; in arrival order: %s (memtable %s wall)\n",
+      Spread(fig["raw"], 2).c_str(), Spread(fig["raw_wal"], 2).c_str(),
+      Spread(fig["raw_memtable"], 2).c_str(), Spread(fig["raw_no_wal"], 2).c_str(),
+      Spread(fig["raw_unsorted"], 2).c_str(), Spread(fig["raw_unsorted_memtable"], 2).c_str());
+
   Record("ingest_hotrow_events_per_s", hotrow);
   Record("ingest_store_write_ceiling_events_per_s", ceiling);
   Record("ingest_bare_consumer_records_per_s", bare);
@@ -389,27 +484,62 @@ int Main(int argc, char** argv) {
              "ingest_bare_consumer_records_per_s");
   PrintRatio("ingest: hotrow / store write ceiling", "ingest_hotrow_events_per_s",
              "ingest_store_write_ceiling_events_per_s");
+  Record("ingest_cpu_us_bare_plus_store", med("bare") + med("store"));
+  PrintRatio("ingest CPU/event: hotrow / (bare consumer + store alone)", "ingest_cpu_us_whole",
+             "ingest_cpu_us_bare_plus_store");
+  Record("store_cpu_us", med("store"));
+  Record("raw_rocksdb_cpu_us", med("raw"));
+  Record("raw_rocksdb_no_wal_cpu_us", med("raw_no_wal"));
+  PrintRatio("store write CPU/event: store alone / raw RocksDB", "store_cpu_us",
+             "raw_rocksdb_cpu_us");
+  PrintRatio("raw RocksDB write CPU/event: WAL off / WAL on", "raw_rocksdb_no_wal_cpu_us",
+             "raw_rocksdb_cpu_us");
+  Record("raw_rocksdb_unsorted_cpu_us", med("raw_unsorted"));
+  PrintRatio("raw RocksDB write CPU/event: arrival order / key order",
+             "raw_rocksdb_unsorted_cpu_us", "raw_rocksdb_cpu_us");
+  if (!flags.index.empty()) {
+    Record("store_indexed_cpu_us", med("indexed"));
+    Record("store_indexed_s_per_event", 1 / Median(indexed_rates));
+    Record("store_s_per_event", 1 / ceiling);
+    PrintRatio("store write CPU/event: 1 indexed field / none", "store_indexed_cpu_us",
+               "store_cpu_us");
+    PrintRatio("store write time: 1 indexed field / none", "store_indexed_s_per_event",
+               "store_s_per_event");
+  }
 
-  Report report("ingest_bench", "End-to-end ingest",
-                std::to_string(flags.records) + " synthetic IoT records (~100-byte JSON, lz4) over " +
-                    std::to_string(flags.partitions) +
-                    " partitions of the in-process mock broker, consumed from the start; median of " +
-                    std::to_string(flags.rounds) +
-                    " rounds. hotrow polls, parses, keys, batches and writes events plus offsets in "
-                    "one durable store write per batch; the baseline is a bare librdkafka consumer "
-                    "that polls and counts the same records.");
+  Report report(
+      "ingest_bench", "End-to-end ingest",
+      std::to_string(flags.records) + " synthetic IoT records (~100-byte JSON, lz4) over " +
+          std::to_string(flags.partitions) +
+          " partitions of the in-process mock broker, consumed from the start; median of " +
+          std::to_string(flags.rounds) +
+          " rounds. hotrow polls, parses, keys, batches and writes events plus offsets in "
+          "one durable store write per batch; the baseline is a bare librdkafka consumer "
+          "that polls and counts the same records.");
   const std::string writers = std::to_string(DefaultWriters()) + " writer(s)";
   report.Columns({"consumer", "events/s", "CPU µs/event", "ratio"});
   report.Row({"hotrow ingest (parse, key, batch, write + offsets), " + writers, Rate(hotrow),
-              Fixed(Median(hotrow_cpu), 2), ""});
-  report.Row({"bare librdkafka consumer (baseline)", Rate(bare), Fixed(Median(bare_cpu), 2),
+              Fixed(med("process"), 2), ""});
+  report.Row({"bare librdkafka consumer (baseline)", Rate(bare), Fixed(med("bare"), 2),
               Fixed(hotrow / bare, 2)});
-  report.Row({"store alone, same records pre-keyed (`EventStore::Write`), " + writers, Rate(ceiling),
-              Fixed(Median(ceiling_cpu), 2), Fixed(hotrow / ceiling, 2)});
-  report.Note("Per batch: " + Fixed(Median(batch_sizes), 0) + " events, " + Fixed(Median(write_ms), 1) +
-              " ms per store write; each writer thread was busy " + Fixed(100 * Median(busy), 0) +
-              " % of the run; the poller's parse + key took " + Fixed(Median(parse_key_ns), 0) +
-              " ns per record.");
+  report.Row({"store alone, same records pre-keyed (`EventStore::Write`), " + writers,
+              Rate(ceiling), Fixed(med("store"), 2), Fixed(hotrow / ceiling, 2)});
+  if (!flags.index.empty()) {
+    report.Row({"store alone, 1 indexed field (`" + flags.index + "`), " + writers,
+                Rate(Median(indexed_rates)), Fixed(med("indexed"), 2),
+                Fixed(med("indexed") / med("store"), 2) + "x the CPU"});
+  }
+  report.Row({"raw RocksDB `DB::Write` of the same rows in key order, WAL on / off, " + writers,
+              Rate(Median(raw_rates)), Fixed(med("raw"), 2) + " / " + Fixed(med("raw_no_wal"), 2),
+              ""});
+  std::string by_stage = "CPU µs per stored event, by stage (median and min-max of the rounds): ";
+  for (const StageRow& row : stages) {
+    by_stage += std::string(row.label) + " " + Spread(fig[row.figure], 2) + "; ";
+  }
+  report.Note(by_stage);
+  report.Note("Per batch: " + Fixed(Median(batch_sizes), 0) + " events, " +
+              Fixed(Median(write_ms), 1) + " ms per store write; each writer thread was busy " +
+              Fixed(100 * Median(busy), 0) + " % of the run.");
   report.Write();
   return 0;
 }

@@ -151,21 +151,17 @@ bool Bucket::Indexes(std::string_view field) const {
   return std::find(index_fields_.begin(), index_fields_.end(), field) != index_fields_.end();
 }
 
-Status RocksBucket::PutIndexRows(const keying::RowKey& key,
-                                 const std::vector<keying::IndexEntry>& entries,
-                                 rocksdb::WriteBatch* wb, uint64_t* bytes) const {
-  char index_key[keying::kIndexKeySize];
-  std::string value;
+void RocksBucket::IndexRows(const keying::RowKey& key,
+                            const std::vector<keying::IndexEntry>& entries,
+                            std::vector<IndexRow>* rows, uint64_t* bytes) const {
   for (const keying::IndexEntry& e : entries) {
     if (e.field.size() > keying::kMaxIndexFieldSize || !Indexes(e.field)) continue;
+    IndexRow& row = rows->emplace_back();
     keying::EncodeIndexKeyTo(keying::IndexKeyFor(key, keying::IndexHash(e.field, e.value)),
-                             index_key);
-    keying::EncodeIndexValueTo(key.id_hash, e.field, e.value, &value);
-    *bytes += sizeof(index_key) + value.size();
-    HOTROW_RETURN_IF_ERROR(
-        FromRocks(wb->Put(cf_, rocksdb::Slice(index_key, sizeof(index_key)), value), "batching"));
+                             row.key);
+    keying::EncodeIndexValueTo(key.id_hash, e.field, e.value, &row.value);
+    *bytes += sizeof(row.key) + row.value.size();
   }
-  return Status::Ok();
 }
 
 std::unique_ptr<RowIterator> RocksBucket::NewIterator(const keying::KeyRange& range,
