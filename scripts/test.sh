@@ -5,8 +5,8 @@
 #   - the same tests under AddressSanitizer + UndefinedBehaviorSanitizer, and the concurrent ones
 #     under ThreadSanitizer (scripts/test-sanitizers.sh);
 #   - every libFuzzer target for HOTROW_FUZZ_SECONDS (default 60) each (scripts/fuzz.sh).
-# The builds run one after another in the foreground; each test phase starts in the background as
-# soon as its build is done and runs beside the builds and test phases after it: the suites mostly
+# In CI the builds run one after another in the foreground (ASan first, then Release, TSan and the
+# fuzzers); each test phase starts in the background as soon as its build is done and runs beside the builds and test phases after it: the suites mostly
 # wait (on brokers, group sessions, child processes). (ctest's --test-load is no guard here: two
 # compiler jobs and the fuzzers keep the load above any useful bound, and it then starts no test
 # at all.) The log ends with the 20 slowest objects and tests and one table: phase, seconds, CPU
@@ -23,18 +23,23 @@ if $all; then deps_env+=(HOTROW_WITH_FUZZ=1); fi
 release_tests=(ctest --test-dir build --output-on-failure -j"${HOTROW_TEST_JOBS:-4}" --timeout 900)
 
 {
-  phase deps env "${deps_env[@]}" bash scripts/install-deps.sh &&
-  phase build bash scripts/build.sh -DHOTROW_WERROR=ON || { phase_summary; exit 1; }
+  phase deps env "${deps_env[@]}" bash scripts/install-deps.sh || { phase_summary; exit 1; }
   if ! $all; then
+    phase build bash scripts/build.sh -DHOTROW_WERROR=ON || { phase_summary; exit 1; }
     phase tests "${release_tests[@]}" || true
     phase_summary
     exit
   fi
-  started=(tests)
-  phase_bg tests "${release_tests[@]}"
+  started=()
+  # The ASan tests are the longest phase (CPU-bound: each test runs two to five times slower), so
+  # their build goes first; the Release tests mostly wait and fit beside them.
   if phase "asan build" bash scripts/test-sanitizers.sh address build; then
     started+=("asan tests")
     phase_bg "asan tests" bash scripts/test-sanitizers.sh address test
+  fi
+  if phase build bash scripts/build.sh -DHOTROW_WERROR=ON; then
+    started+=(tests)
+    phase_bg tests "${release_tests[@]}"
   fi
   if phase "tsan build" bash scripts/test-sanitizers.sh thread build; then
     started+=("tsan tests")
