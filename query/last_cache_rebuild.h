@@ -27,7 +27,7 @@ struct RebuildProgress {
 // cache is warm after a restart (CONTRACT.md "Device state and series": rebuilt from the store at
 // start).
 //
-// Operation: one thread (hotrow-lastcache), started by the constructor, reads the buckets of the
+// Operation: one thread (hotrow-lcache), started by the constructor, reads the buckets of the
 // window newest first, every salt, and offers each row in the window to the cache
 // (LastCache::RebuildRows); after each bucket it tells the cache that every row from that
 // bucket's start on was offered (LastCache::SetKnownFrom), which is what lets the cache answer:
@@ -57,6 +57,8 @@ class LastCacheRebuild {
   void Run();
   // Offers one bucket's rows in the window; false when stopped, full or failed.
   bool ReadBucket(const store::Bucket& bucket, int64_t window_start_ms);
+  // Offers one salt of a bucket; Cancelled when stopped.
+  Status ReadSalt(const store::Bucket& bucket, uint8_t salt, int64_t window_start_ms);
 
   store::EventStore* const store_;
   LastCache* const cache_;
