@@ -9,6 +9,7 @@
 
 #include "keying/row_key.h"
 #include "keying/row_value.h"
+#include "query/salt_tasks.h"
 
 namespace hotrow::query {
 namespace {
@@ -18,8 +19,9 @@ constexpr size_t kBatchRows = 4096;
 
 }  // namespace
 
-LastCacheRebuild::LastCacheRebuild(store::EventStore* store, LastCache* cache)
-    : store_(store), cache_(cache) {
+LastCacheRebuild::LastCacheRebuild(store::EventStore* store, LastCache* cache, ThreadPool* pool,
+                                   int max_workers)
+    : store_(store), cache_(cache), pool_(pool), max_workers_(pool != nullptr ? max_workers : 0) {
   // spdlog's registry is made on first use; made here, before the thread that logs starts, it is
   // not made while another thread reads it (TSan saw that race in libspdlog, which it does not
   // instrument).
@@ -87,15 +89,23 @@ void LastCacheRebuild::Run() {
 }
 
 bool LastCacheRebuild::ReadBucket(const store::Bucket& bucket, int64_t window_start_ms) {
-  const int salts = store_->salter().salts();
-  for (int salt = 0; salt < salts; ++salt) {
-    if (Status st = ReadSalt(bucket, static_cast<uint8_t>(salt), window_start_ms); !st.ok()) {
-      if (st.code() != Status::Code::kCancelled) {
-        spdlog::warn("query: the last-N cache's rebuild could not read bucket {}: {}",
-                     bucket.start_ms(), st.ToString());
-      }
-      return false;
+  const size_t salts = static_cast<size_t>(store_->salter().salts());
+  auto read_salt = [&](size_t salt) {
+    return ReadSalt(bucket, static_cast<uint8_t>(salt), window_start_ms);
+  };
+  Status st = Status::Ok();
+  if (pool_ != nullptr) {
+    // The salts hold disjoint rows; the cache takes rows of one id from several threads at once.
+    st = RunSaltTasks(pool_, max_workers_, salts, read_salt);
+  } else {
+    for (size_t salt = 0; salt < salts && st.ok(); ++salt) st = read_salt(salt);
+  }
+  if (!st.ok()) {
+    if (st.code() != Status::Code::kCancelled) {
+      spdlog::warn("query: the last-N cache's rebuild could not read bucket {}: {}",
+                   bucket.start_ms(), st.ToString());
     }
+    return false;
   }
   return !stop_.load();
 }
