@@ -2,22 +2,37 @@
 // answers, in process, over one store: 2M events, 100000 ids (about 10 events each) and one chatty
 // id holding 1M of them, 16 salts, every event in the window.
 //
+// - ingest with the cache on / off: the same 2M events written in the same batches into two
+//   stores, one with a cached engine attached (the cache told of every Write), batch by batch in
+//   alternating order so that a slow spell of the machine falls on both (in process: the write
+//   path without Kafka);
 // - latest-10 of random ids: the cache against the store path (the same engine with the cache
-//   off), in alternating rounds so that a slow spell of the machine falls on both;
+//   off), in alternating rounds;
+// - HTTP latest-10 queries/s with the cache on / off: two real HTTP servers on loopback over the
+//   same store, one with query.last_cache 16 and one with 0, asked by the same keep-alive clients
+//   in alternating rounds, idle (nothing ingests);
 // - the latest of every id (every page of GET /v1/latest): the cache's walk, the store path
 //   (query/latest_all.h), and a scan of the window keeping each id's newest event;
 // - a series of the chatty id's 1M events into 600 points, against a range read of the same
 //   events (events/s);
-// - the cache's rebuild at start against one read of every row of the newest bucket;
+// - the cache's rebuild at start against one read of every row of the newest bucket, over this
+//   store (100k ids) and over a second one of 1M ids (2M events, about 2 each); wall and CPU time;
 // - the cache's bytes per id.
 
+#include <httplib.h>
+#include <sys/resource.h>
+
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "bench/bench_support.h"
+#include "http/metrics.h"
+#include "http/server.h"
 #include "keying/row_key.h"
 #include "query/query_engine.h"
 
@@ -35,11 +50,111 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// CPU seconds of this process (every thread) so far: beside wall time, what a figure costs on a
+// machine that other work shares.
+double CpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 query::QueryOptions CachedOptions() {
   query::QueryOptions options;
   options.last_cache = 16;
-  options.last_cache_bytes = size_t{1} << 30;  // every id held: the walk of every id needs it
+  options.last_cache_bytes = size_t{4} << 30;  // every id held: the walk of every id needs it
   return options;
+}
+
+store::StoreOptions BenchStoreOptions(const std::string& path, const hotrow::Clock* clock) {
+  store::StoreOptions options;
+  options.path = path;
+  options.wall_clock = clock;
+  options.salts = 16;
+  return options;
+}
+
+// Ingest with the cache on and off: `events` written in batches of 5000 into `off` (no observer)
+// and `on` (a cached engine attached), each batch into both, in alternating order. Returns the
+// seconds spent in the Writes of each.
+struct IngestTimes {
+  double on_s = 0;
+  double off_s = 0;
+};
+IngestTimes WriteBothWays(const std::vector<GeneratedEvent>& events, store::EventStore* off,
+                          store::EventStore* on) {
+  const auto off_batches = MakeBatches(off, events, 5000);
+  const auto on_batches = MakeBatches(on, events, 5000);
+  IngestTimes times;
+  for (size_t i = 0; i < off_batches.size(); ++i) {
+    for (int turn = 0; turn < 2; ++turn) {
+      const bool cached = (turn == 0) == (i % 2 == 0);
+      store::WriteOutcome outcome;
+      const auto start = Clock::now();
+      if (!(cached ? on : off)->Write(cached ? on_batches[i] : off_batches[i], &outcome).ok()) {
+        Fail(__LINE__, "write");
+      }
+      (cached ? times.on_s : times.off_s) += SecondsSince(start);
+    }
+  }
+  return times;
+}
+
+// The cache's rebuild at start against one read of every row of the newest bucket.
+struct RebuildFigure {
+  double rebuild_s = 0, rebuild_cpu_s = 0;
+  double newest_s = 0, newest_cpu_s = 0;
+  uint64_t newest_rows = 0;
+  query::LastCacheStatus status;
+};
+RebuildFigure MeasureRebuild(store::EventStore* store,
+                             std::unique_ptr<query::QueryEngine>* cached) {
+  RebuildFigure f;
+  auto start = Clock::now();
+  double cpu = CpuSeconds();
+  *cached = std::make_unique<query::QueryEngine>(store, CachedOptions());
+  (*cached)->WaitForCacheRebuild();
+  f.rebuild_s = SecondsSince(start);
+  f.rebuild_cpu_s = CpuSeconds() - cpu;
+  f.status = (*cached)->Cache();
+  if (!f.status.rebuild.whole) Fail(__LINE__, "the rebuild stopped early");
+  start = Clock::now();
+  cpu = CpuSeconds();
+  const auto buckets = store->Buckets();
+  for (int salt = 0; salt < store->salter().salts(); ++salt) {
+    auto it = buckets.back()->NewIterator(keying::SaltKeyRange(static_cast<uint8_t>(salt)), false);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) ++f.newest_rows;
+  }
+  f.newest_s = SecondsSince(start);
+  f.newest_cpu_s = CpuSeconds() - cpu;
+  return f;
+}
+
+// HTTP latest-10 of random ids: kHttpClients keep-alive clients against `port` for `seconds`;
+// returns the answers (all 200, or the run fails).
+constexpr int kHttpClients = 4;
+uint64_t HttpLatestRound(int port, const std::vector<std::string>& ids, uint64_t seed,
+                         double seconds) {
+  std::atomic<uint64_t> answered{0};
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(seconds));
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kHttpClients; ++c) {
+    clients.emplace_back([&, c] {
+      httplib::Client client("127.0.0.1", port);
+      client.set_keep_alive(true);
+      std::mt19937_64 rng(seed * 100 + static_cast<uint64_t>(c));
+      uint64_t mine = 0;
+      while (Clock::now() < deadline) {
+        httplib::Result res = client.Get("/v1/events/" + ids[rng() % ids.size()] + "/latest?n=10");
+        if (!res || res->status != 200) Fail(__LINE__, "an HTTP latest-10 failed");
+        ++mine;
+      }
+      answered += mine;
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  return answered.load();
 }
 
 // Every page of the latest of every id; returns the events seen.
@@ -62,33 +177,30 @@ int Main() {
   spec.hot_events = 1'000'000;
   ScratchDir dir;
   ManualClock clock(spec.now_ms);
-  store::StoreOptions options;
-  options.path = dir.path() + "/store";
-  options.wall_clock = &clock;
-  options.salts = 16;
+  store::StoreOptions options = BenchStoreOptions(dir.path() + "/store", &clock);
   std::unique_ptr<store::EventStore> store = std::move(store::EventStore::Open(options).value());
-  for (const auto& batch : MakeBatches(store.get(), GenerateEvents(spec), 5000)) {
-    store::WriteOutcome outcome;
-    if (!store->Write(batch, &outcome).ok()) Fail(__LINE__, "write");
+
+  // Ingest with the cache on / off: the same batches into this store and into one with a cached
+  // engine attached.
+  IngestTimes ingest;
+  uint64_t written_ids = 0;  // held by the cache told of the writes
+  {
+    std::unique_ptr<store::EventStore> with_cache = std::move(
+        store::EventStore::Open(BenchStoreOptions(dir.path() + "/store-cached", &clock)).value());
+    query::QueryEngine attached(with_cache.get(), CachedOptions());
+    attached.WaitForCacheRebuild();
+    ingest = WriteBothWays(GenerateEvents(spec), store.get(), with_cache.get());
+    written_ids = attached.Cache().cache.ids;
   }
   store.reset();
   store = std::move(store::EventStore::Open(options).value());
   store->WaitForCompactions();
 
   // The rebuild at start, against one read of every row of the newest bucket.
-  auto start = Clock::now();
-  auto cached = std::make_unique<query::QueryEngine>(store.get(), CachedOptions());
-  cached->WaitForCacheRebuild();
-  const double rebuild_s = SecondsSince(start);
-  const query::LastCacheStatus status = cached->Cache();
-  start = Clock::now();
-  uint64_t newest_rows = 0;
-  const auto buckets = store->Buckets();
-  for (int salt = 0; salt < store->salter().salts(); ++salt) {
-    auto it = buckets.back()->NewIterator(keying::SaltKeyRange(static_cast<uint8_t>(salt)), false);
-    for (it->SeekToFirst(); it->Valid(); it->Next()) ++newest_rows;
-  }
-  const double newest_bucket_s = SecondsSince(start);
+  std::unique_ptr<query::QueryEngine> cached;
+  const RebuildFigure rebuild = MeasureRebuild(store.get(), &cached);
+  const query::LastCacheStatus& status = rebuild.status;
+  if (status.cache.ids != written_ids) Fail(__LINE__, "the rebuild and the writes hold other ids");
   query::QueryEngine reads_store(store.get(), StorePathOptions());
 
   // Latest-10 of random ids, in alternating rounds.
@@ -117,8 +229,44 @@ int Main() {
   }
   const double cache_p50 = Percentile(&cache_us, 50), store_p50 = Percentile(&store_us, 50);
 
+  // HTTP latest-10 queries/s, cache on / off: two servers over this store, in alternating rounds.
+  http::Metrics metrics_on, metrics_off;
+  http::HttpServerOptions http_options;
+  http_options.listen = "127.0.0.1:0";
+  auto http_on = http::HttpServer::Start(
+      http_options, http::HttpBackend{store.get(), cached.get(), nullptr, &metrics_on});
+  auto http_off = http::HttpServer::Start(
+      http_options, http::HttpBackend{store.get(), &reads_store, nullptr, &metrics_off});
+  if (!http_on.ok() || !http_off.ok()) Fail(__LINE__, "an HTTP server did not start");
+  for (size_t i = 0; i < 50; ++i) {  // the same answers from both
+    const std::string path = "/v1/events/" + ids[i] + "/latest?n=10";
+    httplib::Client on("127.0.0.1", (*http_on)->port()), off("127.0.0.1", (*http_off)->port());
+    httplib::Result a = on.Get(path), b = off.Get(path);
+    if (!a || !b || a->status != 200 || a->body != b->body)
+      Fail(__LINE__, "answers differ: " + path);
+  }
+  uint64_t http_on_answers = 0, http_off_answers = 0;
+  double http_on_s = 0, http_off_s = 0;
+  constexpr int kHttpRounds = 6;
+  constexpr double kHttpRoundSeconds = 1.5;
+  for (int round = 0; round < kHttpRounds; ++round) {
+    for (int turn = 0; turn < 2; ++turn) {
+      const bool on = (turn == 0) == (round % 2 == 0);
+      const auto t = Clock::now();
+      const uint64_t n =
+          HttpLatestRound((on ? *http_on : *http_off)->port(), ids,
+                          static_cast<uint64_t>(round * 2 + turn), kHttpRoundSeconds);
+      (on ? http_on_answers : http_off_answers) += n;
+      (on ? http_on_s : http_off_s) += SecondsSince(t);
+    }
+  }
+  (*http_on)->Stop();
+  (*http_off)->Stop();
+  const double http_on_qps = static_cast<double>(http_on_answers) / http_on_s;
+  const double http_off_qps = static_cast<double>(http_off_answers) / http_off_s;
+
   // The latest of every id: the cache's walk, the store path, a scan of the window.
-  start = Clock::now();
+  auto start = Clock::now();
   const size_t from_cache = LatestOfEveryId(cached.get());
   const double every_cache_s = SecondsSince(start);
   start = Clock::now();
@@ -170,44 +318,108 @@ int Main() {
                        " events, the range read " + std::to_string(range_events));
   }
 
+  // The rebuild over a store of 1M ids: 2M events, about 2 each, no chatty id.
+  cached.reset();
+  store.reset();
+  DataSpec million = spec;
+  million.ids = 1'000'000;
+  million.hot_events = 0;
+  store::StoreOptions million_options = BenchStoreOptions(dir.path() + "/store-1m", &clock);
+  RebuildFigure rebuild_1m;
+  {
+    std::unique_ptr<store::EventStore> s1m =
+        std::move(store::EventStore::Open(million_options).value());
+    for (const auto& batch : MakeBatches(s1m.get(), GenerateEvents(million), 5000)) {
+      store::WriteOutcome outcome;
+      if (!s1m->Write(batch, &outcome).ok()) Fail(__LINE__, "write");
+    }
+    s1m.reset();
+    s1m = std::move(store::EventStore::Open(million_options).value());
+    s1m->WaitForCompactions();
+    std::unique_ptr<query::QueryEngine> engine_1m;
+    rebuild_1m = MeasureRebuild(s1m.get(), &engine_1m);
+  }
+
   const double bytes_per_id = static_cast<double>(status.cache.bytes) /
                               static_cast<double>(std::max<uint64_t>(1, status.cache.ids));
+  const double bytes_per_id_1m =
+      static_cast<double>(rebuild_1m.status.cache.bytes) /
+      static_cast<double>(std::max<uint64_t>(1, rebuild_1m.status.cache.ids));
+  const double ingest_on_rate = static_cast<double>(spec.events) / ingest.on_s;
+  const double ingest_off_rate = static_cast<double>(spec.events) / ingest.off_s;
   Record("latest10_cache_p50_us", cache_p50);
   Record("latest10_store_p50_us", store_p50);
+  Record("http_latest10_cache_qps", http_on_qps);
+  Record("http_latest10_store_qps", http_off_qps);
   Record("every_cache_s", every_cache_s);
   Record("every_store_s", every_store_s);
   Record("every_scan_s", every_scan_s);
   Record("series_events_per_s", static_cast<double>(series_events) / series_s);
   Record("range_events_per_s", static_cast<double>(range_events) / range_s);
-  Record("rebuild_s", rebuild_s);
-  Record("newest_bucket_s", newest_bucket_s);
+  Record("ingest_cache_on_events_per_s", ingest_on_rate);
+  Record("ingest_cache_off_events_per_s", ingest_off_rate);
+  Record("rebuild_100k_s", rebuild.rebuild_s);
+  Record("newest_bucket_100k_s", rebuild.newest_s);
+  Record("rebuild_100k_cpu_s", rebuild.rebuild_cpu_s);
+  Record("newest_bucket_100k_cpu_s", rebuild.newest_cpu_s);
+  Record("rebuild_1m_s", rebuild_1m.rebuild_s);
+  Record("newest_bucket_1m_s", rebuild_1m.newest_s);
+  Record("rebuild_1m_cpu_s", rebuild_1m.rebuild_cpu_s);
+  Record("newest_bucket_1m_cpu_s", rebuild_1m.newest_cpu_s);
   std::printf("latest-10: cache p50 %.1f us p99 %.1f us | store path p50 %.1f us p99 %.1f us\n",
               cache_p50, Percentile(&cache_us, 99), store_p50, Percentile(&store_us, 99));
+  std::printf("HTTP latest-10, %d clients: cache on %.0f/s, off %.0f/s\n", kHttpClients,
+              http_on_qps, http_off_qps);
   std::printf("latest of every id (%zu ids): cache %.3f s, store path %.3f s, scan %.3f s\n",
               newest.size(), every_cache_s, every_store_s, every_scan_s);
   std::printf("series of %llu events into %zu points: %.3f s; range read of %llu events: %.3f s\n",
               static_cast<unsigned long long>(series_events), series->points.size(), series_s,
               static_cast<unsigned long long>(range_events), range_s);
-  std::printf(
-      "rebuild of %llu ids (%llu bytes, %.0f per id): %.3f s; newest bucket (%llu rows): %.3f s\n",
-      static_cast<unsigned long long>(status.cache.ids),
-      static_cast<unsigned long long>(status.cache.bytes), bytes_per_id, rebuild_s,
-      static_cast<unsigned long long>(newest_rows), newest_bucket_s);
+  std::printf("ingest of %zu events: cache on %.3f s in Write, off %.3f s\n", spec.events,
+              ingest.on_s, ingest.off_s);
+  for (const RebuildFigure* f :
+       std::initializer_list<const RebuildFigure*>{&rebuild, &rebuild_1m}) {
+    std::printf(
+        "rebuild of %llu ids (%llu rows offered, %llu bytes, %.0f per id): %.3f s (CPU %.3f s); "
+        "newest bucket (%llu rows): %.3f s (CPU %.3f s)\n",
+        static_cast<unsigned long long>(f->status.cache.ids),
+        static_cast<unsigned long long>(f->status.rebuild.rows),
+        static_cast<unsigned long long>(f->status.cache.bytes),
+        static_cast<double>(f->status.cache.bytes) /
+            static_cast<double>(std::max<uint64_t>(1, f->status.cache.ids)),
+        f->rebuild_s, f->rebuild_cpu_s, static_cast<unsigned long long>(f->newest_rows),
+        f->newest_s, f->newest_cpu_s);
+  }
   PrintRatio("latest-10 p50, cache / store path", "latest10_cache_p50_us", "latest10_store_p50_us");
+  PrintRatio("HTTP latest-10 queries/s, cache on / off", "http_latest10_cache_qps",
+             "http_latest10_store_qps");
   PrintRatio("latest of every id, cache / scan of the window", "every_cache_s", "every_scan_s");
   PrintRatio("latest of every id, store path / scan of the window", "every_store_s",
              "every_scan_s");
   PrintRatio("series events/s / range read events/s", "series_events_per_s", "range_events_per_s");
-  PrintRatio("cache rebuild / one read of the newest bucket", "rebuild_s", "newest_bucket_s");
+  PrintRatio("ingest events/s, cache on / off", "ingest_cache_on_events_per_s",
+             "ingest_cache_off_events_per_s");
+  PrintRatio("cache rebuild (100k ids) / one read of the newest bucket", "rebuild_100k_s",
+             "newest_bucket_100k_s");
+  PrintRatio("cache rebuild (100k ids) / newest bucket, CPU", "rebuild_100k_cpu_s",
+             "newest_bucket_100k_cpu_s");
+  PrintRatio("cache rebuild (1M ids) / one read of the newest bucket", "rebuild_1m_s",
+             "newest_bucket_1m_s");
+  PrintRatio("cache rebuild (1M ids) / newest bucket, CPU", "rebuild_1m_cpu_s",
+             "newest_bucket_1m_cpu_s");
 
   Report report("last_cache_bench", "The last-N cache and the device queries",
                 "2M events over 100000 ids (about 10 each) and one chatty id with 1M, 16 salts, "
-                "`salt_by: record`, store reopened and compacted; one client thread, "
-                "`query.threads` = 2. Each figure against the store path computing the same "
-                "answer in the same run.");
+                "`salt_by: record`, store reopened and compacted; one client thread in process, " +
+                    std::to_string(kHttpClients) +
+                    " keep-alive clients over HTTP; `query.threads` = 2. The rebuild also over a "
+                    "second store of 2M events over 1M ids (about 2 each). Each figure against the "
+                    "store path computing the same answer in the same run.");
   report.Columns({"figure", "value", "baseline", "ratio"});
   report.Row({"latest-10 p50, cache / store path", Fixed(cache_p50, 1) + " µs",
               Fixed(store_p50, 1) + " µs", Fixed(cache_p50 / store_p50, 3)});
+  report.Row({"HTTP latest-10 queries/s, idle, cache on / off", Rate(http_on_qps),
+              Rate(http_off_qps), Fixed(http_on_qps / http_off_qps, 2)});
   report.Row({"latest of every id (" + std::to_string(newest.size()) + " ids), cache / scan",
               Fixed(every_cache_s, 3) + " s", Fixed(every_scan_s, 3) + " s",
               Fixed(every_cache_s / every_scan_s, 3)});
@@ -220,13 +432,22 @@ int Main() {
               Fixed((static_cast<double>(series_events) / series_s) /
                         (static_cast<double>(range_events) / range_s),
                     2)});
-  report.Row({"cache rebuild (" + std::to_string(status.cache.ids) +
-                  " ids) / one read of the newest bucket",
-              Fixed(rebuild_s, 3) + " s", Fixed(newest_bucket_s, 3) + " s",
-              Fixed(rebuild_s / newest_bucket_s, 2)});
+  report.Row({"ingest (in process, the store's Write), cache on / off, events/s",
+              Rate(ingest_on_rate), Rate(ingest_off_rate),
+              Fixed(ingest_on_rate / ingest_off_rate, 3)});
+  for (const RebuildFigure* f :
+       std::initializer_list<const RebuildFigure*>{&rebuild, &rebuild_1m}) {
+    report.Row({"cache rebuild (" + std::to_string(f->status.cache.ids) +
+                    " ids) / one read of the newest bucket, wall (CPU)",
+                Fixed(f->rebuild_s, 3) + " s (" + Fixed(f->rebuild_cpu_s, 3) + " s)",
+                Fixed(f->newest_s, 3) + " s (" + Fixed(f->newest_cpu_s, 3) + " s)",
+                Fixed(f->rebuild_s / f->newest_s, 1) + " (" +
+                    Fixed(f->rebuild_cpu_s / f->newest_cpu_s, 1) + ")"});
+  }
   report.Note("The cache held " + std::to_string(status.cache.ids) + " ids in " +
               std::to_string(status.cache.bytes >> 20) + " MiB: " + Fixed(bytes_per_id, 0) +
-              " bytes per id at about 10 events of 100-byte payloads each.");
+              " bytes per id at about 10 events of 100-byte payloads each; " +
+              Fixed(bytes_per_id_1m, 0) + " bytes per id at about 2 events (the 1M-id store).");
   report.Write();
   return 0;
 }

@@ -11,4 +11,4 @@ hotrow_bench(index_bench LIBS hotrow_bench_support hotrow_query)
 # Adaptive salting against salt_by id and record, on Zipf-skewed and uniform ids; the hot_share sweep.
 hotrow_bench(adaptive_salting_bench LIBS hotrow_bench_support hotrow_query)
 # The last-N cache and the device queries against the store path computing the same answers.
-hotrow_bench(last_cache_bench LIBS hotrow_bench_support hotrow_query)
+hotrow_bench(last_cache_bench LIBS hotrow_bench_support hotrow_query hotrow_http PkgConfig::HTTPLIB)

@@ -18,6 +18,10 @@ size_t HeapBytes(const std::string& s) {
   return s.capacity() > 15 ? s.capacity() + 1 + kAllocOverhead : 0;
 }
 
+// What the by-id index adds per entry: its node (next link, key view, pointer, cached hash), the
+// node's allocation and a bucket pointer.
+constexpr size_t kIndexBytes = 8 + sizeof(std::string_view) + 8 + 8 + kAllocOverhead + 8;
+
 // Below this a shard would hold too few ids for least-recently-written to mean much.
 constexpr size_t kMinShardBytes = size_t{256} << 10;
 constexpr size_t kMaxShards = 64;
@@ -86,18 +90,22 @@ void LastCache::AddLocked(Shard& shard, const store::WrittenRow& row, bool from_
     shard.retired_ms = std::max(shard.retired_ms, row.key.ts_ms);
     return;
   }
-  auto it = shard.entries.find(id);
-  if (it == shard.entries.end()) {
-    it = shard.entries.try_emplace(std::string(id)).first;
-    Entry* fresh = &it->second;
-    fresh->id = &it->first;
-    fresh->floor_ms = shard.retired_ms;
-    from_rebuild ? LinkColdest(shard, fresh) : LinkWarmest(shard, fresh);
-  } else if (!from_rebuild) {
-    Unlink(shard, &it->second);
-    LinkWarmest(shard, &it->second);
+  auto found = shard.by_id.find(id);
+  Entry* e = nullptr;
+  if (found == shard.by_id.end()) {
+    auto it = shard.entries.try_emplace(std::string(id)).first;
+    e = &it->second;
+    e->id = &it->first;
+    e->floor_ms = shard.retired_ms;
+    shard.by_id.emplace(it->first, e);
+    from_rebuild ? LinkColdest(shard, e) : LinkWarmest(shard, e);
+  } else {
+    e = found->second;
+    if (!from_rebuild) {
+      Unlink(shard, e);
+      LinkWarmest(shard, e);
+    }
   }
-  Entry* e = &it->second;
   const store::WrittenRow& r = row;
   if (r.key.ts_ms > e->floor_ms) {
     const auto key = std::make_tuple(r.key.ts_ms, r.key.topic, r.key.partition, r.key.offset);
@@ -150,6 +158,7 @@ void LastCache::RetireLocked(Shard& shard, std::map<std::string, Entry, std::les
   shard.retired_ms = std::max(shard.retired_ms, newest);
   Unlink(shard, e);
   shard.bytes -= e->bytes;
+  shard.by_id.erase(std::string_view(it->first));
   shard.entries.erase(it);
 }
 
@@ -174,9 +183,11 @@ void LastCache::LinkColdest(Shard& shard, Entry* e) {
 }
 
 void LastCache::Recount(Shard& shard, Entry* e) {
-  // The map's node (its tree links, the key and the entry), the id's heap, the items' array and
-  // each payload's heap.
-  size_t bytes = sizeof(std::string) + sizeof(Entry) + 32 + kAllocOverhead + HeapBytes(*e->id);
+  // The map's node (its tree links, the key and the entry), the index's node and bucket
+  // (unordered_map: a next link, the view, the pointer and the cached hash), the id's heap, the
+  // items' array and each payload's heap.
+  size_t bytes =
+      sizeof(std::string) + sizeof(Entry) + 32 + kAllocOverhead + kIndexBytes + HeapBytes(*e->id);
   if (e->items.capacity() > 0) bytes += e->items.capacity() * sizeof(Item) + kAllocOverhead;
   for (const Item& item : e->items) bytes += HeapBytes(item.payload);
   shard.bytes = shard.bytes - e->bytes + bytes;
@@ -189,8 +200,8 @@ bool LastCache::Latest(std::string_view id, uint64_t id_hash, int n, int64_t win
   out->clear();
   Shard& shard = ShardOf(id_hash);
   std::lock_guard lock(shard.mu);
-  auto it = shard.entries.find(id);
-  if (it == shard.entries.end()) {
+  auto it = shard.by_id.find(id);
+  if (it == shard.by_id.end()) {
     // Held by no entry: no row of it in the window, if nothing the shard forgot can be there.
     const int64_t known = known_from_ms_.load(std::memory_order_acquire);
     const int64_t floor = std::max(shard.retired_ms, known == kNoFloor ? kNoFloor : known - 1);
@@ -198,7 +209,7 @@ bool LastCache::Latest(std::string_view id, uint64_t id_hash, int n, int64_t win
     (none ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
     return none;
   }
-  const Entry& e = it->second;
+  const Entry& e = *it->second;
   const int64_t floor = FloorOf(e);
   // Items are in number order; when ranks differ from numbers, the run of events tied with the
   // n-th is read whole and reordered before the cut (ties above the floor are all held).

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "query/partition_filter.h"
@@ -149,6 +150,10 @@ class LastCache final : public store::WriteObserver {
   struct Shard {
     mutable std::mutex mu;
     std::map<std::string, Entry, std::less<>> entries;  // guarded by mu
+    // The same entries by id, for the lookups of writes, the rebuild and Latest (a lookup in
+    // `entries` misses the CPU cache at every level of its tree); the views are `entries`' keys.
+    // Guarded by mu.
+    std::unordered_map<std::string_view, Entry*> by_id;
     // The coldest and the warmest entry of the list; guarded by mu.
     Entry* coldest = nullptr;
     Entry* warmest = nullptr;

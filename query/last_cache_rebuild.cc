@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "keying/row_key.h"
+#include "keying/row_value.h"
+#include "query/salt_tasks.h"
 
 namespace hotrow::query {
 namespace {
@@ -17,14 +19,15 @@ constexpr size_t kBatchRows = 4096;
 
 }  // namespace
 
-LastCacheRebuild::LastCacheRebuild(store::EventStore* store, LastCache* cache)
-    : store_(store), cache_(cache) {
+LastCacheRebuild::LastCacheRebuild(store::EventStore* store, LastCache* cache, ThreadPool* pool,
+                                   int max_workers)
+    : store_(store), cache_(cache), pool_(pool), max_workers_(pool != nullptr ? max_workers : 0) {
   // spdlog's registry is made on first use; made here, before the thread that logs starts, it is
   // not made while another thread reads it (TSan saw that race in libspdlog, which it does not
   // instrument).
   spdlog::default_logger_raw();
   thread_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "hotrow-lastcache");
+    pthread_setname_np(pthread_self(), "hotrow-lcache");
     Run();
   });
 }
@@ -86,6 +89,29 @@ void LastCacheRebuild::Run() {
 }
 
 bool LastCacheRebuild::ReadBucket(const store::Bucket& bucket, int64_t window_start_ms) {
+  const size_t salts = static_cast<size_t>(store_->salter().salts());
+  auto read_salt = [&](size_t salt) {
+    return ReadSalt(bucket, static_cast<uint8_t>(salt), window_start_ms);
+  };
+  Status st = Status::Ok();
+  if (pool_ != nullptr) {
+    // The salts hold disjoint rows; the cache takes rows of one id from several threads at once.
+    st = RunSaltTasks(pool_, max_workers_, salts, read_salt);
+  } else {
+    for (size_t salt = 0; salt < salts && st.ok(); ++salt) st = read_salt(salt);
+  }
+  if (!st.ok()) {
+    if (st.code() != Status::Code::kCancelled) {
+      spdlog::warn("query: the last-N cache's rebuild could not read bucket {}: {}",
+                   bucket.start_ms(), st.ToString());
+    }
+    return false;
+  }
+  return !stop_.load();
+}
+
+Status LastCacheRebuild::ReadSalt(const store::Bucket& bucket, uint8_t salt,
+                                  int64_t window_start_ms) {
   std::vector<store::WrittenRow> rows;
   rows.reserve(kBatchRows);
   std::string values;  // the batch's values, back to back; `rows` points into it once full
@@ -102,29 +128,52 @@ bool LastCacheRebuild::ReadBucket(const store::Bucket& bucket, int64_t window_st
     values.clear();
     ends.clear();
   };
-  const int salts = store_->salter().salts();
-  for (int salt = 0; salt < salts; ++salt) {
-    auto it = bucket.NewIterator(keying::SaltKeyRange(static_cast<uint8_t>(salt)), false);
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      keying::RowKey key;
-      if (!keying::DecodeRowKey(it->key(), &key)) continue;  // an index row
-      if (key.ts_ms < window_start_ms) continue;
-      values.append(it->value());
-      ends.push_back(values.size());
-      rows.push_back({key, {}});
-      if (rows.size() == kBatchRows) {
-        flush();
-        if (stop_.load(std::memory_order_relaxed)) return false;
-      }
+  // An id's rows in a salt come newest first (the key is salt|id hash|reversed time|...). So
+  // once depth + 1 rows of an id were offered here, the rest of its rows here are older than
+  // depth rows the cache was offered: none can be among its newest depth, and the cache's floor
+  // for the id is already at or above their time (of those depth + 1 rows it kept at most depth,
+  // and the floor rose to the time of one it did not keep). They are stepped over without being
+  // copied or offered. Ids sharing a hash (a collision) are counted apart: the run of a hash
+  // keeps a count per id, and the rows of the other id are offered as usual.
+  const int offered_max = cache_->depth() + 1;
+  uint64_t run_hash = 0;
+  bool in_run = false;
+  bool run_past_window = false;  // a row of the run was older than the window: so are the rest
+  std::vector<std::pair<std::string, int>> offered;  // per id of the run: rows offered
+  auto it = bucket.NewIterator(keying::SaltKeyRange(salt), false);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    keying::RowKey key;
+    if (!keying::DecodeRowKey(it->key(), &key)) continue;  // an index row
+    if (!in_run || key.id_hash != run_hash) {
+      in_run = true;
+      run_hash = key.id_hash;
+      run_past_window = false;
+      offered.clear();
     }
-    if (Status st = it->status(); !st.ok()) {
-      spdlog::warn("query: the last-N cache's rebuild could not read bucket {}: {}",
-                   bucket.start_ms(), st.ToString());
-      return false;
+    if (run_past_window) continue;
+    if (key.ts_ms < window_start_ms) {
+      run_past_window = true;
+      continue;
+    }
+    std::string_view id, payload;
+    if (keying::DecodeRowValue(it->value(), &id, &payload)) {
+      auto count = std::find_if(offered.begin(), offered.end(),
+                                [&](const auto& c) { return c.first == id; });
+      if (count == offered.end()) count = offered.insert(offered.end(), {std::string(id), 0});
+      if (count->second == offered_max) continue;
+      ++count->second;
+    }  // else offered all the same: the cache refuses it the way it refuses such a written row
+    values.append(it->value());
+    ends.push_back(values.size());
+    rows.push_back({key, {}});
+    if (rows.size() == kBatchRows) {
+      flush();
+      if (stop_.load(std::memory_order_relaxed)) return Status::Cancelled("stopped");
     }
   }
+  HOTROW_RETURN_IF_ERROR(it->status());
   flush();
-  return !stop_.load();
+  return Status::Ok();
 }
 
 }  // namespace hotrow::query

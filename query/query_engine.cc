@@ -70,7 +70,8 @@ QueryEngine::QueryEngine(store::EventStore* store, const QueryOptions& options)
     cache_ = std::make_unique<LastCache>(cache_options);
     // Told of every Write that returns from now on; the rebuild reads what is stored already.
     store_->AddWriteObserver(cache_.get());
-    rebuild_ = std::make_unique<LastCacheRebuild>(store_, cache_.get());
+    rebuild_ =
+        std::make_unique<LastCacheRebuild>(store_, cache_.get(), pool_.get(), MaxWorkersPerQuery());
   }
 }
 

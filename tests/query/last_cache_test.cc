@@ -13,6 +13,9 @@
 #include <thread>
 #include <vector>
 
+#include "keying/row_key.h"
+#include "keying/row_value.h"
+#include "query/last_cache_rebuild.h"
 #include "tests/query/query_engine_test_base.h"
 #include "tests/support/process.h"
 
@@ -269,6 +272,72 @@ TEST_F(LastCacheTest, ARestartRebuildsTheCacheFromTheStore) {
   for (int i = 0; i < 50; ++i) {
     EXPECT_TRUE(ExpectSame(cached.get(), store.get(), "dev-" + std::to_string(i), 4));
   }
+}
+
+// The rebuild steps over an id's rows in a salt once depth + 1 of them were offered (they are
+// older than depth of its rows): with salt_by id every row of an id is in one salt, so a busy id's
+// rows are mostly stepped over. Answers stay exact: with ties in time at the depth, under a
+// partition filter that leaves fewer than depth rows above the floor, and for an id sharing the
+// busy id's hash (rows planted as an XXH3 collision would leave them), whose rows sit among the
+// stepped-over ones.
+TEST_F(LastCacheTest, TheRebuildStepsOverRowsPastAnIdsDepthAndStaysExact) {
+  ASSERT_NO_FATAL_FAILURE(OpenStore(SaltBy::kId, 4));
+  std::vector<TestEvent> events;
+  for (int i = 0; i < 60; ++i) {
+    // Pairs tied in time, over three partitions, in one bucket: no older bucket raises its floor.
+    events.push_back(Ev("busy", kT0 + 40'000 + (i / 2) * 150, "t", i % 3));
+  }
+  for (int i = 0; i < 120; ++i) {
+    events.push_back(Ev("dev-" + std::to_string(i % 12), kT0 + 30'000 + i * 150, "t", i % 3));
+  }
+  events.push_back(Ev("few", kT0 + 44'000, "t", 1));
+  ASSERT_NO_FATAL_FAILURE(Write(events));
+  // Rows of "other" keyed with busy's hash in busy's salt, among and below busy's rows.
+  store::WriteBatchInput planted;
+  const uint16_t topic = *store_->TopicNumber("t");
+  size_t planted_rows = 0;
+  for (int64_t ts : {kT0 + 40'100, kT0 + 42'100, kT0 + 44'300}) {
+    TestEvent e = Ev("other", ts, "t", 2);
+    keying::RowKey key{
+        store_->salter().SaltOfId("busy"), keying::IdHash("busy"), ts, topic, 2, e.offset};
+    planted.rows.push_back({keying::EncodeRowKey(key), keying::EncodeRowValue("other", e.payload)});
+    planted.next_offsets[TopicPartition{"t", 2}] = e.offset + 1;
+    ++planted_rows;
+  }
+  store::WriteOutcome outcome;
+  ASSERT_TRUE(store_->Write(planted, &outcome).ok());
+  ASSERT_EQ(outcome.stored, planted_rows);
+
+  auto filter = [] { return query::PartitionFilter([](uint16_t, int32_t p) { return p != 1; }); };
+  for (bool filtered : {false, true}) {
+    SCOPED_TRACE(filtered ? "partitions 0 and 2" : "every partition");
+    auto cached = filtered ? CachedEngine(4, size_t{8} << 20, filter) : CachedEngine(4);
+    auto store = filtered ? StoreEngine(filter) : StoreEngine();
+    const query::LastCacheStatus status = cached->Cache();
+    ASSERT_TRUE(status.rebuild.whole);
+    // Of busy's 60 rows, 5 are offered.
+    EXPECT_LE(status.rebuild.rows, events.size() + planted_rows - 55);
+    std::vector<std::string> ids = {"busy", "few", "nobody"};
+    for (int i = 0; i < 12; ++i) ids.push_back("dev-" + std::to_string(i));
+    for (const std::string& id : ids) {
+      for (int n = 1; n <= 4; ++n) ExpectSame(cached.get(), store.get(), id, n);
+    }
+  }
+  // The id sharing busy's hash, asked of a rebuilt cache under that hash, as a query of it would:
+  // every planted row, though they lie among busy's rows past its depth.
+  query::LastCache cache(query::LastCacheOptions{4, size_t{8} << 20});
+  store_->AddWriteObserver(&cache);
+  {
+    query::LastCacheRebuild rebuild(store_.get(), &cache);
+    rebuild.Wait();
+  }
+  store_->RemoveWriteObserver(&cache);
+  std::vector<query::CachedEvent> got;
+  EXPECT_TRUE(
+      cache.Latest("other", keying::IdHash("busy"), 4, store_->WindowStartMs(), nullptr, &got));
+  std::vector<int64_t> times;
+  for (const query::CachedEvent& e : got) times.push_back(e.ts_ms);
+  EXPECT_EQ(times, (std::vector<int64_t>{kT0 + 44'300, kT0 + 42'100, kT0 + 40'100}));
 }
 
 // While the rebuild has not read a bucket, nothing is answered from the cache: every query reads
