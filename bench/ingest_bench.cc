@@ -264,6 +264,15 @@ int Main(int argc, char** argv) {
   // Figures per round, in µs of CPU per event unless named otherwise.
   std::map<std::string, std::vector<double>> fig;
   auto us = [&flags](double seconds) { return 1e6 * seconds / static_cast<double>(flags.records); };
+  // A store pass's CPU per event by stage, as fig[name], fig[name + "_writers"], ...
+  auto note_pass = [&fig, &us](const std::string& name, const Pass& pass) {
+    fig[name].push_back(us(pass.cpu.process));
+    fig[name + "_writers"].push_back(us(pass.cpu.writers));
+    fig[name + "_wal"].push_back(us(pass.cpu.wal));
+    fig[name + "_memtable"].push_back(us(pass.cpu.memtable));
+    fig[name + "_stall"].push_back(us(pass.cpu.stall));
+    fig[name + "_background"].push_back(us(pass.cpu.flush + pass.cpu.compaction));
+  };
   std::vector<double> bare_rates, hotrow_rates, batch_sizes, write_ms, busy;
   uint64_t bare_rss = 0, hotrow_rss = 0;
   for (int round = 0; round < flags.rounds; ++round) {
@@ -329,12 +338,7 @@ int Main(int argc, char** argv) {
     fig["key"].push_back(plain.key_ns / 1000);
     const Pass store = StorePass(plain.batches, flags.records, "");
     ceilings.push_back(store.events_per_s);
-    fig["store"].push_back(us(store.cpu.process));
-    fig["store_writers"].push_back(us(store.cpu.writers));
-    fig["store_wal"].push_back(us(store.cpu.wal));
-    fig["store_memtable"].push_back(us(store.cpu.memtable));
-    fig["store_stall"].push_back(us(store.cpu.stall));
-    fig["store_background"].push_back(us(store.cpu.flush + store.cpu.compaction));
+    note_pass("store", store);
     std::printf(
         "store round %d: parse %.2f, key %.2f | store alone %.0f events/s, CPU µs/event %.2f "
         "(writers %.2f: WAL %.2f, memtable %.2f, stalled %.2f; flush + compaction %.2f)",
@@ -346,12 +350,7 @@ int Main(int argc, char** argv) {
       fig["parse_indexed"].push_back(indexed_rows.parse_ns / 1000);
       const Pass indexed = StorePass(indexed_rows.batches, flags.records, flags.index);
       indexed_rates.push_back(indexed.events_per_s);
-      fig["indexed"].push_back(us(indexed.cpu.process));
-      fig["indexed_writers"].push_back(us(indexed.cpu.writers));
-      fig["indexed_wal"].push_back(us(indexed.cpu.wal));
-      fig["indexed_memtable"].push_back(us(indexed.cpu.memtable));
-      fig["indexed_stall"].push_back(us(indexed.cpu.stall));
-      fig["indexed_background"].push_back(us(indexed.cpu.flush + indexed.cpu.compaction));
+      note_pass("indexed", indexed);
       std::printf(
           " | 1 indexed field %.0f events/s, %.2f (writers %.2f: WAL %.2f, memtable %.2f, stalled "
           "%.2f; flush + compaction %.2f)",

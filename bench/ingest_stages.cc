@@ -161,9 +161,8 @@ Prepared Prepare(const std::vector<Consumed>& records, store::EventStore* store,
     parser.Parse(ingest::RecordView{records[i].value, {}, -1}, window_start, max_time, &parsed[i]);
     if (!parsed[i].ok()) Die("a synthetic record was rejected: " + parsed[i].detail);
   }
-  std::string key_buffer(keying::kRowKeySize, '\0'), value_buffer;
-  t0 = ThreadCpuSeconds();
-  for (size_t i = 0; i < records.size(); ++i) {
+  // The row key of record i, as the poller makes it.
+  auto key_of = [&](size_t i) {
     const Consumed& r = records[i];
     keying::RowKey key;
     key.salt = store->salter().SaltOf("events", r.partition, r.offset, parsed[i].id);
@@ -172,6 +171,13 @@ Prepared Prepare(const std::vector<Consumed>& records, store::EventStore* store,
     key.topic = *topic;
     key.partition = r.partition;
     key.offset = r.offset;
+    return key;
+  };
+  std::string key_buffer(keying::kRowKeySize, '\0'), value_buffer;
+  t0 = ThreadCpuSeconds();
+  for (size_t i = 0; i < records.size(); ++i) {
+    const Consumed& r = records[i];
+    const keying::RowKey key = key_of(i);
     keying::EncodeRowKeyTo(key, key_buffer.data());
     value_buffer.clear();
     keying::EncodeRowValueTo(parsed[i].id, r.value, &value_buffer);
@@ -186,13 +192,7 @@ Prepared Prepare(const std::vector<Consumed>& records, store::EventStore* store,
   const size_t batch_events = ingest::IngestOptions().batch_max_events;
   for (size_t i = 0; i < records.size(); ++i) {
     const Consumed& r = records[i];
-    keying::RowKey key;
-    key.salt = store->salter().SaltOf("events", r.partition, r.offset, parsed[i].id);
-    key.id_hash = keying::IdHash(parsed[i].id);
-    key.ts_ms = parsed[i].ts_ms;
-    key.topic = *topic;
-    key.partition = r.partition;
-    key.offset = r.offset;
+    const keying::RowKey key = key_of(i);
     auto& own = out.batches[static_cast<size_t>(r.partition % writers)];
     store::WriteBatchInput& batch = own.back();
     std::string encoded(keying::kRowKeySize, '\0');
