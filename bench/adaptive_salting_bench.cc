@@ -11,7 +11,6 @@
 // spread per bucket and what latest-10 seeks for random ids and for ids asked as often as they
 // write. Seeks are counted, not timed: they hold on a machine shared with other work.
 
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -101,13 +100,6 @@ std::vector<GeneratedEvent> Stream(double s) {
   return out;
 }
 
-double CpuSeconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
 store::StoreOptions OptionsFor(const std::string& path, SaltBy by, double hot_share,
                                const Clock* clock) {
   store::StoreOptions options;
@@ -123,12 +115,12 @@ store::StoreOptions OptionsFor(const std::string& path, SaltBy by, double hot_sh
 // microseconds per event of the writes (the whole process: RocksDB's threads included).
 double WriteAll(store::EventStore* store, const std::vector<GeneratedEvent>& events) {
   const std::vector<store::WriteBatchInput> batches = MakeBatches(store, events, kBatchEvents);
-  const double cpu0 = CpuSeconds();
+  const double cpu0 = ProcessCpuSeconds();
   for (const auto& batch : batches) {
     store::WriteOutcome outcome;
     if (!store->Write(batch, &outcome).ok() || outcome.stored != batch.rows.size()) std::abort();
   }
-  return 1e6 * (CpuSeconds() - cpu0) / static_cast<double>(events.size());
+  return 1e6 * (ProcessCpuSeconds() - cpu0) / static_cast<double>(events.size());
 }
 
 // A store in the state latest_bench measures: written, reopened (everything in table files), its
