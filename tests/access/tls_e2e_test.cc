@@ -15,7 +15,7 @@
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
-namespace hotrow {
+namespace hotrow::tls_e2e_test {
 namespace {
 
 using testing::ChildProcess;
@@ -180,4 +180,4 @@ TEST(TlsE2ETest, AMissingGarbageOrMismatchedFileExitsTwoNamingIt) {
 }
 
 }  // namespace
-}  // namespace hotrow
+}  // namespace hotrow::tls_e2e_test

@@ -22,7 +22,7 @@
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
-namespace hotrow::cluster {
+namespace hotrow::cluster::cluster_tls_e2e_test {
 namespace {
 
 using hotrow::testing::ChildProcess;
@@ -128,4 +128,4 @@ TEST(ClusterTlsE2ETest, HttpsTokenAndASighupRotationOnEveryInstance) {
 }
 
 }  // namespace
-}  // namespace hotrow::cluster
+}  // namespace hotrow::cluster::cluster_tls_e2e_test

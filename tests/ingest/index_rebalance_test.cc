@@ -23,7 +23,7 @@
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
-namespace hotrow::ingest {
+namespace hotrow::ingest::index_rebalance_test {
 namespace {
 
 using hotrow::testing::TempDir;
@@ -147,4 +147,4 @@ TEST_F(IndexRebalanceTest, AnIndexRowExistsExactlyWhenItsEventDoes) {
 }
 
 }  // namespace
-}  // namespace hotrow::ingest
+}  // namespace hotrow::ingest::index_rebalance_test

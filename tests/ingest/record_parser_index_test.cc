@@ -9,7 +9,7 @@
 
 #include "ingest/record_parser.h"
 
-namespace hotrow::ingest {
+namespace hotrow::ingest::record_parser_index_test {
 namespace {
 
 using keying::IndexEntry;
@@ -83,4 +83,4 @@ TEST(RecordParserIndexTest, ReusedParserStartsEachRecordAfresh) {
 }
 
 }  // namespace
-}  // namespace hotrow::ingest
+}  // namespace hotrow::ingest::record_parser_index_test

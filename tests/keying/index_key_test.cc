@@ -15,15 +15,12 @@
 #include <tuple>
 
 #include "keying/row_key.h"
+#include "tests/keying/key_test_util.h"
 
 namespace hotrow::keying {
 namespace {
 
-constexpr int kRandomKeys = 300'000;
-
-bool InRange(const std::string& key, const KeyRange& r) {
-  return key >= r.start && (r.limit.empty() || key < r.limit);
-}
+constexpr int kRandomIndexKeys = 300'000;
 
 // Field values with a third of them on boundaries, the rest of random bit width.
 class Gen {
@@ -70,7 +67,7 @@ auto Logical(const IndexKey& k) {
 
 TEST(IndexKeyTest, RoundTripsAndHasTheTagAtByte9) {
   Gen gen(1401);
-  for (int i = 0; i < kRandomKeys; ++i) {
+  for (int i = 0; i < kRandomIndexKeys; ++i) {
     const IndexKey k = gen.Index();
     const std::string bytes = EncodeIndexKey(k);
     ASSERT_EQ(bytes.size(), kIndexKeySize);
@@ -84,7 +81,7 @@ TEST(IndexKeyTest, RoundTripsAndHasTheTagAtByte9) {
 
 TEST(IndexKeyTest, ByteOrderIsTheLogicalOrder) {
   Gen gen(1402);
-  for (int i = 0; i < kRandomKeys; ++i) {
+  for (int i = 0; i < kRandomIndexKeys; ++i) {
     IndexKey a = gen.Index();
     IndexKey b = gen.Index();
     if (i % 2 == 0) {  // share the prefix half the time so that the tail decides
@@ -103,7 +100,7 @@ TEST(IndexKeyTest, ByteOrderIsTheLogicalOrder) {
 // The heart of the layout: index keys and data keys never mix, even with equal hashes.
 TEST(IndexKeyTest, NeverMixesWithDataKeysEvenWithTheSameHash) {
   Gen gen(1403);
-  for (int i = 0; i < kRandomKeys; ++i) {
+  for (int i = 0; i < kRandomIndexKeys; ++i) {
     const IndexKey ik = gen.Index();
     RowKey rk;
     rk.salt = ik.salt;
@@ -139,7 +136,7 @@ TEST(IndexKeyTest, NeverMixesWithDataKeysEvenWithTheSameHash) {
 
 TEST(IndexKeyTest, TimeRangeHoldsExactlyItsKeys) {
   Gen gen(1404);
-  for (int i = 0; i < kRandomKeys; ++i) {
+  for (int i = 0; i < kRandomIndexKeys; ++i) {
     IndexKey k = gen.Index();
     const uint8_t salt = i % 3 == 0 ? static_cast<uint8_t>(gen.U(255)) : k.salt;
     const uint64_t hash = i % 5 == 0 ? gen.U(UINT64_MAX) : k.value_hash;

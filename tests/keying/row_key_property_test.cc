@@ -13,14 +13,9 @@
 #include <vector>
 
 #include "keying/row_key.h"
+#include "tests/keying/key_test_util.h"
 
 namespace hotrow::keying {
-
-inline void PrintTo(const RowKey& k, std::ostream* os) {
-  *os << "{salt=" << int{k.salt} << " id_hash=0x" << std::hex << k.id_hash << std::dec
-      << " ts=" << k.ts_ms << " topic=" << k.topic << " partition=" << k.partition
-      << " offset=" << k.offset << "}";
-}
 
 namespace {
 

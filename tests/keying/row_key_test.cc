@@ -8,14 +8,9 @@
 #include <string>
 #include <vector>
 
-namespace hotrow::keying {
+#include "tests/keying/key_test_util.h"
 
-// gtest finds this by argument-dependent lookup, so failures show the fields, not raw bytes.
-inline void PrintTo(const RowKey& k, std::ostream* os) {
-  *os << "{salt=" << int{k.salt} << " id_hash=0x" << std::hex << k.id_hash << std::dec
-      << " ts=" << k.ts_ms << " topic=" << k.topic << " partition=" << k.partition
-      << " offset=" << k.offset << "}";
-}
+namespace hotrow::keying {
 
 namespace {
 
@@ -43,12 +38,6 @@ RowKey MakeKey(uint8_t salt, uint64_t id_hash, int64_t ts, uint16_t topic, int32
 
 RowKey TypicalKey() {
   return MakeKey(7, 0x0123456789ABCDEFULL, 1'700'000'000'000, 3, 12, 987'654'321);
-}
-
-// Whether `key` lies in the half-open range, by plain byte comparison (what RocksDB's bytewise
-// comparator does); an empty limit is +infinity.
-bool InRange(const std::string& key, const KeyRange& range) {
-  return key >= range.start && (range.limit.empty() || key < range.limit);
 }
 
 bool InRange(const RowKey& key, const KeyRange& range) { return InRange(EncodeRowKey(key), range); }

@@ -35,7 +35,7 @@
 #include "tests/support/oracle.h"
 #include "tests/support/temp_dir.h"
 
-namespace hotrow {
+namespace hotrow::adaptive_salting_oracle_test {
 namespace {
 
 using keying::SaltBy;
@@ -364,4 +364,4 @@ INSTANTIATE_TEST_SUITE_P(Ids, AdaptiveSaltingOracleTest,
                          });
 
 }  // namespace
-}  // namespace hotrow
+}  // namespace hotrow::adaptive_salting_oracle_test

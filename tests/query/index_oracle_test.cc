@@ -29,7 +29,7 @@
 #include "tests/support/oracle.h"
 #include "tests/support/temp_dir.h"
 
-namespace hotrow {
+namespace hotrow::index_oracle_test {
 namespace {
 
 using keying::IndexEntry;
@@ -312,4 +312,4 @@ INSTANTIATE_TEST_SUITE_P(SaltBy, IndexOracleTest,
                          ParamName);
 
 }  // namespace
-}  // namespace hotrow
+}  // namespace hotrow::index_oracle_test

@@ -37,7 +37,7 @@
 #include "tests/support/oracle.h"
 #include "tests/support/temp_dir.h"
 
-namespace hotrow {
+namespace hotrow::last_cache_oracle_test {
 namespace {
 
 using keying::SaltBy;
@@ -534,4 +534,4 @@ INSTANTIATE_TEST_SUITE_P(, LastCacheOracleTest,
                          ParamName);
 
 }  // namespace
-}  // namespace hotrow
+}  // namespace hotrow::last_cache_oracle_test

@@ -21,7 +21,7 @@
 #include "tests/support/oracle.h"
 #include "tests/support/temp_dir.h"
 
-namespace hotrow {
+namespace hotrow::partition_filter_test {
 namespace {
 
 using query::Event;
@@ -130,4 +130,4 @@ TEST_F(PartitionFilterTest, ScanReturnsOnlyAcceptedPartitions) {
 }
 
 }  // namespace
-}  // namespace hotrow
+}  // namespace hotrow::partition_filter_test

@@ -30,7 +30,7 @@
 #include "tests/reliability/disk_support.h"
 #include "tests/support/temp_dir.h"
 
-namespace hotrow {
+namespace hotrow::corrupt_store_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -348,4 +348,4 @@ TEST_F(CorruptStoreTest, AnUnreadableDirectoryIsRefused) {
 }
 
 }  // namespace
-}  // namespace hotrow
+}  // namespace hotrow::corrupt_store_test

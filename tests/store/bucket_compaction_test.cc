@@ -9,7 +9,7 @@
 #include "store/event_store.h"
 #include "tests/store/numbered_events.h"
 
-namespace hotrow::store {
+namespace hotrow::store::bucket_compaction_test {
 namespace {
 
 constexpr int64_t kNow = 1'700'000'040'000;
@@ -90,4 +90,4 @@ TEST_F(BucketCompactionTest, TheBucketBeingWrittenIsLeftAlone) {
 }
 
 }  // namespace
-}  // namespace hotrow::store
+}  // namespace hotrow::store::bucket_compaction_test

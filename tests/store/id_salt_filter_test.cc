@@ -13,7 +13,7 @@
 #include "store/event_store.h"
 #include "tests/store/numbered_events.h"
 
-namespace hotrow::store {
+namespace hotrow::store::id_salt_filter_test {
 namespace {
 
 constexpr int64_t kNow = 1'700'000'040'000;
@@ -85,4 +85,4 @@ TEST_F(IdSaltFilterTest, RulesOutExactlyTheSaltsWithoutARowOfTheIdAfterWritesAnd
 }
 
 }  // namespace
-}  // namespace hotrow::store
+}  // namespace hotrow::store::id_salt_filter_test
