@@ -4,14 +4,13 @@
 # - Ninja when it is installed (scripts/install-deps.sh installs it): it schedules both cores from
 #   the first file, and its log (.ninja_log) times every object, which test.sh reports.
 # - ccache when it is installed (install-deps.sh installs it). Paths under the checkout are hashed
-#   relative to it, so a second clone (CI's, a worktree) reuses the objects of the first; the
-#   precompiled headers of the tests (tests/CMakeLists.txt) need the pch sloppiness.
+#   relative to it, so a second clone (CI's, a worktree) reuses the objects of the first.
 # Without either, the builds are the same, only slower.
 
 if command -v ccache >/dev/null 2>&1; then
   export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache
   export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
-  export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+  export CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
   export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-12G}  # Release, ASan, TSan and fuzz objects together
 fi
 if command -v ninja >/dev/null 2>&1; then

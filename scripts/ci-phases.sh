@@ -111,7 +111,14 @@ phase_summary() {
     [[ -f $dir/.ninja_log ]] || continue
     awk -v dir="$dir" -F'\t' '!/^#/ && $4 ~ /\.o$/ { t[$4] = ($2 - $1) / 1000 }
       END { for (o in t) printf "%7.1f  %s/%s\n", t[o], dir, o }' "$dir/.ninja_log" || true
-  done | sort -rn | head -n 20 || true
+  done | sort -rn | head -n 20 | while read -r seconds object; do
+    # A unity batch of test files (tests/CMakeLists.txt) is named by the files it includes.
+    local unity=${object%.o}
+    if [[ $unity == */Unity/* && -f $unity ]]; then
+      object="$object ($(sed -nE 's|^#include ".*/([^/]+)"$|\1|p' "$unity" | paste -sd' '))"
+    fi
+    printf '%7.1f  %s\n' "$seconds" "$object"
+  done || true
   echo
   echo "== the 20 slowest tests (seconds)"
   for name in "${ci_phases[@]}"; do
