@@ -1,5 +1,6 @@
 #include "http/query_params.h"
 
+#include <algorithm>
 #include <charconv>
 #include <initializer_list>
 #include <map>
@@ -188,43 +189,48 @@ Result<LatestAllParams> ParseLatestAllParams(std::string_view raw_query) {
   return out;
 }
 
-bool HasIdsParam(std::string_view raw_query) {
-  size_t start = 0;
-  while (start <= raw_query.size()) {
-    size_t end = raw_query.find('&', start);
-    if (end == std::string_view::npos) end = raw_query.size();
-    const std::string_view piece = raw_query.substr(start, end - start);
-    if (piece == "ids" || piece.starts_with("ids=")) return true;
-    start = end + 1;
-  }
-  return false;
-}
+namespace {
 
-Result<LatestIdsParams> ParseLatestIdsParams(std::string_view raw_query) {
-  // The ids are taken out raw, split on their commas, then each decoded; the rest is parsed as
-  // usual (where a second `ids` is refused as a repeat).
-  std::string rest;
-  std::string_view raw_ids;
-  bool have_ids = false;
+// The raw values of the pieces of a query string named `name` ("name" alone has an empty value),
+// in order; every other non-empty piece goes to `*rest`, joined by '&' as it came. Values stay
+// percent-encoded: the caller decides how to split and decode them.
+std::vector<std::string_view> TakeRawParam(std::string_view raw, std::string_view name,
+                                           std::string* rest) {
+  std::vector<std::string_view> values;
   size_t start = 0;
-  while (start <= raw_query.size()) {
-    size_t end = raw_query.find('&', start);
-    if (end == std::string_view::npos) end = raw_query.size();
-    const std::string_view piece = raw_query.substr(start, end - start);
-    if (!have_ids && (piece == "ids" || piece.starts_with("ids="))) {
-      have_ids = true;
-      raw_ids = piece.size() > 4 ? piece.substr(4) : std::string_view();
+  while (start <= raw.size()) {
+    size_t end = raw.find('&', start);
+    if (end == std::string_view::npos) end = raw.size();
+    const std::string_view piece = raw.substr(start, end - start);
+    if (piece.starts_with(name) && (piece.size() == name.size() || piece[name.size()] == '=')) {
+      values.push_back(piece.substr(std::min(piece.size(), name.size() + 1)));
     } else if (!piece.empty()) {
-      if (!rest.empty()) rest.push_back('&');
-      rest.append(piece);
+      if (!rest->empty()) rest->push_back('&');
+      rest->append(piece);
     }
     start = end + 1;
   }
-  Result<Params> params = Params::Parse(rest, {"n", "ids"});
-  if (!params.ok()) return params.status();
-  if (params->Find("ids") != nullptr) {
+  return values;
+}
+
+}  // namespace
+
+bool HasIdsParam(std::string_view raw_query) {
+  std::string rest;
+  return !TakeRawParam(raw_query, "ids", &rest).empty();
+}
+
+Result<LatestIdsParams> ParseLatestIdsParams(std::string_view raw_query) {
+  // The ids are taken out raw, split on their commas, then each decoded; the rest as usual.
+  std::string rest;
+  const std::vector<std::string_view> ids_values = TakeRawParam(raw_query, "ids", &rest);
+  if (ids_values.size() > 1) {
     return Status::InvalidArgument("parameter \"ids\" is given more than once");
   }
+  const bool have_ids = !ids_values.empty();
+  const std::string_view raw_ids = have_ids ? ids_values[0] : std::string_view();
+  Result<Params> params = Params::Parse(rest, {"n", "ids"});
+  if (!params.ok()) return params.status();
   LatestIdsParams out;
   Result<int64_t> n = params->Int("n", out.n, 1, query::kMaxLatest,
                                   "an integer from 1 to " + std::to_string(query::kMaxLatest));
@@ -364,28 +370,16 @@ std::string QuoteClientText(std::string_view text) {
 // Takes `local=true|false` out of a raw query string; the rest is left for the route's parser.
 Status TakeLocalFlag(std::string_view raw, bool* local, std::string* rest) {
   *local = false;
-  bool seen = false;
-  size_t start = 0;
-  while (start <= raw.size()) {
-    size_t end = raw.find('&', start);
-    if (end == std::string_view::npos) end = raw.size();
-    const std::string_view piece = raw.substr(start, end - start);
-    if (piece == "local" || piece.starts_with("local=")) {
-      if (seen) return Status::InvalidArgument("parameter \"local\" is given more than once");
-      seen = true;
-      const std::string_view value = piece == "local" ? std::string_view() : piece.substr(6);
-      if (value == "true") {
-        *local = true;
-      } else if (value != "false") {
-        return Status::InvalidArgument("local must be true or false, got " +
-                                       QuoteClientText(value));
-      }
-    } else if (!piece.empty()) {
-      if (!rest->empty()) rest->push_back('&');
-      rest->append(piece);
-    }
-    start = end + 1;
+  const std::vector<std::string_view> values = TakeRawParam(raw, "local", rest);
+  if (values.size() > 1) {
+    return Status::InvalidArgument("parameter \"local\" is given more than once");
   }
+  if (values.empty() || values[0] == "false") return Status::Ok();
+  if (values[0] != "true") {
+    return Status::InvalidArgument("local must be true or false, got " +
+                                   QuoteClientText(values[0]));
+  }
+  *local = true;
   return Status::Ok();
 }
 
