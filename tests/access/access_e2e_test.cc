@@ -11,7 +11,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,11 +24,8 @@ namespace {
 using testing::ChildProcess;
 using testing::FreePort;
 using testing::ReadFile;
+using testing::WriteFile;
 using testing::WaitFor;
-
-void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::trunc) << text;
-}
 
 // A config whose broker is never reached: the HTTP side does not need it.
 void WriteConfig(const testing::TempDir& dir, const std::string& listen) {

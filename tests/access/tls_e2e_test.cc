@@ -8,7 +8,6 @@
 #include <signal.h>
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -21,11 +20,8 @@ namespace {
 using testing::ChildProcess;
 using testing::FreePort;
 using testing::ReadFile;
+using testing::WriteFile;
 using testing::WaitFor;
-
-void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::trunc) << text;
-}
 
 // Runs a command to its end; returns its exit code and its stdout in `out` (when not null). Its
 // stderr replaces what `stderr_path` held (ChildProcess appends).

@@ -15,7 +15,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -35,6 +34,7 @@ using testing::Answer;
 using testing::Get;
 using testing::Instance;
 using testing::InstanceOptions;
+using hotrow::testing::WriteFile;
 using TestEvent = hotrow::testing::TestEvent;
 
 constexpr int64_t kT0 = 1'700'000'000'000;
@@ -61,10 +61,6 @@ class SilentPeer {
   int fd_ = -1;
   int port_ = 0;
 };
-
-void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::trunc) << text;
-}
 
 // A group of in-process instances over one embedded broker (for the metadata).
 class ClusterFanoutTest : public ::testing::Test {

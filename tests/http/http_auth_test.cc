@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-#include <fstream>
 #include <memory>
 #include <string>
 
@@ -20,10 +19,7 @@
 namespace hotrow::http {
 namespace {
 
-void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-}
+using testing::WriteFile;
 
 TEST(ParseBearerTest, AcceptsTheSchemeInAnyCaseAndSpaces) {
   struct Case {

@@ -28,6 +28,7 @@ namespace {
 
 using hotrow::testing::TempDir;
 using hotrow::testing::WaitFor;
+using testing::Assigned;
 using testing::IngestTestBase;
 using testing::kTopic;
 using namespace std::chrono_literals;
@@ -88,8 +89,6 @@ class IndexRebalanceTest : public IngestTestBase {
     return events.size();
   }
 };
-
-size_t Assigned(const Ingestor& ingestor) { return ingestor.Stats().partitions.size(); }
 
 TEST_F(IndexRebalanceTest, AnIndexRowExistsExactlyWhenItsEventDoes) {
   TempDir dir;

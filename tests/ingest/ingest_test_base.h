@@ -41,6 +41,9 @@ inline void InitLoggingOnce() {
 
 inline int64_t WallNow() { return WallClock::Default()->NowMs(); }
 
+// How many partitions the Ingestor has assigned now.
+inline size_t Assigned(const Ingestor& ingestor) { return ingestor.Stats().partitions.size(); }
+
 // "k<i>", a record key. (Spelled out: gcc 12 warns falsely on "k" + std::to_string(i).)
 inline std::string Key(int i) {
   std::string key = "k";

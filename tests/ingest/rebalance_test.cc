@@ -22,6 +22,7 @@ namespace {
 
 using hotrow::testing::TempDir;
 using hotrow::testing::WaitFor;
+using testing::Assigned;
 using testing::CheckExactlyOnce;
 using testing::ControlledStore;
 using testing::IngestTestBase;
@@ -43,8 +44,6 @@ class RebalanceTest : public IngestTestBase,
     writers_ = std::get<1>(GetParam());
   }
 };
-
-size_t Assigned(const Ingestor& ingestor) { return ingestor.Stats().partitions.size(); }
 
 // Each instance answers from its own store for the partitions it owns (docs/RELIABILITY.md, "Where
 // a partition starts"), so a new owner rebuilds the window of a partition it takes over from Kafka

@@ -31,4 +31,8 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+}
+
 }  // namespace hotrow::testing

@@ -21,5 +21,7 @@ class TempDir {
 
 // The whole content of a file; empty when it cannot be read (tests print it as diagnostics).
 std::string ReadFile(const std::string& path);
+// Replaces the file's content with `text` (byte for byte).
+void WriteFile(const std::string& path, const std::string& text);
 
 }  // namespace hotrow::testing
