@@ -285,10 +285,21 @@ async function checkDevices(context, base) {
   // And of its chart's series, per field: the chart redraws itself from each new answer too.
   const seriesAnswers = {};
   page.on("response", async (r) => {
-    if (/\/latest\?n=10$/.test(r.url())) latestAnswers.push(JSON.parse(await r.text()));
-    if (r.url().includes("/series?") && r.status() === 200) {
+    const latest = /\/latest\?n=10$/.test(r.url());
+    const series = r.url().includes("/series?") && r.status() === 200;
+    if (!latest && !series) return;
+    let body;
+    try {
+      body = JSON.parse(await r.text());
+    } catch (e) {
+      // A refresh answered while the page closed at the end of these checks: no body to read.
+      if (page.isClosed() || /has been closed/.test(String(e && e.message))) return;
+      throw e;
+    }
+    if (latest) latestAnswers.push(body);
+    if (series) {
       const field = new URL(r.url()).searchParams.get("field");
-      (seriesAnswers[field] = seriesAnswers[field] || []).push(JSON.parse(await r.text()));
+      (seriesAnswers[field] = seriesAnswers[field] || []).push(body);
     }
   });
   // Whether the chart shows as many points as the newest series answer of `field` has.
