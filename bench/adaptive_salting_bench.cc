@@ -11,7 +11,6 @@
 // spread per bucket and what latest-10 seeks for random ids and for ids asked as often as they
 // write. Seeks are counted, not timed: they hold on a machine shared with other work.
 
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
