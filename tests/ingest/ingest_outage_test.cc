@@ -148,7 +148,7 @@ TEST_P(IngestOutageTest, RestartAfterAnOutageLongerThanTheWindowSkipsColdRecords
     auto ingestor = StartIngestor(options, store.get());
     ASSERT_TRUE(WaitFor([&] { return ingestor->Stats().assigned; }));
     produce(200);
-    ASSERT_TRUE(WaitCaughtUp(*store));
+    ASSERT_TRUE(WaitCaughtUp(*store, *ingestor));
     EXPECT_EQ(ingestor->Stats().events_stored, 200u);
     ASSERT_TRUE(ingestor->Stop().ok());
   }
@@ -169,8 +169,8 @@ TEST_P(IngestOutageTest, RestartAfterAnOutageLongerThanTheWindowSkipsColdRecords
   IngestOptions fresh_options = options;
   fresh_options.group_id = "cold-group-fresh";
   auto fresh_ingestor = StartIngestor(fresh_options, fresh.get());
-  ASSERT_TRUE(WaitCaughtUp(*store));
-  ASSERT_TRUE(WaitCaughtUp(*fresh));
+  ASSERT_TRUE(WaitCaughtUp(*store, *ingestor));
+  ASSERT_TRUE(WaitCaughtUp(*fresh, *fresh_ingestor));
 
   IngestStats stats = ingestor->Stats();
   EXPECT_EQ(stats.records_consumed, 300u);

@@ -191,6 +191,27 @@ class IngestTestBase : public ::testing::Test {
         timeout);
   }
 
+  // WaitCaughtUp, and then until `ingestor` reports every partition written up to the broker's
+  // end. The writer adds to its counters (events stored, duplicates, rejects) after the store's
+  // write returns and before it reports the offsets: a test that reads them as soon as the store
+  // is caught up can see them a batch short (seen under TSan: 0 of 200 stored).
+  bool WaitCaughtUp(const store::EventStore& store, const Ingestor& ingestor,
+                    std::chrono::milliseconds timeout = 60s) {
+    if (!WaitCaughtUp(store, timeout)) return false;
+    const std::map<int32_t, int64_t> high = High();
+    return hotrow::testing::WaitFor(
+        [&] {
+          const IngestStats stats = ingestor.Stats();
+          size_t written = 0;
+          for (const PartitionStats& p : stats.partitions) {
+            auto it = high.find(p.partition);
+            if (p.topic == kTopic && it != high.end() && p.next_offset >= it->second) ++written;
+          }
+          return written == high.size();
+        },
+        timeout);
+  }
+
   std::map<int32_t, int64_t> High() {
     return HighWatermarks(kafka_->bootstrap(), kTopic, partitions_);
   }

@@ -104,7 +104,8 @@ TEST_P(IngestorTest, StoresRecordsExactlyAsTheOracleComputes) {
   }
   std::vector<KafkaRecord> produced = producer.Flush();
   ASSERT_EQ(produced.size(), static_cast<size_t>(n));
-  ASSERT_TRUE(WaitCaughtUp(*store)) << "stored offsets: " << StoredOffsetSum(*store, kTopic);
+  ASSERT_TRUE(WaitCaughtUp(*store, *ingestor))
+      << "stored offsets: " << StoredOffsetSum(*store, kTopic);
 
   // The oracle: every record's row, computed from what was produced.
   auto topic_number = store->TopicNumber(kTopic);
@@ -201,7 +202,7 @@ TEST_P(IngestorTest, BadRecordsAreCountedDeadLetteredNeverStoredAndThePartitionM
     good(goods++);
   }
   std::vector<KafkaRecord> produced = producer.Flush();
-  ASSERT_TRUE(WaitCaughtUp(*store));
+  ASSERT_TRUE(WaitCaughtUp(*store, *ingestor));
 
   // Never stored: exactly the good ones are.
   std::vector<StoredEvent> stored = ReadStore(*store);

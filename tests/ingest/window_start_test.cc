@@ -152,7 +152,7 @@ TEST_F(WindowStartTest, ANewStoreStartsAtTheWindowsFirstRecordLessTheFutureMargi
   options.ownership = &ownership;
   auto ingestor = StartIngestor(options, store.get());
   ASSERT_NE(ingestor, nullptr);
-  ASSERT_TRUE(WaitCaughtUp(*store));
+  ASSERT_TRUE(WaitCaughtUp(*store, *ingestor));
   const IngestStats stats = ingestor->Stats();
   ASSERT_TRUE(ingestor->Stop().ok());
 
@@ -208,7 +208,7 @@ TEST_F(WindowStartTest, WhenNoRecordIsNewerThanTheWindowThePartitionStartsAtItsE
     for (int n = 0; n < 10; ++n) Produce(&producer, p, i++, now, now);
   }
   producer.Flush();
-  ASSERT_TRUE(WaitCaughtUp(*store));
+  ASSERT_TRUE(WaitCaughtUp(*store, *ingestor));
   const IngestStats stats = ingestor->Stats();
   ASSERT_TRUE(ingestor->Stop().ok());
   EXPECT_EQ(stats.records_consumed, static_cast<uint64_t>(10 * partitions_));
@@ -291,7 +291,7 @@ TEST_F(WindowStartTest, ColdRecordsAreJudgedByTheEventTimeTheParserReads) {
   ASSERT_NE(by_event, nullptr);
   auto ingestor = StartIngestor(Options("cold-by-event-time"), by_event.get());
   ASSERT_NE(ingestor, nullptr);
-  ASSERT_TRUE(WaitCaughtUp(*by_event));
+  ASSERT_TRUE(WaitCaughtUp(*by_event, *ingestor));
   IngestStats stats = ingestor->Stats();
   ASSERT_TRUE(ingestor->Stop().ok());
   EXPECT_EQ(stats.skipped_cold, static_cast<uint64_t>(25 * partitions_));
@@ -305,7 +305,7 @@ TEST_F(WindowStartTest, ColdRecordsAreJudgedByTheEventTimeTheParserReads) {
   options.record_ts_is_event_time = true;
   ingestor = StartIngestor(options, by_record.get());
   ASSERT_NE(ingestor, nullptr);
-  ASSERT_TRUE(WaitCaughtUp(*by_record));
+  ASSERT_TRUE(WaitCaughtUp(*by_record, *ingestor));
   stats = ingestor->Stats();
   ASSERT_TRUE(ingestor->Stop().ok());
   EXPECT_EQ(stats.skipped_cold, static_cast<uint64_t>(50 * partitions_));
