@@ -219,6 +219,7 @@ class IngestorImpl final : public Ingestor {
   void PollLoop();
   void WriteLoop(WriterLane* lane);
   void MonitorLoop();
+  void AskPausedEnds(const std::vector<TopicPartition>& assigned);
 
   // Poller thread.
   void HandleMessage(const rd_kafka_message_t* msg);

@@ -6,6 +6,7 @@
 
 #include "common/time_format.h"
 #include "ingest/ingestor_impl.h"
+#include "ingest/kafka_broker_offsets.h"
 
 namespace hotrow::ingest::internal {
 
@@ -39,6 +40,25 @@ void IngestorImpl::MonitorLoop() {
       if (low >= 0) info.low_watermark = low;
       info.high_watermark = high;
     }
+    if (paused_flag_.load()) AskPausedEnds(assigned);
+  }
+}
+
+void IngestorImpl::AskPausedEnds(const std::vector<TopicPartition>& assigned) {
+  // librdkafka does not fetch a paused partition, so its watermark stays where the last fetch
+  // left it while records keep arriving: the lag an operator watches on a full disk or a slow
+  // store would stand still. Asked of the broker instead (one ListOffsets per leader), within
+  // the monitor's interval. Not through broker_offsets_, which the poller may replace meanwhile.
+  std::map<TopicPartition, int64_t> ends;
+  Status s = NewKafkaBrokerOffsets(consumer_, /*answers_offsets_for_times=*/false)
+                 ->EndOffsets(assigned, static_cast<int>(kMonitorIntervalMs), &ends);
+  if (!s.ok())
+    return;  // the fetcher's watermark stands; the broker's trouble is reported elsewhere
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  for (const auto& [tp, end] : ends) {
+    auto it = partitions_.find(tp);
+    if (it != partitions_.end())
+      it->second.high_watermark = std::max(it->second.high_watermark, end);
   }
 }
 

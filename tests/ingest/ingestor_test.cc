@@ -326,19 +326,42 @@ TEST_P(IngestorTest, PausesWhenTheWriterFallsBehindAndResumesWhenItCatchesUp) {
 TEST_P(IngestorTest, FullDiskPausesKeepsTheBatchAndResumesWhenWritesSucceed) {
   TempDir dir;
   ControlledStore store(OpenStore(dir.Sub("store")));
-  store.FailNext(4, Status::NoSpace("test: no space left on device"));
   auto ingestor = StartIngestor(Options(), &store);
   ASSERT_NE(ingestor, nullptr);
   TestProducer producer(kafka_->bootstrap());
-  for (int i = 0; i < 500; ++i) {
-    producer.Produce(kTopic, i % partitions_, Key(i),
-                     R"({"ts":)" + std::to_string(WallNow()) + "}");
-  }
-  producer.Flush();
-  ASSERT_TRUE(WaitFor([&] { return ingestor->Stats().out_of_disk; }));
+  auto produce = [&](int from, int to) {
+    for (int i = from; i < to; ++i) {
+      producer.Produce(kTopic, i % partitions_, Key(i),
+                       R"({"ts":)" + std::to_string(WallNow()) + "}");
+    }
+    producer.Flush();
+  };
+  auto lag = [&] {
+    int64_t sum = 0;
+    for (const PartitionStats& p : ingestor->Stats().partitions) sum += p.lag;
+    return sum;
+  };
+  produce(0, 200);
+  ASSERT_TRUE(WaitCaughtUp(store, *ingestor));
+  store.FailNext(1'000'000, Status::NoSpace("test: no space left on device"));
+  produce(200, 700);
+  ASSERT_TRUE(WaitFor([&] {
+    const IngestStats s = ingestor->Stats();
+    return s.out_of_disk && !s.partitions.empty() && s.partitions[0].paused;
+  }));
   Status ready = ingestor->Ready();
   EXPECT_TRUE(ready.IsNoSpace()) << ready.ToString();
+  // Paused, the partitions are not fetched; their lag still follows the broker's end, since an
+  // operator watches it exactly then. The records come after any fetch in flight at the pause has
+  // been answered (a fetch waits at most fetch.wait.max.ms, 500 ms, for records): that answer
+  // would carry the new end with it.
+  ASSERT_TRUE(WaitFor([&] { return lag() == 500; })) << lag();
+  std::this_thread::sleep_for(1500ms);  // the fetch in flight ends; not a synchronisation
+  produce(700, 1000);
+  ASSERT_TRUE(WaitFor([&] { return lag() == 800; }, 20s)) << lag();
+  EXPECT_EQ(ingestor->Stats().events_stored, 200u);
   // The failed batch is retried until the store takes it: nothing lost, nothing twice.
+  store.FailNext(0, Status::Ok());
   ASSERT_TRUE(WaitCaughtUp(store));
   ASSERT_TRUE(WaitFor([&] { return !ingestor->Stats().out_of_disk; }));
   EXPECT_GE(store.writes_attempted(), 5);
