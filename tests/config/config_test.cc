@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tests/config/config_test_util.h"
+#include "tests/support/paths.h"
 
 namespace hotrow::config {
 namespace {
@@ -68,14 +69,14 @@ TEST(ConfigTest, DefaultsAreTheDocumentedOnes) {
 }
 
 TEST(ConfigTest, ShippedConfigLoadsToExactlyTheDefaults) {
-  ExpectDefaults(LoadOk(std::string(HOTROW_SOURCE_DIR) + "/configs/hotrow.yaml", {}));
+  ExpectDefaults(LoadOk(hotrow::testing::SourceDir() + "/configs/hotrow.yaml", {}));
 }
 
 TEST(ConfigTest, ShippedConfigSetsEveryKey) {
   // Every key is written out in the shipped file (none is left to a silent default): changing any
   // value there must change the loaded config. Checked by loading the file with each line that
   // holds a key replaced by a bad value: every such load must fail naming that key.
-  std::ifstream in(std::string(HOTROW_SOURCE_DIR) + "/configs/hotrow.yaml");
+  std::ifstream in(hotrow::testing::SourceDir() + "/configs/hotrow.yaml");
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   ASSERT_FALSE(lines.empty());

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "tests/support/paths.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
@@ -89,8 +90,7 @@ TEST(ServeDefaultsTest, ServeWithoutConfigRunsWithTheDocumentedDefaults) {
   ASSERT_TRUE(serve.Running()) << ReadFile(dir.Sub("serve.log"));
 
   // Every key as logged equals the shipped, fully commented config with the same overrides.
-  Result<Config> shipped =
-      LoadConfig(std::string(HOTROW_SOURCE_DIR) + "/configs/hotrow.yaml", sets);
+  Result<Config> shipped = LoadConfig(hotrow::testing::SourceDir() + "/configs/hotrow.yaml", sets);
   ASSERT_TRUE(shipped.ok()) << shipped.status().ToString();
   EXPECT_EQ(StartingLine(ReadFile(dir.Sub("serve.log"))), shipped->Summary())
       << ReadFile(dir.Sub("serve.log"));

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/paths.h"
+
 namespace hotrow::http {
 namespace {
 
@@ -52,7 +54,7 @@ TEST(StatusPageTest, HoldsTheElementsScriptsReadAndNoExternalAsset) {
 TEST(StatusPageTest, TheBuiltPageJoinsItsHtmlStyleAndScripts) {
   const std::string html(StatusPageHtml());
   for (const char* part : {"status_page.css", "status_page.js", "status_page_devices.js"}) {
-    std::ifstream in(std::string(HOTROW_SOURCE_DIR) + "/http/" + part);
+    std::ifstream in(hotrow::testing::SourceDir() + "/http/" + part);
     ASSERT_TRUE(in) << part;
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     ASSERT_GT(text.size(), 100u) << part;

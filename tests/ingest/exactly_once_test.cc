@@ -17,6 +17,7 @@
 #include "store/event_store.h"
 #include "tests/ingest/ingest_test_base.h"
 #include "tests/ingest/kafka_test_util.h"
+#include "tests/support/paths.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
@@ -63,10 +64,11 @@ TEST_P(ExactlyOnceTest, EveryRecordIsStoredOnceAcrossRepeatedKill9) {
   TempDir dir;
   const std::string store_path = dir.Sub("store");
   const std::string log_path = dir.Sub("child.log");
+  const std::string child = hotrow::testing::SiblingExecutable("ingest_child");
   const std::vector<std::string> argv = {
-      HOTROW_INGEST_CHILD, "--brokers", bootstrap, "--topic", kTopic,
-      "--group",           kGroup,      "--store", store_path,
-      "--writers",         std::to_string(GetParam())};
+      child,     "--brokers", bootstrap,  "--topic",   kTopic,
+      "--group", kGroup,      "--store",  store_path,
+      "--writers", std::to_string(GetParam())};
 
   ProducerOptions popts;
   popts.brokers = bootstrap;

@@ -24,12 +24,9 @@
 #include "keying/salter.h"
 #include "store/event_store.h"
 #include "tests/support/event_gen.h"
+#include "tests/support/paths.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
-
-#ifndef HOTROW_CRASH_WRITER
-#error "HOTROW_CRASH_WRITER must name the crash_writer executable"
-#endif
 
 namespace hotrow {
 namespace {
@@ -109,8 +106,9 @@ TEST(CrashTest, EveryBatchIsWholeWithItsOffsetsOrAbsentAfterKill9) {
   for (int kill = 0; kill < kKills; ++kill) {
     SCOPED_TRACE("kill " + std::to_string(kill));
     {
-      testing::ChildProcess writer({HOTROW_CRASH_WRITER, path, std::to_string(kPerPartition)}, log,
-                                   testing::ChildLines::kProtocolFd);
+      testing::ChildProcess writer(
+          {testing::SiblingExecutable("crash_writer"), path, std::to_string(kPerPartition)}, log,
+          testing::ChildLines::kProtocolFd);
       std::string line;
       // Each line "batch I next N" is printed after Write returned.
       auto note_line = [&](const std::string& l) {
@@ -235,9 +233,10 @@ TEST(CrashTest, UnderAdaptiveSaltingEveryRecordIsStoredOnceAndFoundAfterKill9) {
   for (int kill = 0; kill < kAdaptiveKills; ++kill) {
     SCOPED_TRACE("kill " + std::to_string(kill));
     {
-      testing::ChildProcess writer({HOTROW_CRASH_WRITER, path, std::to_string(kPerPartition),
-                                    "adaptive", std::to_string(rng())},
-                                   log, testing::ChildLines::kProtocolFd);
+      testing::ChildProcess writer(
+          {testing::SiblingExecutable("crash_writer"), path, std::to_string(kPerPartition),
+           "adaptive", std::to_string(rng())},
+          log, testing::ChildLines::kProtocolFd);
       std::string line;
       auto note_line = [&](const std::string& l) {
         int p = 0;
