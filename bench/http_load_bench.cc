@@ -73,13 +73,6 @@ Flags ParseFlags(int argc, char** argv) {
   return flags;
 }
 
-// /v1/stats `ingested`: events serve has stored; -1 when it does not answer.
-int64_t Ingested(int port) {
-  const std::optional<json> stats = GetJson(port, "/v1/stats");
-  if (!stats || !stats->contains("ingested")) return -1;
-  return stats->at("ingested").get<int64_t>();
-}
-
 // Serve's /metrics, as text; empty when it does not answer.
 std::string MetricsText(int port) {
   httplib::Client client("127.0.0.1", port);
@@ -124,31 +117,6 @@ double ServerP99Bound(const std::vector<std::pair<double, double>>& before,
     if (after[i].second - before[i].second >= 0.99 * total) return after[i].first;
   }
   return NAN;
-}
-
-// Waits until serve has stored `n` events; false after `timeout`.
-bool AwaitIngested(int port, int64_t n, std::chrono::milliseconds timeout) {
-  return WaitFor([&] { return Ingested(port) >= n; }, timeout, std::chrono::milliseconds(50));
-}
-
-// Serve's end-to-end ingest rate over the backlog, from its first stored event to its last.
-double MeasureMaxRate(int port, int64_t backlog) {
-  int64_t first = 0;
-  if (!WaitFor(
-          [&] {
-            first = Ingested(port);
-            return first > 0;
-          },
-          std::chrono::seconds(120), std::chrono::milliseconds(5))) {
-    Die("serve stored nothing within 120 s");
-  }
-  const Clock::time_point start = Clock::now();
-  if (!WaitFor([&] { return Ingested(port) >= backlog; }, std::chrono::minutes(5),
-               std::chrono::milliseconds(5))) {
-    Die("serve did not store the backlog within 5 minutes (lost to the mock's cap?)");
-  }
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  return static_cast<double>(backlog - first) / seconds;
 }
 
 struct PhaseResult {
@@ -355,16 +323,6 @@ std::string Markdown(const std::vector<Row>& rows, const Flags& flags, double ma
   return md.str();
 }
 
-std::string WriteConfig(const std::string& dir, const std::string& bootstrap) {
-  const std::string path = dir + "/hotrow.yaml";
-  std::ofstream config(path);
-  config << "kafka:\n  brokers: " << bootstrap << "\n  topics: [events]\n  group_id: http-load\n"
-         << "store:\n  path: " << dir << "/store\n"
-         << "http:\n  listen: 127.0.0.1:0\n";
-  if (!config) Die("cannot write " + path);
-  return path;
-}
-
 int Main(int argc, char** argv) {
   InitLogging("warn");
   const Flags flags = ParseFlags(argc, argv);
@@ -377,7 +335,8 @@ int Main(int argc, char** argv) {
   ScratchDir dir;
 
   ProduceBacklog(bootstrap, flags.backlog, flags.devices);
-  ServeProcess serve(binary, WriteConfig(dir.path(), bootstrap), dir.path() + "/serve.log");
+  ServeProcess serve(binary, WriteServeConfig(dir.path(), bootstrap, "http-load"),
+                     dir.path() + "/serve.log");
   const int port = serve.AwaitPort();
   const double max_rate = MeasureMaxRate(port, flags.backlog);
   const double target = max_rate / 2;

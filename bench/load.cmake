@@ -13,6 +13,12 @@ hotrow_bench(http_load_bench
        nlohmann_json::nlohmann_json)
 # The child process it runs: $HOTROW_BIN, by default build/hotrow.
 add_dependencies(http_load_bench hotrow)
+# The same question open-loop: requests due at a fixed rate, latency from the due time, at 25, 50
+# and 75 % of serve's maximum ingest, beside /healthz and idle; serve pinned to one core.
+hotrow_bench(http_latency_bench
+  LIBS hotrow_ingest hotrow_bench_support hotrow_serve_process PkgConfig::HTTPLIB
+       nlohmann_json::nlohmann_json)
+add_dependencies(http_latency_bench hotrow)
 hotrow_bench(scaling_bench LIBS hotrow_bench_support hotrow_query)
 # Per-id ranges over HTTP against the same ranges in-process, and HTTP scans on 1 and 2 threads.
 # Its scan client is libcurl (HOTROW_WITH_BENCH=1 scripts/install-deps.sh); skipped without it.

@@ -2,6 +2,7 @@
 
 #include <errno.h>  // program_invocation_short_name
 #include <fcntl.h>
+#include <sched.h>
 #include <httplib.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -92,6 +93,47 @@ std::optional<nlohmann::json> GetJson(int port, const std::string& path) {
   return doc;
 }
 
+int64_t Ingested(int port) {
+  const std::optional<nlohmann::json> stats = GetJson(port, "/v1/stats");
+  if (!stats || !stats->contains("ingested")) return -1;
+  return stats->at("ingested").get<int64_t>();
+}
+
+bool AwaitIngested(int port, int64_t n, std::chrono::milliseconds timeout) {
+  return WaitFor([&] { return Ingested(port) >= n; }, timeout, std::chrono::milliseconds(50));
+}
+
+double MeasureMaxRate(int port, int64_t backlog) {
+  int64_t first = 0;
+  if (!WaitFor(
+          [&] {
+            first = Ingested(port);
+            return first > 0;
+          },
+          std::chrono::seconds(120), std::chrono::milliseconds(5))) {
+    Die("serve stored nothing within 120 s");
+  }
+  const auto start = std::chrono::steady_clock::now();
+  if (!WaitFor([&] { return Ingested(port) >= backlog; }, std::chrono::minutes(5),
+               std::chrono::milliseconds(5))) {
+    Die("serve did not store the backlog within 5 minutes (lost to the mock's cap?)");
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return static_cast<double>(backlog - first) / seconds;
+}
+
+std::string WriteServeConfig(const std::string& dir, const std::string& bootstrap,
+                             const std::string& group) {
+  const std::string path = dir + "/hotrow.yaml";
+  std::ofstream config(path);
+  config << "kafka:\n  brokers: " << bootstrap << "\n  topics: [events]\n  group_id: " << group
+         << "\nstore:\n  path: " << dir << "/store\n"
+         << "http:\n  listen: 127.0.0.1:0\n";
+  if (!config) Die("cannot write " + path);
+  return path;
+}
+
 void ProduceBacklog(const std::string& bootstrap, int64_t count, int devices) {
   ingest::ProducerOptions options;
   options.brokers = bootstrap;
@@ -107,7 +149,7 @@ void ProduceBacklog(const std::string& bootstrap, int64_t count, int devices) {
 }
 
 ServeProcess::ServeProcess(const std::string& binary, const std::string& config,
-                           std::string log_path)
+                           std::string log_path, int cpu)
     : log_path_(std::move(log_path)) {
   // Everything the child needs is prepared before fork: only async-signal-safe calls after it.
   std::vector<std::string> argv = {binary, "serve", "--config", config};
@@ -115,10 +157,14 @@ ServeProcess::ServeProcess(const std::string& binary, const std::string& config,
   for (std::string& a : argv) args.push_back(a.data());
   args.push_back(nullptr);
   const char* log = log_path_.c_str();
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (cpu >= 0) CPU_SET(cpu, &cpus);
   pid_ = fork();
   if (pid_ < 0) Die("fork failed");
   if (pid_ == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (cpu >= 0 && sched_setaffinity(0, sizeof(cpus), &cpus) != 0) _exit(126);
     const int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) {
       dup2(fd, STDOUT_FILENO);

@@ -40,11 +40,29 @@ std::optional<nlohmann::json> GetJson(int port, const std::string& path);
 // broker at `bootstrap` takes them, on this thread; dies on failure.
 void ProduceBacklog(const std::string& bootstrap, int64_t count, int devices);
 
+// /v1/stats `ingested` of the instance on `port`: events it has stored; -1 when it does not answer.
+int64_t Ingested(int port);
+
+// Waits until the instance on `port` has stored `n` events; false after `timeout`.
+bool AwaitIngested(int port, int64_t n, std::chrono::milliseconds timeout);
+
+// Serve's end-to-end ingest rate over a backlog of `backlog` records produced before it started:
+// from its first stored event to its last. Dies when it stores nothing within 120 s or not all
+// within 5 minutes.
+double MeasureMaxRate(int port, int64_t backlog);
+
+// Writes `dir`/hotrow.yaml for one serve of topic "events" at `bootstrap` in group `group`, its
+// store under `dir`, HTTP on an ephemeral loopback port; returns its path.
+std::string WriteServeConfig(const std::string& dir, const std::string& bootstrap,
+                             const std::string& group);
+
 // `hotrow serve --config FILE` as a child process, stdout and stderr to `log_path`. It dies with
 // this process (PR_SET_PDEATHSIG), with Die(), and Stop() or the destructor ends it.
 class ServeProcess {
  public:
-  ServeProcess(const std::string& binary, const std::string& config, std::string log_path);
+  // `cpu` >= 0 pins the child to that CPU (sched_setaffinity), as `taskset -c cpu` would.
+  ServeProcess(const std::string& binary, const std::string& config, std::string log_path,
+               int cpu = -1);
   ~ServeProcess();
   ServeProcess(const ServeProcess&) = delete;
   ServeProcess& operator=(const ServeProcess&) = delete;
