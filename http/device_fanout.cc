@@ -4,9 +4,11 @@
 // instance's own in process) is read back, judged by the coverage decision as latest, range and
 // index are (cluster/group_query.h), and merged by cluster/device_merge.h.
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "cluster/group_query.h"
 #include "cluster/local_answer.h"
 #include "http/server_impl.h"
+#include "query/index_query.h"
 #include "wire/event_json.h"
 #include "wire/url_codec.h"
 
@@ -101,21 +104,22 @@ Result<std::string> HttpServer::Impl::LatestIdsForGroup(const LatestIdsParams& p
   return body;
 }
 
-Result<std::string> HttpServer::Impl::SeriesForGroup(const std::string& id,
+Result<std::string> HttpServer::Impl::SeriesForGroup(const SeriesSubject& subject,
                                                      const SeriesParams& params) {
   std::vector<cluster::PeerSeries> parts(cluster::GroupSize(backend.cluster));
+  std::vector<std::vector<query::UnindexedSpan>> unindexed(parts.size());
   cluster::GroupAsk ask;
   // The step is the one this instance resolved (max_points included): every instance cuts the
   // same steps.
-  ask.peer_target = "/v1/events/" + wire::PercentEncode(id) +
-                    "/series?field=" + wire::PercentEncode(params.field) +
+  ask.peer_target = subject.Path() + "?field=" + wire::PercentEncode(params.field) +
                     "&from=" + std::to_string(params.from_ms) +
                     "&to=" + std::to_string(params.to_ms) +
                     "&step=" + std::to_string(params.step_ms);
-  ask.local = [&] { return SeriesBody(id, params, true); };
+  ask.local = [&] { return SeriesBody(subject, params, true); };
   ask.parse = [&](size_t index, std::string_view body, cluster::LocalHead* head) {
     parts[index] = {};
     HOTROW_RETURN_IF_ERROR(cluster::ParseLocalSeries(body, &parts[index], head));
+    unindexed[index] = head->unindexed;
     if (parts[index].step_ms != params.step_ms) {
       return Status::InvalidArgument("its series has steps of " +
                                      std::to_string(parts[index].step_ms) + " ms, not " +
@@ -127,8 +131,8 @@ Result<std::string> HttpServer::Impl::SeriesForGroup(const std::string& id,
   if (!answer.status.ok()) return answer.status;
   const cluster::PeerSeries merged = cluster::MergeSeries(
       Accepted(parts, answer.accepted), answer.covered, params.step_ms, &answer.coverage);
-  std::string body = "{\"event_id\":";
-  wire::AppendJsonString(id, &body);
+  std::string body = "{";
+  subject.AppendJson(&body);
   body.append(",\"field\":");
   wire::AppendJsonString(params.field, &body);
   body.append(",\"step_ms\":" + std::to_string(params.step_ms) + ",\"points\":[");
@@ -140,6 +144,18 @@ Result<std::string> HttpServer::Impl::SeriesForGroup(const std::string& id,
   }
   body.append("],\"skipped\":{\"absent\":" + std::to_string(merged.absent) +
               ",\"not_number\":" + std::to_string(merged.not_number) + "}");
+  // Every answering instance's buckets made before the field was indexed, each span once.
+  std::vector<query::UnindexedSpan> spans;
+  for (size_t i = 0; i < unindexed.size(); ++i) {
+    if (i < answer.accepted.size() && answer.accepted[i]) {
+      spans.insert(spans.end(), unindexed[i].begin(), unindexed[i].end());
+    }
+  }
+  std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.start_ms, a.end_ms) < std::tie(b.start_ms, b.end_ms);
+  });
+  spans.erase(std::unique(spans.begin(), spans.end()), spans.end());
+  cluster::AppendUnindexedJson(spans, &body);
   cluster::AppendCoverageJson(answer.coverage, &body);
   body.push_back('}');
   return body;

@@ -24,7 +24,9 @@
 #include "cluster/local_answer.h"
 #include "http/query_params.h"
 #include "http/server_impl.h"
+#include "query/index_series.h"
 #include "wire/event_json.h"
+#include "wire/url_codec.h"
 
 namespace hotrow::http {
 namespace {
@@ -103,7 +105,7 @@ bool HttpServer::Impl::DeviceRoute(const httplib::Request& req,
     return true;
   }
   if (series) {
-    Series(segments[2], rest, local, res);
+    Series(SeriesSubject::OfId(segments[2]), rest, local, res);
   } else if (ids) {
     LatestIds(req, rest, local, res);
   } else {
@@ -199,22 +201,50 @@ void HttpServer::Impl::LatestIds(const httplib::Request& req, std::string_view r
   backend.metrics->RecordQuery(QueryKind::kLatestIds, QueryOutcome::kOk, SecondsSince(start));
 }
 
-Result<std::string> HttpServer::Impl::SeriesBody(const std::string& id, const SeriesParams& params,
-                                                 bool local) {
+std::string SeriesSubject::Path() const {
+  return by_index() ? "/v1/index/" + wire::PercentEncode(index_field) + "/" +
+                          wire::PercentEncode(index_value) + "/series"
+                    : "/v1/events/" + wire::PercentEncode(id) + "/series";
+}
+
+void SeriesSubject::AppendJson(std::string* out) const {
+  if (!by_index()) {
+    out->append("\"event_id\":");
+    wire::AppendJsonString(id, out);
+    return;
+  }
+  out->append("\"index\":{\"field\":");
+  wire::AppendJsonString(index_field, out);
+  out->append(",\"value\":");
+  wire::AppendJsonString(index_value, out);
+  out->push_back('}');
+}
+
+Result<std::string> HttpServer::Impl::SeriesBody(const SeriesSubject& subject,
+                                                 const SeriesParams& params, bool local) {
   ingest::OwnershipSnapshot before;
   if (local) before = backend.cluster->Local();
-  Result<query::SeriesAnswer> answer =
-      backend.engine->Series(id, params.field, params.from_ms, params.to_ms, params.step_ms);
+  Result<query::IndexSeriesAnswer> answer = query::IndexSeriesAnswer{};
+  if (subject.by_index()) {
+    answer = backend.engine->IndexSeries(subject.index_field, subject.index_value, params.field,
+                                         params.from_ms, params.to_ms, params.step_ms);
+  } else {
+    Result<query::SeriesAnswer> series = backend.engine->Series(
+        subject.id, params.field, params.from_ms, params.to_ms, params.step_ms);
+    if (!series.ok()) return series.status();
+    answer->series = std::move(series).value();
+  }
   if (!answer.ok()) return answer.status();
+  const query::SeriesAnswer& series = answer->series;
   // A local answer carries everything a merge needs, whatever `agg` asked.
   const uint32_t aggs = local ? kAggAll : params.aggs;
-  std::string body = "{\"event_id\":";
-  wire::AppendJsonString(id, &body);
+  std::string body = "{";
+  subject.AppendJson(&body);
   body.append(",\"field\":");
   wire::AppendJsonString(params.field, &body);
-  body.append(",\"step_ms\":" + std::to_string(answer->step_ms) + ",\"points\":[");
-  for (size_t i = 0; i < answer->points.size(); ++i) {
-    const query::SeriesPoint& p = answer->points[i];
+  body.append(",\"step_ms\":" + std::to_string(series.step_ms) + ",\"points\":[");
+  for (size_t i = 0; i < series.points.size(); ++i) {
+    const query::SeriesPoint& p = series.points[i];
     if (i != 0) body.push_back(',');
     AppendSeriesPoint(p.t_ms, p.count, p.sum, p.min, p.max, p.last, aggs, &body);
     if (local) {
@@ -228,26 +258,32 @@ Result<std::string> HttpServer::Impl::SeriesBody(const std::string& id, const Se
     }
     body.push_back('}');
   }
-  body.append("],\"skipped\":{\"absent\":" + std::to_string(answer->absent) +
-              ",\"not_number\":" + std::to_string(answer->not_number) + "}");
+  body.append("],\"skipped\":{\"absent\":" + std::to_string(series.absent) +
+              ",\"not_number\":" + std::to_string(series.not_number) + "}");
   if (local) {
-    cluster::AppendLocalHead(
-        cluster::HeadBetween(backend.cluster, before, backend.cluster->Local()), &body);
+    cluster::LocalHead head =
+        cluster::HeadBetween(backend.cluster, before, backend.cluster->Local());
+    head.unindexed = std::move(answer->unindexed);
+    cluster::AppendLocalHead(head, &body);
+  } else {
+    cluster::AppendUnindexedJson(answer->unindexed, &body);
   }
   body.push_back('}');
   return body;
 }
 
-void HttpServer::Impl::Series(const std::string& id, std::string_view raw_query, bool local,
-                              httplib::Response& res) {
+void HttpServer::Impl::Series(const SeriesSubject& subject, std::string_view raw_query,
+                              bool local, httplib::Response& res) {
   const auto start = HttpClock::now();
   Result<SeriesParams> params = ParseSeriesParams(raw_query);
   if (!params.ok()) return Fail(res, QueryKind::kSeries, params.status());
-  if (Status st = CheckQueryId(id); !st.ok()) return Fail(res, QueryKind::kSeries, st);
+  if (!subject.by_index()) {
+    if (Status st = CheckQueryId(subject.id); !st.ok()) return Fail(res, QueryKind::kSeries, st);
+  }
   QuerySlot slot(this);
   if (!slot.acquired()) return Busy(res, QueryKind::kSeries, "too many queries at once");
   Result<std::string> body =
-      GroupWide(local) ? SeriesForGroup(id, *params) : SeriesBody(id, *params, local);
+      GroupWide(local) ? SeriesForGroup(subject, *params) : SeriesBody(subject, *params, local);
   if (!body.ok()) return Fail(res, QueryKind::kSeries, body.status());
   SetJson(res, 200, std::move(body).value());
   backend.metrics->RecordQuery(QueryKind::kSeries, QueryOutcome::kOk, SecondsSince(start));

@@ -1,6 +1,8 @@
 // The secondary-index queries of the HTTP API (CONTRACT.md "HTTP API"):
 //   GET /v1/index/{field}/{value}/latest?n=N
 //   GET /v1/index/{field}/{value}?from=T&to=T[&limit=L][&order=desc|asc]
+//   GET /v1/index/{field}/{value}/series?field=F&from=T&to=T&(step=S|max_points=K)[&agg=...]
+//       (answered with the id series, device_handlers.cc)
 // answered {"field": F, "value": V, "events": [E...]}, plus "unindexed": [{"from": MS, "to":
 // MS}...] when buckets of the range were made before `field` was indexed (their events cannot be
 // found by the index, and the answer says so rather than miss them silently). With cluster.peers
@@ -67,8 +69,11 @@ bool HttpServer::Impl::IndexRoute(const std::vector<std::string>& s, std::string
                                   httplib::Response& res) {
   if (s.size() < 4 || s[0] != "v1" || s[1] != "index") return false;
   const bool latest = s.size() == 5 && s[4] == "latest";
-  if (!latest && s.size() != 4) return false;
-  const QueryKind kind = latest ? QueryKind::kLatest : QueryKind::kRange;
+  const bool series = s.size() == 5 && s[4] == "series";
+  if (!latest && !series && s.size() != 4) return false;
+  const QueryKind kind = series ? QueryKind::kSeries
+                         : latest ? QueryKind::kLatest
+                                  : QueryKind::kRange;
   const auto start = HttpClock::now();
   const std::string& field = s[2];
   const std::string& value = s[3];
@@ -80,6 +85,11 @@ bool HttpServer::Impl::IndexRoute(const std::vector<std::string>& s, std::string
   if (!cluster) {
     rest = raw_query;
   } else if (!TakeClusterLocal(raw_query, kind, &local, &rest, res)) {
+    return true;
+  }
+  if (series) {
+    if (Status st = CheckIndexValue(value); !st.ok()) return Fail(res, kind, st), true;
+    Series(SeriesSubject::OfIndex(field, value), rest, local, res);
     return true;
   }
   Result<LatestParams> latest_params = LatestParams{};

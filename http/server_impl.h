@@ -25,6 +25,30 @@
 
 namespace hotrow::http {
 
+// What a series is of: the events of one id (/v1/events/{id}/series), or those whose indexed
+// field has one value (/v1/index/{field}/{value}/series).
+struct SeriesSubject {
+  static SeriesSubject OfId(std::string id) {
+    SeriesSubject s;
+    s.id = std::move(id);
+    return s;
+  }
+  static SeriesSubject OfIndex(std::string field, std::string value) {
+    SeriesSubject s;
+    s.index_field = std::move(field);
+    s.index_value = std::move(value);
+    return s;
+  }
+  std::string id;           // when index_field is empty
+  std::string index_field;  // else the indexed field and its value
+  std::string index_value;
+  bool by_index() const { return !index_field.empty(); }
+  // The path of its series, percent-encoded, as peers are asked it.
+  std::string Path() const;
+  // The answer's members that name it: "event_id":ID or "index":{"field":F,"value":V}.
+  void AppendJson(std::string* out) const;
+};
+
 struct HttpServer::Impl {
   Impl(const HttpServerOptions& o, const HttpBackend& b) : options(o), backend(b) {}
 
@@ -134,7 +158,7 @@ struct HttpServer::Impl {
   void LatestAll(std::string_view raw_query, bool local, httplib::Response& res);
   void LatestIds(const httplib::Request& req, std::string_view raw_query, bool local,
                  httplib::Response& res);
-  void Series(const std::string& id, std::string_view raw_query, bool local,
+  void Series(const SeriesSubject& subject, std::string_view raw_query, bool local,
               httplib::Response& res);
   // In cluster mode without `local`: the query is merged over the group.
   bool GroupWide(bool local) const;
@@ -142,15 +166,16 @@ struct HttpServer::Impl {
   // and with its head (cluster/local_answer.h).
   Result<std::string> LatestAllBody(const LatestAllParams& params, bool local);
   Result<std::string> LatestIdsBody(const LatestIdsParams& params, bool local);
-  Result<std::string> SeriesBody(const std::string& id, const SeriesParams& params, bool local);
+  Result<std::string> SeriesBody(const SeriesSubject& subject, const SeriesParams& params,
+                                 bool local);
   // The same merged over the group (device_fanout.cc). `raw_query` is the query string without
   // `local`, which the peers are asked with.
   Result<std::string> LatestAllForGroup(const LatestAllParams& params,
                                         const std::string& raw_query);
   Result<std::string> LatestIdsForGroup(const LatestIdsParams& params);
-  Result<std::string> SeriesForGroup(const std::string& id, const SeriesParams& params);
+  Result<std::string> SeriesForGroup(const SeriesSubject& subject, const SeriesParams& params);
 
-  // /v1/index/{field}/{value}[/latest] (http_index_handlers.cc): answers and returns true when
+  // /v1/index/{field}/{value}[/latest|/series] (index_handlers.cc): answers and returns true when
   // `segments` is an index route, else returns false and leaves `res` alone.
   bool IndexRoute(const std::vector<std::string>& segments, std::string_view raw_query,
                   httplib::Response& res);

@@ -66,19 +66,8 @@ Status ReadSalt(store::RowIterator* it, uint8_t salt, uint64_t value_hash, std::
 // Reads the event an index row points at, through the cursor that read the row.
 Status ReadEvent(store::RowIterator* it, const Hit& hit, store::EventStore* store, QueryWork* work,
                  Event* out) {
-  const std::string key = keying::EncodeRowKey(keying::EventKeyOf(hit.key, hit.id_hash));
-  it->SetRange(keying::KeyRange{key, key + '\0'});
-  it->SeekToFirst();
-  Count(&QueryWork::seeks, work, 1);
-  if (!it->Valid()) {
-    HOTROW_RETURN_IF_ERROR(it->status());
-    return Status::Corruption("an index row points at an event the store does not hold");
-  }
-  Count(&QueryWork::rows_read, work, 1);
   std::string_view id, payload;
-  if (it->key() != key || !keying::DecodeRowValue(it->value(), &id, &payload)) {
-    return Status::Corruption("an index row points at a row that is not its event");
-  }
+  HOTROW_RETURN_IF_ERROR(SeekIndexedEvent(it, hit.key, hit.id_hash, work, &id, &payload));
   out->id.assign(id);
   out->ts_ms = hit.key.ts_ms;
   out->topic = store->TopicName(hit.key.topic).value_or(std::to_string(hit.key.topic));
@@ -99,10 +88,9 @@ Result<IndexAnswer> IndexQuery::Latest(std::string_view field, std::string_view 
   return Range(field, value, 0, kMaxTimeMs, n, Order::kDesc);
 }
 
-Result<IndexAnswer> IndexQuery::Range(std::string_view field, std::string_view value,
-                                      int64_t from_ms, int64_t to_ms, int64_t limit,
-                                      Order order) const {
-  const auto& indexed = store_->options().index_fields;
+Status CheckIndexedField(const store::EventStore& store, std::string_view field,
+                         std::string_view value) {
+  const auto& indexed = store.options().index_fields;
   if (std::find(indexed.begin(), indexed.end(), field) == indexed.end()) {
     std::string list;
     for (const std::string& f : indexed) list += (list.empty() ? "" : ", ") + f;
@@ -115,6 +103,30 @@ Result<IndexAnswer> IndexQuery::Range(std::string_view field, std::string_view v
                                    " bytes; indexed values are at most " +
                                    std::to_string(keying::kMaxIndexValueSize) + " bytes");
   }
+  return Status::Ok();
+}
+
+Status SeekIndexedEvent(store::RowIterator* it, const keying::IndexKey& key, uint64_t id_hash,
+                        QueryWork* work, std::string_view* id, std::string_view* payload) {
+  const std::string row = keying::EncodeRowKey(keying::EventKeyOf(key, id_hash));
+  it->SetRange(keying::KeyRange{row, row + '\0'});
+  it->SeekToFirst();
+  Count(&QueryWork::seeks, work, 1);
+  if (!it->Valid()) {
+    HOTROW_RETURN_IF_ERROR(it->status());
+    return Status::Corruption("an index row points at an event the store does not hold");
+  }
+  Count(&QueryWork::rows_read, work, 1);
+  if (it->key() != row || !keying::DecodeRowValue(it->value(), id, payload)) {
+    return Status::Corruption("an index row points at a row that is not its event");
+  }
+  return Status::Ok();
+}
+
+Result<IndexAnswer> IndexQuery::Range(std::string_view field, std::string_view value,
+                                      int64_t from_ms, int64_t to_ms, int64_t limit,
+                                      Order order) const {
+  HOTROW_RETURN_IF_ERROR(CheckIndexedField(*store_, field, value));
   HOTROW_RETURN_IF_ERROR(CheckRangeArgs(from_ms, to_ms, limit));
   IndexAnswer answer;
   // Nothing older than the window, whether or not its bucket has been dropped yet.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "keying/index_key.h"
 #include "query/query_engine.h"
 #include "store/event_store.h"
 
@@ -17,6 +18,17 @@ struct UnindexedSpan {
   int64_t end_ms = 0;
   friend bool operator==(const UnindexedSpan&, const UnindexedSpan&) = default;
 };
+
+// InvalidArgument naming the problem when `field` is not in the store's index.fields or `value`
+// is longer than an index row holds (keying::kMaxIndexValueSize).
+Status CheckIndexedField(const store::EventStore& store, std::string_view field,
+                         std::string_view value);
+
+// Reads, through `it`, the event the index row `key` (of an event whose id hashes to `id_hash`)
+// points at: its id and payload, valid until `it` moves. Corruption when the store does not
+// hold it. `work` (may be null) counts the seek and the row.
+Status SeekIndexedEvent(store::RowIterator* it, const keying::IndexKey& key, uint64_t id_hash,
+                        QueryWork* work, std::string_view* id, std::string_view* payload);
 
 struct IndexAnswer {
   std::vector<Event> events;

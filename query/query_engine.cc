@@ -8,6 +8,7 @@
 #include "query/id_salts.h"
 #include "query/latest_all.h"
 #include "query/salt_merge.h"
+#include "query/index_series.h"
 #include "query/series.h"
 #include "query/small_query.h"
 #include "query/thread_pool.h"
@@ -215,8 +216,10 @@ Result<LatestAllPage> QueryEngine::LatestAll(std::string_view prefix, std::strin
   return page;
 }
 
-Result<SeriesAnswer> QueryEngine::Series(std::string_view id, std::string_view field,
-                                         int64_t from_ms, int64_t to_ms, int64_t step_ms) {
+template <typename Answer>
+Result<Answer> QueryEngine::WithSeriesRun(
+    std::string_view field, int64_t from_ms, int64_t to_ms, int64_t step_ms,
+    const std::function<Result<Answer>(const SeriesRun&)>& series) {
   HOTROW_RETURN_IF_ERROR(CheckSeriesArgs(from_ms, to_ms, step_ms));
   if (field.empty()) return Status::InvalidArgument("the field is empty");
   Admission admission(&running_, options_.max_concurrent_queries);
@@ -230,7 +233,24 @@ Result<SeriesAnswer> QueryEngine::Series(std::string_view id, std::string_view f
   run.work = &work_;
   const TopicOrder topics(*store_);  // ties in time order topics by name
   run.topics = &topics;
-  return IdSeries(run, id, field, from_ms, to_ms, step_ms);
+  return series(run);
+}
+
+Result<SeriesAnswer> QueryEngine::Series(std::string_view id, std::string_view field,
+                                         int64_t from_ms, int64_t to_ms, int64_t step_ms) {
+  return WithSeriesRun<SeriesAnswer>(field, from_ms, to_ms, step_ms, [&](const SeriesRun& run) {
+    return IdSeries(run, id, field, from_ms, to_ms, step_ms);
+  });
+}
+
+Result<IndexSeriesAnswer> QueryEngine::IndexSeries(std::string_view index_field,
+                                                   std::string_view value, std::string_view field,
+                                                   int64_t from_ms, int64_t to_ms,
+                                                   int64_t step_ms) {
+  return WithSeriesRun<IndexSeriesAnswer>(
+      field, from_ms, to_ms, step_ms, [&](const SeriesRun& run) {
+        return query::IndexSeries(run, index_field, value, field, from_ms, to_ms, step_ms);
+      });
 }
 
 Result<std::vector<Event>> QueryEngine::Range(std::string_view id, int64_t from_ms, int64_t to_ms,

@@ -21,6 +21,8 @@ namespace hotrow::query {
 
 class ThreadPool;
 class CursorCache;
+struct IndexSeriesAnswer;  // query/index_series.h
+struct SeriesRun;          // query/series.h
 
 // One event as queries return it.
 struct Event {
@@ -169,6 +171,12 @@ class QueryEngine {
   Result<SeriesAnswer> Series(std::string_view id, std::string_view field, int64_t from_ms,
                               int64_t to_ms, int64_t step_ms);
 
+  // The same over the events whose indexed `index_field` equals `value` (query/index_series.h),
+  // with the buckets made before the field was indexed.
+  Result<IndexSeriesAnswer> IndexSeries(std::string_view index_field, std::string_view value,
+                                        std::string_view field, int64_t from_ms, int64_t to_ms,
+                                        int64_t step_ms);
+
   int threads() const;
 
   QueryWorkStats Work() const;
@@ -183,6 +191,12 @@ class QueryEngine {
   void ForgetPartitions(const PartitionFilter& drop);
 
  private:
+  // The checks every series shares, then `series` on a SeriesRun of this engine.
+  template <typename Answer>
+  Result<Answer> WithSeriesRun(std::string_view field, int64_t from_ms, int64_t to_ms,
+                               int64_t step_ms,
+                               const std::function<Result<Answer>(const SeriesRun&)>& series);
+
   store::EventStore* const store_;
   const QueryOptions options_;
   std::unique_ptr<ThreadPool> pool_;

@@ -1,67 +1,17 @@
 #include "query/series.h"
 
 #include <algorithm>
-#include <limits>
 #include <memory>
-#include <tuple>
 
 #include "keying/row_key.h"
 #include "keying/row_value.h"
 #include "query/id_salts.h"
 #include "query/payload_field.h"
 #include "query/salt_tasks.h"
-#include "query/topic_order.h"
+#include "query/series_steps.h"
 
 namespace hotrow::query {
 namespace {
-
-// One step's aggregates so far. Merging two is associative and commutative, so the salts'
-// partials combine in any order.
-struct Partial {
-  uint64_t count = 0;
-  double sum = 0;
-  double min = std::numeric_limits<double>::infinity();
-  double max = -std::numeric_limits<double>::infinity();
-  // The newest event's (ts, topic rank, partition, offset): ties in time order topics by name
-  // (query/topic_order.h), as the contract's order and the cluster's merge of `last` do.
-  std::tuple<int64_t, uint32_t, int32_t, int64_t> last_key{-1, 0, 0, 0};
-  uint16_t last_topic = 0;  // the store's number of the newest event's topic
-  double last = 0;
-
-  void Add(const keying::RowKey& key, double v, const TopicOrder* topics) {
-    ++count;
-    sum += v;
-    min = std::min(min, v);
-    max = std::max(max, v);
-    const uint32_t rank = topics != nullptr ? topics->Rank(key.topic) : key.topic;
-    const auto k = std::make_tuple(key.ts_ms, rank, key.partition, key.offset);
-    if (k > last_key) {
-      last_key = k;
-      last_topic = key.topic;
-      last = v;
-    }
-  }
-  void Merge(const Partial& o) {
-    if (o.count == 0) return;
-    count += o.count;
-    sum += o.sum;
-    min = std::min(min, o.min);
-    max = std::max(max, o.max);
-    if (o.last_key > last_key) {
-      last_key = o.last_key;
-      last_topic = o.last_topic;
-      last = o.last;
-    }
-  }
-};
-
-// The partial aggregates of one task: the steps [first, first + size) of the query.
-struct TaskResult {
-  int64_t first = 0;
-  std::vector<Partial> steps;
-  uint64_t absent = 0;
-  uint64_t not_number = 0;
-};
 
 Status NotARow(const store::Bucket& bucket) {
   return Status::Corruption("bucket " + std::to_string(bucket.start_ms()) +
@@ -72,11 +22,13 @@ Status NotARow(const store::Bucket& bucket) {
 
 Result<SeriesAnswer> IdSeries(const SeriesRun& run, std::string_view id, std::string_view field,
                               int64_t from_ms, int64_t to_ms, int64_t step_ms) {
-  SeriesAnswer answer;
-  answer.step_ms = step_ms;
   // Nothing older than the window; steps are still counted from `from_ms`.
   const int64_t from = std::max(from_ms, run.store->WindowStartMs());
-  if (from >= to_ms) return answer;
+  if (from >= to_ms) {
+    SeriesAnswer empty;
+    empty.step_ms = step_ms;
+    return empty;
+  }
 
   const IdSalts id_salts(run.store->salter(), id);
   const uint64_t id_hash = id_salts.id_hash();
@@ -91,14 +43,13 @@ Result<SeriesAnswer> IdSeries(const SeriesRun& run, std::string_view id, std::st
       if (bucket->MayHoldId(salt, id_hash)) tasks.push_back({bucket, salt});
     }
   }
-  std::vector<TaskResult> results(tasks.size());
+  std::vector<internal::SeriesTask> results(tasks.size());
   Status st = RunSaltTasks(run.pool, run.max_workers, tasks.size(), [&](size_t i) -> Status {
     const store::Bucket& bucket = *tasks[i].bucket;
     const int64_t lo = std::max(from, bucket.start_ms());
     const int64_t hi = std::min(to_ms, bucket.end_ms());
-    TaskResult& out = results[i];
-    out.first = (lo - from_ms) / step_ms;
-    out.steps.resize(static_cast<size_t>((hi - 1 - from_ms) / step_ms - out.first + 1));
+    internal::SeriesTask& out = results[i];
+    out = internal::SeriesTask(from_ms, step_ms, lo, hi);
     PayloadField reader(field);
     auto it = bucket.NewIterator(keying::IdTimeKeyRange(tasks[i].salt, id_hash, lo, hi), true);
     uint64_t rows = 0;
@@ -113,18 +64,8 @@ Result<SeriesAnswer> IdSeries(const SeriesRun& run, std::string_view id, std::st
       if (key.ts_ms < lo || key.ts_ms >= hi || row_id != id) continue;
       if (run.filter != nullptr && !(*run.filter)(key.topic, key.partition)) continue;
       double v = 0;
-      switch (reader.Read(payload, &v)) {
-        case PayloadField::Kind::kNumber:
-          out.steps[static_cast<size_t>((key.ts_ms - from_ms) / step_ms - out.first)].Add(
-              key, v, run.topics);
-          break;
-        case PayloadField::Kind::kAbsent:
-          ++out.absent;
-          break;
-        case PayloadField::Kind::kNotNumber:
-          ++out.not_number;
-          break;
-      }
+      const PayloadField::Kind kind = reader.Read(payload, &v);
+      out.Add(key, kind, v, run.topics);
     }
     if (run.work != nullptr) {
       run.work->iterators_created.fetch_add(1, std::memory_order_relaxed);
@@ -134,35 +75,7 @@ Result<SeriesAnswer> IdSeries(const SeriesRun& run, std::string_view id, std::st
     return it->status();
   });
   HOTROW_RETURN_IF_ERROR(st);
-
-  // Merge the partials, step by step.
-  const int64_t first = (from - from_ms) / step_ms;
-  const int64_t last = (to_ms - 1 - from_ms) / step_ms;
-  std::vector<Partial> total(static_cast<size_t>(last - first + 1));
-  for (const TaskResult& r : results) {
-    answer.absent += r.absent;
-    answer.not_number += r.not_number;
-    for (size_t j = 0; j < r.steps.size(); ++j) {
-      total[static_cast<size_t>(r.first - first) + j].Merge(r.steps[j]);
-    }
-  }
-  for (size_t j = 0; j < total.size(); ++j) {
-    const Partial& p = total[j];
-    if (p.count == 0) continue;
-    SeriesPoint point;
-    point.t_ms = from_ms + (first + static_cast<int64_t>(j)) * step_ms;
-    point.count = p.count;
-    point.sum = p.sum;
-    point.min = p.min;
-    point.max = p.max;
-    point.last = p.last;
-    point.last_ts_ms = std::get<0>(p.last_key);
-    point.last_topic = p.last_topic;
-    point.last_partition = std::get<2>(p.last_key);
-    point.last_offset = std::get<3>(p.last_key);
-    answer.points.push_back(point);
-  }
-  return answer;
+  return internal::MergeSeriesTasks(results, from_ms, from, to_ms, step_ms);
 }
 
 }  // namespace hotrow::query

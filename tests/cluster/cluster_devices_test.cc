@@ -76,6 +76,7 @@ class ClusterDevicesTest : public ::testing::Test {
       o.brokers = kafka_->bootstrap();
       o.topics = {"a", "b"};
       o.peer_timeout_ms = 2000;
+      o.index_fields = {"dev"};  // each event's index value is its id (Instance::Write)
       auto instance = Instance::Start(o);
       ASSERT_NE(instance, nullptr);
       instances_.push_back(std::move(instance));
@@ -87,7 +88,7 @@ class ClusterDevicesTest : public ::testing::Test {
       for (const std::string& topic : order) {
         at(k).Serve(topic, k);
         std::vector<TestEvent> batch = EventsOf(k, topic);
-        at(k).Write(batch);
+        at(k).Write(batch, {"dev"});
         all_.insert(all_.end(), batch.begin(), batch.end());
       }
     }
@@ -289,6 +290,14 @@ TEST_F(ClusterDevicesTest, SeriesMergesEveryAggregateOverTheGroup) {
         EXPECT_DOUBLE_EQ(got.at("last").get<double>(), p.last) << id << " " << step << " t=" << t;
         EXPECT_FALSE(got.contains("sum")) << "only a local answer carries the sum";
       }
+      // The series of the indexed value equal to the id: the same events, so the same answer.
+      json by_index = Ask(1, "/v1/index/dev/" + id + "/series?field=v&from=" +
+                                 std::to_string(from) + "&to=" + std::to_string(to) + "&" + step);
+      ASSERT_TRUE(by_index.value("complete", false)) << by_index.dump();
+      EXPECT_EQ(by_index.at("index"), (json{{"field", "dev"}, {"value", id}}));
+      EXPECT_FALSE(by_index.contains("unindexed")) << by_index.dump();
+      EXPECT_EQ(by_index.at("points"), j.at("points")) << id << " " << step;
+      EXPECT_EQ(by_index.at("skipped"), j.at("skipped")) << id << " " << step;
     }
   }
   // `agg` chooses the members of the merged answer.

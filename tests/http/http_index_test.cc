@@ -17,6 +17,7 @@
 #include "http/server.h"
 #include "keying/index_key.h"
 #include "query/index_query.h"
+#include "query/index_series.h"
 #include "query/query_engine.h"
 #include "store/event_store.h"
 #include "tests/support/event_gen.h"
@@ -174,6 +175,58 @@ TEST_F(HttpIndexTest, BucketsMadeBeforeAFieldWasIndexedAreNamed) {
   nlohmann::json site = Get("/v1/index/site/s/latest?n=100", 200);
   EXPECT_EQ(site.at("events").size(), 40u);
   EXPECT_FALSE(site.contains("unindexed"));
+}
+
+// The series of an indexed value: the same answer as the id series' shape, named by "index", its
+// points the engine's (query/index_series.h, checked against an oracle in index_oracle_test), and
+// the buckets made before the field was indexed named as the other index queries name them.
+TEST_F(HttpIndexTest, SeriesOfAnIndexedValueIsTheEnginesWithItsUnindexedBuckets) {
+  ASSERT_NO_FATAL_FAILURE(Start({"site"}));
+  ASSERT_NO_FATAL_FAILURE(Write(kT0 + 10, 30, {"s"}, true));  // "extra" is not indexed here
+  ASSERT_NO_FATAL_FAILURE(Start({"site", "extra"}));
+  ASSERT_NO_FATAL_FAILURE(Write(kT0 + kBucketMs + 10, 90, {"a/b c", "s"}, true));
+  const std::string span = "&from=" + std::to_string(kT0) + "&to=" + std::to_string(kNow);
+  nlohmann::json got =
+      Get("/v1/index/site/" + wire::PercentEncode("a/b c") + "/series?field=i" + span +
+              "&max_points=6&agg=count,min,max,last,avg",
+          200);
+  EXPECT_EQ(got.at("index").at("field"), "site");
+  EXPECT_EQ(got.at("index").at("value"), "a/b c");
+  EXPECT_EQ(got.at("field"), "i");
+  EXPECT_FALSE(got.contains("unindexed"));
+  Result<query::IndexSeriesAnswer> want =
+      engine_->IndexSeries("site", "a/b c", "i", kT0, kNow, got.at("step_ms").get<int64_t>());
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  ASSERT_EQ(got.at("points").size(), want->series.points.size());
+  uint64_t count = 0;
+  for (size_t i = 0; i < want->series.points.size(); ++i) {
+    const query::SeriesPoint& p = want->series.points[i];
+    const nlohmann::json& q = got.at("points")[i];
+    EXPECT_EQ(q.at("t"), p.t_ms);
+    EXPECT_EQ(q.at("count"), p.count);
+    EXPECT_EQ(q.at("min"), p.min);
+    EXPECT_EQ(q.at("max"), p.max);
+    EXPECT_EQ(q.at("last"), p.last);
+    EXPECT_DOUBLE_EQ(q.at("avg").get<double>(), p.avg());
+    count += p.count;
+  }
+  EXPECT_EQ(count, 45u) << "every other event of the second write has site \"a/b c\"";
+
+  nlohmann::json extra = Get("/v1/index/extra/x/series?field=i" + span + "&step=60000", 200);
+  ASSERT_TRUE(extra.contains("unindexed")) << extra.dump();
+  ASSERT_EQ(extra.at("unindexed").size(), 1u);
+  EXPECT_EQ(extra.at("unindexed")[0].at("from"), kT0);
+  ASSERT_EQ(extra.at("points").size(), 1u) << "only the new bucket's events are indexed";
+  EXPECT_EQ(extra.at("points")[0].at("count"), 90);
+
+  for (const std::string& target :
+       {"/v1/index/other/x/series?field=i" + span + "&step=1000",
+        std::string("/v1/index/site/x/series?field=i&from=5&to=5&step=1"),
+        std::string("/v1/index/site/x/series?from=1&to=2&step=1"),
+        "/v1/index/site/" + std::string(257, 'v') + "/series?field=i&from=1&to=2&step=1",
+        std::string("/v1/index/site/%FF/series?field=i&from=1&to=2&step=1")}) {
+    EXPECT_TRUE(Get(target, 400).contains("error")) << target;
+  }
 }
 
 }  // namespace

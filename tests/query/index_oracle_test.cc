@@ -23,6 +23,7 @@
 #include "common/clock.h"
 #include "keying/index_key.h"
 #include "query/index_query.h"
+#include "query/index_series.h"
 #include "query/query_engine.h"
 #include "store/event_store.h"
 #include "tests/support/event_gen.h"
@@ -188,6 +189,68 @@ class IndexOracleTest : public ::testing::TestWithParam<Param> {
     ASSERT_TRUE(diff.empty()) << what << ": " << diff;
   }
 
+  // The series of the payload's "n" (or of "pad", which is no number) over the events with
+  // field = value, against the oracle's events of that index range aggregated here, and the
+  // buckets of [from, to) in the window that do not index the field, oldest first.
+  void CheckSeries(const std::string& stage, const std::string& field, const std::string& value,
+                   int64_t from, int64_t to, int64_t step, const std::string& of) {
+    ++cases_;
+    query::QueryOptions options;
+    options.threads = 2;
+    query::QueryEngine engine(store_.get(), options);
+    Result<query::IndexSeriesAnswer> got = engine.IndexSeries(field, value, of, from, to, step);
+    const std::string what = "[" + stage + ", seed " + std::to_string(seed_) + "] IndexSeries(" +
+                             field + "=\"" + testing::EscapeBytes(value) + "\", " + of +
+                             ", from=" + std::to_string(from - kT0) +
+                             ", to=" + std::to_string(to - kT0) + ", step=" + std::to_string(step) +
+                             ")";
+    ASSERT_TRUE(got.ok()) << what << ": " << got.status().ToString();
+    struct Want {
+      uint64_t count = 0;
+      double sum = 0, min = 0, max = 0, last = 0;
+      std::tuple<int64_t, std::string, int32_t, int64_t> last_key{-1, "", 0, 0};
+    };
+    std::map<int64_t, Want> want;
+    uint64_t not_number = 0;
+    for (const Event& e : Expected(field, value, from, to, 1'000'000'000, Order::kAsc)) {
+      if (of != "n") {
+        ++not_number;
+        continue;
+      }
+      const double v = std::stod(e.payload.substr(e.payload.find(':') + 1));
+      Want& w = want[from + (e.ts_ms - from) / step * step];
+      w.min = w.count == 0 ? v : std::min(w.min, v);
+      w.max = w.count == 0 ? v : std::max(w.max, v);
+      ++w.count;
+      w.sum += v;
+      const auto key = std::make_tuple(e.ts_ms, e.topic, e.partition, e.offset);
+      if (key > w.last_key) w.last_key = key, w.last = v;
+    }
+    if (!want.empty() || not_number > 0) ++nonempty_;
+    EXPECT_EQ(got->series.not_number, not_number) << what;
+    EXPECT_EQ(got->series.absent, 0u) << what;
+    ASSERT_EQ(got->series.points.size(), want.size()) << what;
+    size_t i = 0;
+    for (const auto& [t, w] : want) {
+      const query::SeriesPoint& p = got->series.points[i++];
+      ASSERT_EQ(p.t_ms, t) << what;
+      EXPECT_EQ(p.count, w.count) << what << " step " << t;
+      EXPECT_DOUBLE_EQ(p.sum, w.sum) << what << " step " << t;
+      EXPECT_EQ(p.min, w.min) << what << " step " << t;
+      EXPECT_EQ(p.max, w.max) << what << " step " << t;
+      EXPECT_EQ(p.last, w.last) << what << " step " << t;
+    }
+    std::vector<int64_t> unindexed, want_unindexed;
+    for (const auto& s : got->unindexed) unindexed.push_back(s.start_ms);
+    for (const auto& b : store_->Buckets()) {
+      if (!b->Indexes(field) && b->end_ms() > std::max(from, store_->WindowStartMs()) &&
+          b->start_ms() < to) {
+        want_unindexed.push_back(b->start_ms());
+      }
+    }
+    EXPECT_EQ(unindexed, want_unindexed) << what;
+  }
+
   void CheckAll(const std::string& stage, const std::vector<std::string>& fields) {
     std::uniform_int_distribution<int> coin(0, 1);
     std::uniform_int_distribution<int64_t> point(-2 * kBucketMs, 16 * kBucketMs);
@@ -210,6 +273,11 @@ class IndexOracleTest : public ::testing::TestWithParam<Param> {
           if (from == to) ++to;
           ASSERT_NO_FATAL_FAILURE(Check(stage, field, value, from, to, limits[pick_limit(rng_)],
                                         coin(rng_) ? Order::kAsc : Order::kDesc, false));
+          if (i % 4 == 1 && from > 0) {
+            std::uniform_int_distribution<int64_t> step(1 + (to - from) / 10000, 2 * kBucketMs);
+            ASSERT_NO_FATAL_FAILURE(
+                CheckSeries(stage, field, value, from, to, step(rng_), i == 9 ? "pad" : "n"));
+          }
         }
       }
     }

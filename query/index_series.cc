@@ -1,0 +1,85 @@
+#include "query/index_series.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "keying/index_key.h"
+#include "keying/row_key.h"
+#include "query/payload_field.h"
+#include "query/salt_tasks.h"
+#include "query/series_steps.h"
+
+namespace hotrow::query {
+
+Result<IndexSeriesAnswer> IndexSeries(const SeriesRun& run, std::string_view index_field,
+                                      std::string_view value, std::string_view field,
+                                      int64_t from_ms, int64_t to_ms, int64_t step_ms) {
+  HOTROW_RETURN_IF_ERROR(CheckIndexedField(*run.store, index_field, value));
+  IndexSeriesAnswer answer;
+  answer.series.step_ms = step_ms;
+  // Nothing older than the window; steps are still counted from `from_ms`.
+  const int64_t from = std::max(from_ms, run.store->WindowStartMs());
+  if (from >= to_ms) return answer;
+
+  const uint64_t value_hash = keying::IndexHash(index_field, value);
+  struct Task {
+    std::shared_ptr<const store::Bucket> bucket;
+    uint8_t salt;
+  };
+  std::vector<Task> tasks;
+  const int salts = run.store->salter().salts();
+  for (const auto& bucket : run.store->Buckets()) {  // oldest first
+    if (bucket->end_ms() <= from || bucket->start_ms() >= to_ms) continue;
+    if (!bucket->Indexes(index_field)) {
+      answer.unindexed.push_back({bucket->start_ms(), bucket->end_ms()});
+      continue;
+    }
+    for (int salt = 0; salt < salts; ++salt) {
+      tasks.push_back({bucket, static_cast<uint8_t>(salt)});
+    }
+  }
+  std::vector<internal::SeriesTask> results(tasks.size());
+  Status st = RunSaltTasks(run.pool, run.max_workers, tasks.size(), [&](size_t i) -> Status {
+    const store::Bucket& bucket = *tasks[i].bucket;
+    const int64_t lo = std::max(from, bucket.start_ms());
+    const int64_t hi = std::min(to_ms, bucket.end_ms());
+    internal::SeriesTask& out = results[i];
+    out = internal::SeriesTask(from_ms, step_ms, lo, hi);
+    const keying::KeyRange range = keying::IndexTimeKeyRange(tasks[i].salt, value_hash, lo, hi);
+    std::unique_ptr<store::RowIterator> rows = bucket.NewIterator(range, true);
+    // Opened after `rows`: its snapshot holds every event an index row of `rows` points at (both
+    // are written in one batch, and nothing in a bucket is deleted row by row).
+    std::unique_ptr<store::RowIterator> events = bucket.NewIterator(range, true);
+    if (run.work != nullptr) {
+      run.work->iterators_created.fetch_add(2, std::memory_order_relaxed);
+      run.work->seeks.fetch_add(1, std::memory_order_relaxed);
+    }
+    PayloadField reader(field);
+    uint64_t stepped = 0;
+    for (rows->SeekToFirst(); rows->Valid(); rows->Next()) {
+      ++stepped;
+      keying::IndexKey key;
+      uint64_t id_hash = 0;
+      std::string_view f, v;
+      if (!keying::DecodeIndexKey(rows->key(), &key) ||
+          !keying::DecodeIndexValue(rows->value(), &id_hash, &f, &v)) {
+        return Status::Corruption("an index range holds a row that is not an index row");
+      }
+      // The full field and value decide: a 64-bit hash collision never counts another value.
+      if (f != index_field || v != value || key.ts_ms < lo || key.ts_ms >= hi) continue;
+      if (run.filter != nullptr && !(*run.filter)(key.topic, key.partition)) continue;
+      std::string_view id, payload;
+      HOTROW_RETURN_IF_ERROR(SeekIndexedEvent(events.get(), key, id_hash, run.work, &id, &payload));
+      double number = 0;
+      const PayloadField::Kind kind = reader.Read(payload, &number);
+      out.Add(keying::EventKeyOf(key, id_hash), kind, number, run.topics);
+    }
+    if (run.work != nullptr) run.work->rows_read.fetch_add(stepped, std::memory_order_relaxed);
+    return rows->status();
+  });
+  HOTROW_RETURN_IF_ERROR(st);
+  answer.series = internal::MergeSeriesTasks(results, from_ms, from, to_ms, step_ms);
+  return answer;
+}
+
+}  // namespace hotrow::query
