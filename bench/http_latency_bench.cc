@@ -53,8 +53,6 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 constexpr int kLoadPercents[] = {25, 50, 75};
-// Time for the paced producer and serve's batches to reach a steady state before requests start.
-constexpr auto kWarmup = std::chrono::seconds(3);
 // The CPUs of serve and of this process when pinned.
 constexpr int kServeCpu = 1;
 constexpr int kGeneratorCpu = 0;
@@ -204,17 +202,8 @@ Level RunLevel(int port, const std::string& bootstrap, const Flags& flags, int p
   level.percent = percent;
   std::unique_ptr<ingest::SyntheticProducer> producer;
   if (rate > 0) {
-    ingest::ProducerOptions options;
-    options.brokers = bootstrap;
-    options.topic = "events";
-    options.rate = static_cast<int64_t>(rate);
-    options.devices = flags.devices;
-    options.skew = 0;
-    options.seed = static_cast<uint64_t>(100 + percent);
-    auto created = ingest::SyntheticProducer::Create(options);
-    if (!created.ok()) Die(created.status().ToString());
-    producer = std::move(created).value();
-    producer->Start();
+    producer =
+        StartPacedProducer(bootstrap, rate, flags.devices, static_cast<uint64_t>(100 + percent));
     std::this_thread::sleep_for(kWarmup);
   }
   level.latest = RunOpenLoop(port, flags, Ask::kLatest, static_cast<uint64_t>(percent + 1));

@@ -50,8 +50,6 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 constexpr int kClientCounts[] = {1, 8, 32};
-// Time for the paced producer and serve's batches to reach a steady state before clients start.
-constexpr auto kWarmup = std::chrono::seconds(3);
 
 struct Flags {
   int64_t backlog = 2'000'000;
@@ -206,31 +204,23 @@ PhaseResult RunClients(int port, int clients, const Flags& flags, uint64_t seed,
 // clients' window. Returns after serve has caught up with everything produced.
 PhaseResult IngestPhase(int port, const std::string& bootstrap, int clients, double rate,
                         const Flags& flags, int64_t* expected_ingested, Ask ask = Ask::kLatest) {
-  ingest::ProducerOptions options;
-  options.brokers = bootstrap;
-  options.topic = "events";
-  options.rate = static_cast<int64_t>(rate);
-  options.devices = flags.devices;
-  options.skew = 0;
-  options.seed = static_cast<uint64_t>(100 + clients);
-  auto producer = ingest::SyntheticProducer::Create(options);
-  if (!producer.ok()) Die(producer.status().ToString());
-  (*producer)->Start();
+  std::unique_ptr<ingest::SyntheticProducer> producer =
+      StartPacedProducer(bootstrap, rate, flags.devices, static_cast<uint64_t>(100 + clients));
   std::this_thread::sleep_for(kWarmup);
   const int64_t ingested_before = Ingested(port);
-  const uint64_t delivered_before = (*producer)->delivered();
+  const uint64_t delivered_before = producer->delivered();
   const Clock::time_point start = Clock::now();
   PhaseResult r = RunClients(port, clients, flags, static_cast<uint64_t>(clients), ask);
   const int64_t ingested_after = Ingested(port);
-  const uint64_t delivered_after = (*producer)->delivered();
+  const uint64_t delivered_after = producer->delivered();
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  (*producer)->Stop();
-  const Status s = (*producer)->Wait();
+  producer->Stop();
+  const Status s = producer->Wait();
   if (!s.ok()) Die(s.ToString());
   if (ingested_before < 0 || ingested_after < 0) Die("/v1/stats did not answer during the phase");
   r.ingest_per_s = static_cast<double>(ingested_after - ingested_before) / seconds;
   r.produced_per_s = static_cast<double>(delivered_after - delivered_before) / seconds;
-  *expected_ingested += static_cast<int64_t>((*producer)->delivered());
+  *expected_ingested += static_cast<int64_t>(producer->delivered());
   if (!AwaitIngested(port, *expected_ingested, std::chrono::seconds(120))) {
     Die("serve did not catch up with the producer within 120 s");
   }

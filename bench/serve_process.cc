@@ -134,6 +134,22 @@ std::string WriteServeConfig(const std::string& dir, const std::string& bootstra
   return path;
 }
 
+std::unique_ptr<ingest::SyntheticProducer> StartPacedProducer(const std::string& bootstrap,
+                                                              double rate, int devices,
+                                                              uint64_t seed) {
+  ingest::ProducerOptions options;
+  options.brokers = bootstrap;
+  options.topic = "events";
+  options.rate = static_cast<int64_t>(rate);
+  options.devices = devices;
+  options.skew = 0;
+  options.seed = seed;
+  auto producer = ingest::SyntheticProducer::Create(options);
+  if (!producer.ok()) Die(producer.status().ToString());
+  (*producer)->Start();
+  return std::move(producer).value();
+}
+
 void ProduceBacklog(const std::string& bootstrap, int64_t count, int devices) {
   ingest::ProducerOptions options;
   options.brokers = bootstrap;

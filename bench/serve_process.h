@@ -12,9 +12,14 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+
+namespace hotrow::ingest {
+class SyntheticProducer;
+}  // namespace hotrow::ingest
 
 namespace hotrow::bench {
 
@@ -55,6 +60,16 @@ double MeasureMaxRate(int port, int64_t backlog);
 // store under `dir`, HTTP on an ephemeral loopback port; returns its path.
 std::string WriteServeConfig(const std::string& dir, const std::string& bootstrap,
                              const std::string& group);
+
+// How long a paced producer and serve's batches take to reach a steady state, before a benchmark
+// starts timing queries beside them.
+inline constexpr auto kWarmup = std::chrono::seconds(3);
+
+// Starts a producer of `devices` uniform ids (skew 0) to topic "events" at `rate` records/s, in
+// the background; dies on failure. The caller stops it (Stop, then Wait).
+std::unique_ptr<ingest::SyntheticProducer> StartPacedProducer(const std::string& bootstrap,
+                                                              double rate, int devices,
+                                                              uint64_t seed);
 
 // `hotrow serve --config FILE` as a child process, stdout and stderr to `log_path`. It dies with
 // this process (PR_SET_PDEATHSIG), with Die(), and Stop() or the destructor ends it.

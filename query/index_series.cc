@@ -6,7 +6,6 @@
 #include "keying/index_key.h"
 #include "keying/row_key.h"
 #include "query/payload_field.h"
-#include "query/salt_tasks.h"
 #include "query/series_steps.h"
 
 namespace hotrow::query {
@@ -22,11 +21,7 @@ Result<IndexSeriesAnswer> IndexSeries(const SeriesRun& run, std::string_view ind
   if (from >= to_ms) return answer;
 
   const uint64_t value_hash = keying::IndexHash(index_field, value);
-  struct Task {
-    std::shared_ptr<const store::Bucket> bucket;
-    uint8_t salt;
-  };
-  std::vector<Task> tasks;
+  std::vector<internal::SeriesSpan> spans;
   const int salts = run.store->salter().salts();
   for (const auto& bucket : run.store->Buckets()) {  // oldest first
     if (bucket->end_ms() <= from || bucket->start_ms() >= to_ms) continue;
@@ -34,22 +29,15 @@ Result<IndexSeriesAnswer> IndexSeries(const SeriesRun& run, std::string_view ind
       answer.unindexed.push_back({bucket->start_ms(), bucket->end_ms()});
       continue;
     }
-    for (int salt = 0; salt < salts; ++salt) {
-      tasks.push_back({bucket, static_cast<uint8_t>(salt)});
-    }
+    for (int salt = 0; salt < salts; ++salt) spans.push_back({bucket, static_cast<uint8_t>(salt)});
   }
-  std::vector<internal::SeriesTask> results(tasks.size());
-  Status st = RunSaltTasks(run.pool, run.max_workers, tasks.size(), [&](size_t i) -> Status {
-    const store::Bucket& bucket = *tasks[i].bucket;
-    const int64_t lo = std::max(from, bucket.start_ms());
-    const int64_t hi = std::min(to_ms, bucket.end_ms());
-    internal::SeriesTask& out = results[i];
-    out = internal::SeriesTask(from_ms, step_ms, lo, hi);
-    const keying::KeyRange range = keying::IndexTimeKeyRange(tasks[i].salt, value_hash, lo, hi);
-    std::unique_ptr<store::RowIterator> rows = bucket.NewIterator(range, true);
+  auto read = [&](const internal::SeriesSpan& span, int64_t lo, int64_t hi,
+                  internal::SeriesTask* out) -> Status {
+    const keying::KeyRange range = keying::IndexTimeKeyRange(span.salt, value_hash, lo, hi);
+    std::unique_ptr<store::RowIterator> rows = span.bucket->NewIterator(range, true);
     // Opened after `rows`: its snapshot holds every event an index row of `rows` points at (both
     // are written in one batch, and nothing in a bucket is deleted row by row).
-    std::unique_ptr<store::RowIterator> events = bucket.NewIterator(range, true);
+    std::unique_ptr<store::RowIterator> events = span.bucket->NewIterator(range, true);
     if (run.work != nullptr) {
       run.work->iterators_created.fetch_add(2, std::memory_order_relaxed);
       run.work->seeks.fetch_add(1, std::memory_order_relaxed);
@@ -69,16 +57,19 @@ Result<IndexSeriesAnswer> IndexSeries(const SeriesRun& run, std::string_view ind
       if (f != index_field || v != value || key.ts_ms < lo || key.ts_ms >= hi) continue;
       if (run.filter != nullptr && !(*run.filter)(key.topic, key.partition)) continue;
       std::string_view id, payload;
-      HOTROW_RETURN_IF_ERROR(SeekIndexedEvent(events.get(), key, id_hash, run.work, &id, &payload));
+      HOTROW_RETURN_IF_ERROR(
+          SeekIndexedEvent(events.get(), key, id_hash, run.work, &id, &payload));
       double number = 0;
       const PayloadField::Kind kind = reader.Read(payload, &number);
-      out.Add(keying::EventKeyOf(key, id_hash), kind, number, run.topics);
+      out->Add(keying::EventKeyOf(key, id_hash), kind, number, run.topics);
     }
     if (run.work != nullptr) run.work->rows_read.fetch_add(stepped, std::memory_order_relaxed);
     return rows->status();
-  });
-  HOTROW_RETURN_IF_ERROR(st);
-  answer.series = internal::MergeSeriesTasks(results, from_ms, from, to_ms, step_ms);
+  };
+  Result<SeriesAnswer> series =
+      internal::RunSeriesTasks(run, spans, from_ms, from, to_ms, step_ms, read);
+  if (!series.ok()) return series.status();
+  answer.series = std::move(series).value();
   return answer;
 }
 

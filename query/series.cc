@@ -7,7 +7,6 @@
 #include "keying/row_value.h"
 #include "query/id_salts.h"
 #include "query/payload_field.h"
-#include "query/salt_tasks.h"
 #include "query/series_steps.h"
 
 namespace hotrow::query {
@@ -32,26 +31,18 @@ Result<SeriesAnswer> IdSeries(const SeriesRun& run, std::string_view id, std::st
 
   const IdSalts id_salts(run.store->salter(), id);
   const uint64_t id_hash = id_salts.id_hash();
-  struct Task {
-    std::shared_ptr<const store::Bucket> bucket;
-    uint8_t salt;
-  };
-  std::vector<Task> tasks;
+  std::vector<internal::SeriesSpan> spans;
   for (const auto& bucket : run.store->Buckets()) {
     if (bucket->end_ms() <= from || bucket->start_ms() >= to_ms) continue;
     for (uint8_t salt : id_salts.In(*bucket)) {
-      if (bucket->MayHoldId(salt, id_hash)) tasks.push_back({bucket, salt});
+      if (bucket->MayHoldId(salt, id_hash)) spans.push_back({bucket, salt});
     }
   }
-  std::vector<internal::SeriesTask> results(tasks.size());
-  Status st = RunSaltTasks(run.pool, run.max_workers, tasks.size(), [&](size_t i) -> Status {
-    const store::Bucket& bucket = *tasks[i].bucket;
-    const int64_t lo = std::max(from, bucket.start_ms());
-    const int64_t hi = std::min(to_ms, bucket.end_ms());
-    internal::SeriesTask& out = results[i];
-    out = internal::SeriesTask(from_ms, step_ms, lo, hi);
+  auto read = [&](const internal::SeriesSpan& span, int64_t lo, int64_t hi,
+                  internal::SeriesTask* out) -> Status {
+    const store::Bucket& bucket = *span.bucket;
     PayloadField reader(field);
-    auto it = bucket.NewIterator(keying::IdTimeKeyRange(tasks[i].salt, id_hash, lo, hi), true);
+    auto it = bucket.NewIterator(keying::IdTimeKeyRange(span.salt, id_hash, lo, hi), true);
     uint64_t rows = 0;
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       ++rows;
@@ -65,7 +56,7 @@ Result<SeriesAnswer> IdSeries(const SeriesRun& run, std::string_view id, std::st
       if (run.filter != nullptr && !(*run.filter)(key.topic, key.partition)) continue;
       double v = 0;
       const PayloadField::Kind kind = reader.Read(payload, &v);
-      out.Add(key, kind, v, run.topics);
+      out->Add(key, kind, v, run.topics);
     }
     if (run.work != nullptr) {
       run.work->iterators_created.fetch_add(1, std::memory_order_relaxed);
@@ -73,9 +64,8 @@ Result<SeriesAnswer> IdSeries(const SeriesRun& run, std::string_view id, std::st
       run.work->rows_read.fetch_add(rows, std::memory_order_relaxed);
     }
     return it->status();
-  });
-  HOTROW_RETURN_IF_ERROR(st);
-  return internal::MergeSeriesTasks(results, from_ms, from, to_ms, step_ms);
+  };
+  return internal::RunSeriesTasks(run, spans, from_ms, from, to_ms, step_ms, read);
 }
 
 }  // namespace hotrow::query

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "query/salt_tasks.h"
 #include "query/topic_order.h"
 
 namespace hotrow::query::internal {
@@ -84,6 +85,21 @@ SeriesAnswer MergeSeriesTasks(const std::vector<SeriesTask>& tasks, int64_t from
     answer.points.push_back(point);
   }
   return answer;
+}
+
+Result<SeriesAnswer> RunSeriesTasks(const SeriesRun& run, const std::vector<SeriesSpan>& spans,
+                                    int64_t from_ms, int64_t from, int64_t to_ms, int64_t step_ms,
+                                    const SeriesReader& read) {
+  std::vector<SeriesTask> results(spans.size());
+  HOTROW_RETURN_IF_ERROR(
+      RunSaltTasks(run.pool, run.max_workers, spans.size(), [&](size_t i) -> Status {
+        const store::Bucket& bucket = *spans[i].bucket;
+        const int64_t lo = std::max(from, bucket.start_ms());
+        const int64_t hi = std::min(to_ms, bucket.end_ms());
+        results[i] = SeriesTask(from_ms, step_ms, lo, hi);
+        return read(spans[i], lo, hi, &results[i]);
+      }));
+  return MergeSeriesTasks(results, from_ms, from, to_ms, step_ms);
 }
 
 }  // namespace hotrow::query::internal

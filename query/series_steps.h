@@ -5,13 +5,18 @@
 // merge, in any order, into the answer's points.
 
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <tuple>
 #include <vector>
 
+#include "common/status.h"
 #include "keying/row_key.h"
 #include "query/payload_field.h"
+#include "query/series.h"
 #include "query/series_answer.h"
+#include "store/event_store.h"
 
 namespace hotrow::query {
 
@@ -61,6 +66,21 @@ class SeriesTask {
 // tasks are `tasks`: every step with a number, oldest first, and what was skipped.
 SeriesAnswer MergeSeriesTasks(const std::vector<SeriesTask>& tasks, int64_t from_ms, int64_t from,
                               int64_t to_ms, int64_t step_ms);
+
+// One (bucket, salt) a series reads.
+struct SeriesSpan {
+  std::shared_ptr<const store::Bucket> bucket;
+  uint8_t salt = 0;
+};
+// What a series reads of one span: the rows with lo <= ts < hi, each added to `out`.
+using SeriesReader = std::function<Status(const SeriesSpan& span, int64_t lo, int64_t hi,
+                                          SeriesTask* out)>;
+
+// Reads every span on the run's pool (one task each, query/salt_tasks.h), each into the steps of
+// its part of [from, to_ms), and merges them (MergeSeriesTasks).
+Result<SeriesAnswer> RunSeriesTasks(const SeriesRun& run, const std::vector<SeriesSpan>& spans,
+                                    int64_t from_ms, int64_t from, int64_t to_ms, int64_t step_ms,
+                                    const SeriesReader& read);
 
 }  // namespace internal
 }  // namespace hotrow::query
