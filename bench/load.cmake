@@ -1,8 +1,10 @@
 # Load and scale benchmarks: latest-10 over HTTP against the real `hotrow serve` while it ingests
-# at half its measured maximum rate, and the store's write rate and latest-10 latency from 100k to
-# 10M events. Both plain main()s that leave <bench>.md and a CSV for bench/plots/.
+# (closed-loop at half its measured maximum rate, and open-loop at 25, 50 and 75 %), and the store's
+# write rate and latest-10 latency from 100k to 10M events. Plain main()s that leave <bench>.md (and
+# CSVs for bench/plots/).
 
-# The benchmarks that run `hotrow serve` as child processes (http_load_bench, cluster_bench) share
+# The benchmarks that run `hotrow serve` as child processes (http_load_bench, http_latency_bench,
+# cluster_bench) share
 # the child process, polling and the backlog they feed it.
 add_library(hotrow_serve_process STATIC ${CMAKE_CURRENT_LIST_DIR}/serve_process.cc)
 target_link_libraries(hotrow_serve_process

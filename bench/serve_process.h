@@ -1,11 +1,11 @@
 #pragma once
 
 // What the benchmarks that run the real `hotrow serve` as child processes (http_load_bench,
-// cluster_bench) share: the child process itself, stopping every child when the benchmark dies,
-// polling, reading serve's JSON answers, and the backlog it is fed.
+// http_latency_bench, cluster_bench) share: the child process itself, stopping every child when the
+// benchmark dies, polling, reading serve's JSON answers, its config, and the records it is fed.
 //
-// Thread-safety: Die, WaitFor, ReadFile, GetJson, ServeBinary and ProduceBacklog may be called from
-// any thread; one ServeProcess from its owning thread only.
+// Thread-safety: the free functions may be called from any thread; one ServeProcess from its owning
+// thread only.
 
 #include <sys/types.h>
 
