@@ -18,13 +18,19 @@ if command -v ninja >/dev/null 2>&1; then
 fi
 
 # hotrow_configure DIR [cmake args...]: configures DIR from this checkout. A directory made by
-# another generator (an older checkout's Makefiles) is reset first: cmake refuses to switch.
+# another generator (an older checkout's Makefiles) or compiler (CXX: a sanitizer build of an older
+# checkout, made with GCC) is reset first: cmake refuses to switch either.
 hotrow_configure() {
   local dir=$1
   shift
-  if [[ -f $dir/CMakeCache.txt && -n ${CMAKE_GENERATOR:-} ]] &&
-     ! grep -q "^CMAKE_GENERATOR:INTERNAL=${CMAKE_GENERATOR}$" "$dir/CMakeCache.txt"; then
-    rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
+  local cache=$dir/CMakeCache.txt
+  if [[ -f $cache && -n ${CMAKE_GENERATOR:-} ]] &&
+     ! grep -q "^CMAKE_GENERATOR:INTERNAL=${CMAKE_GENERATOR}$" "$cache"; then
+    rm -rf "$cache" "$dir/CMakeFiles"
+  fi
+  if [[ -f $cache ]] &&
+     ! grep -q "^CMAKE_CXX_COMPILER:[A-Z]*=$(command -v "${CXX:-c++}")$" "$cache"; then
+    rm -rf "$cache" "$dir/CMakeFiles"
   fi
   cmake -S . -B "$dir" "$@" >/dev/null
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/sanitizers.h"
 #include "keying/index_key.h"
 #include "keying/row_key.h"
 #include "store/rocks_support.h"
@@ -14,7 +15,7 @@
 namespace hotrow::store {
 namespace {
 
-#ifdef __SANITIZE_THREAD__
+#ifdef HOTROW_TSAN
 extern "C" void AnnotateIgnoreReadsBegin(const char* file, int line);
 extern "C" void AnnotateIgnoreReadsEnd(const char* file, int line);
 #endif
@@ -25,7 +26,7 @@ extern "C" void AnnotateIgnoreReadsEnd(const char* file, int line);
 // one place RocksDB's memory enters hotrow, with TSan looking away for the copy alone; other builds
 // return RocksDB's view as is.
 std::string_view RowBytes(rocksdb::Slice bytes, std::string* copy) {
-#ifdef __SANITIZE_THREAD__
+#ifdef HOTROW_TSAN
   AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
   copy->assign(bytes.data(), bytes.size());
   AnnotateIgnoreReadsEnd(__FILE__, __LINE__);

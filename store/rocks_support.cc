@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <filesystem>
 
-#ifdef __SANITIZE_THREAD__
+#include "common/sanitizers.h"
+
+#ifdef HOTROW_TSAN
 extern "C" void AnnotateIgnoreReadsBegin(const char* file, int line);
 extern "C" void AnnotateIgnoreReadsEnd(const char* file, int line);
 #endif
@@ -81,7 +83,7 @@ rocksdb::Env* NoFreeSpaceEnv() {
 
 rocksdb::Status WriteToDb(rocksdb::DB* db, const rocksdb::WriteOptions& options,
                           rocksdb::WriteBatch* batch) {
-#ifdef __SANITIZE_THREAD__
+#ifdef HOTROW_TSAN
   AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
   rocksdb::Status s = db->Write(options, batch);
   AnnotateIgnoreReadsEnd(__FILE__, __LINE__);

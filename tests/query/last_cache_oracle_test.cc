@@ -29,6 +29,7 @@
 #include <tuple>
 #include <vector>
 
+#include "common/sanitizers.h"
 #include "common/clock.h"
 #include "keying/salter.h"
 #include "query/query_engine.h"
@@ -56,7 +57,7 @@ constexpr int kDepth = 4;
 // Under AddressSanitizer every step costs five times as much (an evicting parameter took 122 s in
 // CI): half the steps and writes there still bring every kind of step (each run restarts at
 // least once: checked below), and the Release run makes them all.
-#ifdef __SANITIZE_ADDRESS__
+#ifdef HOTROW_ASAN
 constexpr int kSteps = 80;
 constexpr int kWritesDuringReads = 150;
 #else
