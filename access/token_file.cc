@@ -10,7 +10,7 @@
 namespace hotrow::access {
 namespace {
 
-bool IsSpace(char c) { return c == ' ' || c == '\t'; }
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 
 }  // namespace
 
@@ -25,7 +25,7 @@ Result<std::string> ReadTokenFile(const std::string& path) {
   if (in.bad()) return Status::InvalidArgument("http.token_file: cannot read " + path);
   std::string token = text.str();
   while (!token.empty() &&
-         (IsSpace(token.back()) || token.back() == '\n' || token.back() == '\r')) {
+         (IsBlank(token.back()) || token.back() == '\n' || token.back() == '\r')) {
     token.pop_back();
   }
   if (token.empty()) return Status::InvalidArgument("http.token_file: " + path + " is empty");

@@ -7,27 +7,25 @@
 namespace hotrow::keying {
 namespace {
 
-constexpr size_t kSaltAt = 0;
-constexpr size_t kHashAt = 1;
-constexpr size_t kTimeAt = 10;
-static_assert(kTimeAt + kKeyTailSize == kIndexKeySize);
-static_assert(kIndexTagAt + 1 == kTimeAt);
-
-uint64_t ReverseTime(int64_t ts_ms) { return UINT64_MAX - static_cast<uint64_t>(ts_ms); }
+constexpr size_t kIndexSaltAt = 0;
+constexpr size_t kIndexHashAt = 1;
+constexpr size_t kIndexTimeAt = 10;
+static_assert(kIndexTimeAt + kKeyTailSize == kIndexKeySize);
+static_assert(kIndexTagAt + 1 == kIndexTimeAt);
 
 // salt | value_hash | tag.
 std::string TaggedPrefix(uint8_t salt, uint64_t value_hash) {
   std::string out(kIndexTagAt + 1, '\0');
-  out[kSaltAt] = static_cast<char>(salt);
-  StoreBigEndian64(value_hash, out.data() + kHashAt);
+  out[kIndexSaltAt] = static_cast<char>(salt);
+  StoreBigEndian64(value_hash, out.data() + kIndexHashAt);
   out[kIndexTagAt] = static_cast<char>(kIndexTag);
   return out;
 }
 
-std::string AtReversedTime(const std::string& tagged, uint64_t rev) {
+std::string IndexAtReversedTime(const std::string& tagged, uint64_t rev) {
   std::string out = tagged;
-  out.resize(kTimeAt + 8, '\0');
-  StoreBigEndian64(rev, out.data() + kTimeAt);
+  out.resize(kIndexTimeAt + 8, '\0');
+  StoreBigEndian64(rev, out.data() + kIndexTimeAt);
   return out;
 }
 
@@ -51,10 +49,10 @@ uint64_t IndexHash(std::string_view field, std::string_view value) {
 }
 
 void EncodeIndexKeyTo(const IndexKey& key, char* out) {
-  out[kSaltAt] = static_cast<char>(key.salt);
-  StoreBigEndian64(key.value_hash, out + kHashAt);
+  out[kIndexSaltAt] = static_cast<char>(key.salt);
+  StoreBigEndian64(key.value_hash, out + kIndexHashAt);
   out[kIndexTagAt] = static_cast<char>(kIndexTag);
-  EncodeKeyTail({key.ts_ms, key.topic, key.partition, key.offset}, out + kTimeAt);
+  EncodeKeyTail({key.ts_ms, key.topic, key.partition, key.offset}, out + kIndexTimeAt);
 }
 
 std::string EncodeIndexKey(const IndexKey& key) {
@@ -71,9 +69,9 @@ bool IsIndexKey(std::string_view bytes) {
 bool DecodeIndexKey(std::string_view bytes, IndexKey* key) {
   if (!IsIndexKey(bytes)) return false;
   KeyTail tail;
-  if (!DecodeKeyTail(bytes.data() + kTimeAt, &tail)) return false;
-  key->salt = static_cast<uint8_t>(bytes[kSaltAt]);
-  key->value_hash = LoadBigEndian64(bytes.data() + kHashAt);
+  if (!DecodeKeyTail(bytes.data() + kIndexTimeAt, &tail)) return false;
+  key->salt = static_cast<uint8_t>(bytes[kIndexSaltAt]);
+  key->value_hash = LoadBigEndian64(bytes.data() + kIndexHashAt);
   key->ts_ms = tail.ts_ms;
   key->topic = tail.topic;
   key->partition = tail.partition;
@@ -107,13 +105,13 @@ KeyRange IndexTimeKeyRange(uint8_t salt, uint64_t value_hash, int64_t from_ms, i
   const std::string tagged = TaggedPrefix(salt, value_hash);
   KeyRange range;
   // ts < to  <=>  rev(ts) >= rev(to) + 1; ts >= from  <=>  rev(ts) < rev(from) + 1.
-  range.start = AtReversedTime(tagged, ReverseTime(to_ms) + 1);
+  range.start = IndexAtReversedTime(tagged, ReverseTime(to_ms) + 1);
   if (from_ms == 0) {
     // rev(0) + 1 overflows: end at the tag's successor, still inside the 9-byte prefix.
     range.limit = tagged;
     range.limit.back() = static_cast<char>(kIndexTag + 1);
   } else {
-    range.limit = AtReversedTime(tagged, ReverseTime(from_ms) + 1);
+    range.limit = IndexAtReversedTime(tagged, ReverseTime(from_ms) + 1);
   }
   return range;
 }

@@ -18,8 +18,6 @@ constexpr size_t kTailPartitionAt = 10;
 constexpr size_t kTailOffsetAt = 14;
 static_assert(kTailOffsetAt + 8 == kKeyTailSize);
 
-uint64_t ReverseTime(int64_t ts_ms) { return UINT64_MAX - static_cast<uint64_t>(ts_ms); }
-
 std::string Prefix(uint8_t salt, uint64_t id_hash) {
   std::string out(kRowKeyPrefixSize, '\0');
   out[kSaltAt] = static_cast<char>(salt);

@@ -71,6 +71,8 @@ struct KeyTail {
 void EncodeKeyTail(const KeyTail& tail, char* out);
 // False when a field is out of its range (a negative time, partition or offset).
 bool DecodeKeyTail(const char* p, KeyTail* tail);
+// The tail's first field: the time reversed, so that the newest sorts first.
+inline uint64_t ReverseTime(int64_t ts_ms) { return UINT64_MAX - static_cast<uint64_t>(ts_ms); }
 
 // The 64-bit hash of an event id stored in the key. Stable across versions and machines (XXH3).
 uint64_t IdHash(std::string_view id);

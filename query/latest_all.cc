@@ -41,11 +41,6 @@ void Offer(Found* found, size_t cap, const TopicOrder* topics, KeyedEvent&& e) {
   if (found->size() > cap) found->erase(std::prev(found->end()));
 }
 
-Status NotARow(const store::Bucket& bucket) {
-  return Status::Corruption("bucket " + std::to_string(bucket.start_ms()) +
-                            " holds a row that is not a hotrow row");
-}
-
 }  // namespace
 
 Status LatestAllFromStore(const LatestAllRun& run, std::string_view prefix, std::string_view after,
@@ -79,7 +74,7 @@ Status LatestAllFromStore(const LatestAllRun& run, std::string_view prefix, std:
             keying::RowKey key;
             if (!keying::DecodeRowKey(it->key(), &key)) continue;  // an index row
             std::string_view id, payload;
-            if (!keying::DecodeRowValue(it->value(), &id, &payload)) return NotARow(*bucket);
+            if (!keying::DecodeRowValue(it->value(), &id, &payload)) return bucket->NotARow();
             if (have_last && key.id_hash == last_hash && id == last_id) {
               if (settled && !(by_rank && key.ts_ms == settled_ts)) continue;
             } else {

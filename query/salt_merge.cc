@@ -257,8 +257,7 @@ void SaltStream::Fill(QueryRun* run) {
       ++stepped;
       const Decoded d = Decode(iter_->key(), iter_->value(), slot);
       if (d == Decoded::kCorrupt) {
-        failure = Status::Corruption("bucket " + std::to_string(bucket_->start_ms()) +
-                                     " holds a row that is not a hotrow row");
+        failure = bucket_->NotARow();
         end = true;
         break;
       }

@@ -10,14 +10,6 @@
 #include "query/series_steps.h"
 
 namespace hotrow::query {
-namespace {
-
-Status NotARow(const store::Bucket& bucket) {
-  return Status::Corruption("bucket " + std::to_string(bucket.start_ms()) +
-                            " holds a row that is not a hotrow row");
-}
-
-}  // namespace
 
 Result<SeriesAnswer> IdSeries(const SeriesRun& run, std::string_view id, std::string_view field,
                               int64_t from_ms, int64_t to_ms, int64_t step_ms) {
@@ -50,7 +42,7 @@ Result<SeriesAnswer> IdSeries(const SeriesRun& run, std::string_view id, std::st
       std::string_view row_id, payload;
       if (!keying::DecodeRowKey(it->key(), &key) ||
           !keying::DecodeRowValue(it->value(), &row_id, &payload)) {
-        return NotARow(bucket);
+        return bucket.NotARow();
       }
       if (key.ts_ms < lo || key.ts_ms >= hi || row_id != id) continue;
       if (run.filter != nullptr && !(*run.filter)(key.topic, key.partition)) continue;

@@ -30,11 +30,6 @@ namespace {
 
 using Candidate = CursorCache::Candidate;
 
-Status NotARow(const store::Bucket& bucket) {
-  return Status::Corruption("bucket " + std::to_string(bucket.start_ms()) +
-                            " holds a row that is not a hotrow row");
-}
-
 // Aims `range` (a range of salt `from`'s keys) at salt `to`: the salt is the first byte of both
 // bounds, so no new strings are made when both bounds lie in that salt.
 void AimAtSalt(uint8_t salt, uint64_t id_hash, int64_t from_ms, int64_t to_ms,
@@ -126,7 +121,7 @@ Status SmallRange(CursorCache* cache, store::EventStore* store,
         ++rows;
         keying::RowKey key;
         if (!keying::DecodeRowKey(cursor->key(), &key)) {
-          failure = NotARow(*bucket);
+          failure = bucket->NotARow();
           break;
         }
         if (key.ts_ms < from_ms || key.ts_ms >= to_ms) continue;
@@ -141,7 +136,7 @@ Status SmallRange(CursorCache* cache, store::EventStore* store,
         if (filter != nullptr && !(*filter)(key.topic, key.partition)) continue;
         std::string_view row_id, payload;
         if (!keying::DecodeRowValue(cursor->value(), &row_id, &payload)) {
-          failure = NotARow(*bucket);
+          failure = bucket->NotARow();
           break;
         }
         if (row_id != id) continue;  // another id with the same 64-bit hash

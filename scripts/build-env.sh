@@ -11,6 +11,10 @@ if command -v ccache >/dev/null 2>&1; then
   export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache
   export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
   export CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
+  # Depend mode: a miss compiles once, without the extra preprocessor pass that ccache otherwise
+  # runs to hash a file it has not seen (0.2 CPU-seconds a file here); the compiler's .d file
+  # (Ninja and CMake ask for one) lists the headers to hash instead.
+  export CCACHE_DEPEND=true
   export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-12G}  # Release, ASan, TSan and fuzz objects together
 fi
 if command -v ninja >/dev/null 2>&1; then

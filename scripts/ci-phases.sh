@@ -112,7 +112,7 @@ phase_summary() {
     awk -v dir="$dir" -F'\t' '!/^#/ && $4 ~ /\.o$/ { t[$4] = ($2 - $1) / 1000 }
       END { for (o in t) printf "%7.1f  %s/%s\n", t[o], dir, o }' "$dir/.ninja_log" || true
   done | sort -rn | head -n 20 | while read -r seconds object; do
-    # A unity batch of test files (tests/CMakeLists.txt) is named by the files it includes.
+    # A unity batch (cmake/unity.cmake) is named by the files it includes.
     local unity="${object%%/CMakeFiles/*}/unity/$(basename "${object%.o}")"
     if [[ $object == */unity/* && -f $unity ]]; then
       object="$object ($(sed -nE 's|^#include ".*/([^/]+)"$|\1|p' "$unity" | paste -sd' '))"

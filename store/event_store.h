@@ -179,6 +179,8 @@ class Bucket {
   // The index.fields recorded for this bucket when it was made; empty for none.
   const std::vector<std::string>& index_fields() const { return index_fields_; }
   bool Indexes(std::string_view field) const;
+  // What a read says of a row here that does not decode as a hotrow row: Corruption.
+  Status NotARow() const;
   // A cursor over the keys in `range`. `within_id_prefix` says that the range lies inside one
   // (salt, id) prefix, so the prefix bloom filter may skip the bucket's files without that id.
   virtual std::unique_ptr<RowIterator> NewIterator(const keying::KeyRange& range,

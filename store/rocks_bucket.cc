@@ -148,6 +148,11 @@ RocksBucket::~RocksBucket() {
   }
 }
 
+Status Bucket::NotARow() const {
+  return Status::Corruption("bucket " + std::to_string(start_ms()) +
+                            " holds a row that is not a hotrow row");
+}
+
 bool Bucket::Indexes(std::string_view field) const {
   return std::find(index_fields_.begin(), index_fields_.end(), field) != index_fields_.end();
 }
