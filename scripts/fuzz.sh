@@ -30,7 +30,7 @@ for t in "${targets[@]}"; do
   fi
 done
 
-HOTROW_WITH_FUZZ=1 bash scripts/install-deps.sh
+HOTROW_WITH_CLANG=1 bash scripts/install-deps.sh
 source scripts/build-env.sh
 
 build=$root/build-fuzz

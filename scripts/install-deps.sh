@@ -23,8 +23,8 @@ packages=(
   libgtest-dev libgmock-dev
   libbenchmark-dev
 )
-if [[ "${HOTROW_WITH_FUZZ:-}" == 1 ]]; then
-  packages+=(clang libclang-rt-14-dev)   # libFuzzer and its sanitizer runtimes
+if [[ "${HOTROW_WITH_CLANG:-}" == 1 ]]; then   # the sanitizer builds and the fuzzers
+  packages+=(clang libclang-rt-14-dev)           # and its sanitizer runtimes and libFuzzer
 fi
 if [[ "${HOTROW_WITH_BROWSER:-}" == 1 ]]; then   # scripts/test.sh: the status page in a real browser
   packages+=(chromium fonts-dejavu-core)          # headless, /usr/bin/chromium; a font to render text

@@ -12,7 +12,7 @@
 # scripts/test.sh builds one sanitizer while the previous one's tests run (they mostly wait).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
+HOTROW_WITH_CLANG=1 bash scripts/install-deps.sh
 source scripts/build-env.sh
 which=${1:-all}
 step=${2:-both}

@@ -19,7 +19,7 @@ if [[ ${CI:-} == true || ${1:-} == --all ]]; then all=true; fi
 source scripts/ci-phases.sh
 
 deps_env=(HOTROW_WITH_BROWSER=1)  # Chromium (and Node.js when missing) for tests/browser/
-if $all; then deps_env+=(HOTROW_WITH_FUZZ=1); fi
+if $all; then deps_env+=(HOTROW_WITH_CLANG=1); fi  # the sanitizer and fuzz builds
 release_tests=(ctest --test-dir build --output-on-failure -j"${HOTROW_TEST_JOBS:-4}" --timeout 900)
 
 {
