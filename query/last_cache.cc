@@ -18,9 +18,9 @@ size_t HeapBytes(const std::string& s) {
   return s.capacity() > 15 ? s.capacity() + 1 + kAllocOverhead : 0;
 }
 
-// What the by-id index adds per entry: its node (next link, key view, pointer, cached hash), the
-// node's allocation and a bucket pointer.
-constexpr size_t kIndexBytes = 8 + sizeof(std::string_view) + 8 + 8 + kAllocOverhead + 8;
+// What the by-id index adds per entry: its node (next link, key, pointer), the node's allocation
+// and a bucket pointer.
+constexpr size_t kIndexBytes = 8 + 24 + 8 + kAllocOverhead + 8;
 
 // Below this a shard would hold too few ids for least-recently-written to mean much.
 constexpr size_t kMinShardBytes = size_t{256} << 10;
@@ -65,18 +65,20 @@ void LastCache::Add(std::span<const store::WrittenRow> rows, bool from_rebuild) 
     for (const store::WrittenRow& row : rows) AddLocked(shards_[0], row, from_rebuild);
     return;
   }
-  // Each shard's rows under one lock: a query sees all of a Write's rows of its id or none.
+  // Each shard's rows under one lock: a query sees all of a Write's rows of its id or none. The
+  // rows are grouped by shard with a counting sort, which keeps their order within a shard.
+  const uint64_t mask = shard_count_ - 1;
+  std::vector<uint32_t> starts(shard_count_ + 1, 0);
+  for (const store::WrittenRow& row : rows) ++starts[(row.key.id_hash & mask) + 1];
+  for (size_t s = 0; s < shard_count_; ++s) starts[s + 1] += starts[s];
   std::vector<uint32_t> order(rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) order[i] = static_cast<uint32_t>(i);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return (rows[a].key.id_hash & (shard_count_ - 1)) < (rows[b].key.id_hash & (shard_count_ - 1));
-  });
-  size_t i = 0;
-  while (i < order.size()) {
-    Shard& shard = ShardOf(rows[order[i]].key.id_hash);
-    std::lock_guard lock(shard.mu);
-    for (; i < order.size() && &ShardOf(rows[order[i]].key.id_hash) == &shard; ++i) {
-      AddLocked(shard, rows[order[i]], from_rebuild);
+  std::vector<uint32_t> next(starts.begin(), starts.end() - 1);
+  for (size_t i = 0; i < rows.size(); ++i) order[next[rows[i].key.id_hash & mask]++] = i;
+  for (size_t s = 0; s < shard_count_; ++s) {
+    if (starts[s] == starts[s + 1]) continue;
+    std::lock_guard lock(shards_[s].mu);
+    for (uint32_t i = starts[s]; i < starts[s + 1]; ++i) {
+      AddLocked(shards_[s], rows[order[i]], from_rebuild);
     }
   }
 }
@@ -90,50 +92,40 @@ void LastCache::AddLocked(Shard& shard, const store::WrittenRow& row, bool from_
     shard.retired_ms = std::max(shard.retired_ms, row.key.ts_ms);
     return;
   }
-  auto found = shard.by_id.find(id);
+  const uint64_t id_hash = row.key.id_hash;
+  auto found = shard.by_id.find(IdKey{id_hash, id});
   Entry* e = nullptr;
   if (found == shard.by_id.end()) {
     auto it = shard.entries.try_emplace(std::string(id)).first;
     e = &it->second;
     e->id = &it->first;
+    e->id_hash = id_hash;
     e->floor_ms = shard.retired_ms;
-    shard.by_id.emplace(it->first, e);
+    shard.by_id.emplace(IdKey{id_hash, it->first}, e);
     from_rebuild ? LinkColdest(shard, e) : LinkWarmest(shard, e);
   } else {
     e = found->second;
-    if (!from_rebuild) {
+    if (!from_rebuild && e != shard.warmest) {
       Unlink(shard, e);
       LinkWarmest(shard, e);
     }
   }
-  const store::WrittenRow& r = row;
-  if (r.key.ts_ms > e->floor_ms) {
-    const auto key = std::make_tuple(r.key.ts_ms, r.key.topic, r.key.partition, r.key.offset);
-    auto pos = std::find_if(e->items.begin(), e->items.end(),
-                            [&](const Item& item) { return OrderKey(item) <= key; });
-    const bool duplicate = pos != e->items.end() && OrderKey(*pos) == key;
+  const keying::RowKey& k = row.key;
+  if (k.ts_ms > e->floor_ms) {
+    const auto key = std::make_tuple(k.ts_ms, k.topic, k.partition, k.offset);
+    size_t index = 0;
+    while (index < e->items.size() && OrderKey(e->items[index]) > key) ++index;
+    const bool duplicate = index < e->items.size() && OrderKey(e->items[index]) == key;
     if (!duplicate) {
-      const size_t index = static_cast<size_t>(pos - e->items.begin());
       const size_t depth = static_cast<size_t>(options_.depth);
       if (e->items.size() >= depth && index >= e->items.size()) {
         // Older than every event kept: it stays out, and the floor says so.
-        e->floor_ms = std::max(e->floor_ms, r.key.ts_ms);
+        e->floor_ms = std::max(e->floor_ms, k.ts_ms);
         TrimToFloor(e);
       } else {
-        std::string buffer;  // the payload buffer of the event that goes, reused
-        if (e->items.size() >= depth) {
-          e->floor_ms = std::max(e->floor_ms, e->items.back().ts_ms);
-          buffer = std::move(e->items.back().payload);
-          e->items.pop_back();
-        }
-        Item item;
-        item.ts_ms = r.key.ts_ms;
-        item.offset = r.key.offset;
-        item.partition = r.key.partition;
-        item.topic = r.key.topic;
-        item.payload = std::move(buffer);
-        item.payload.assign(payload);
-        e->items.insert(e->items.begin() + static_cast<std::ptrdiff_t>(index), std::move(item));
+        // When the entry is full the oldest goes, and the floor rises to its time.
+        if (e->items.size() >= depth) e->floor_ms = std::max(e->floor_ms, e->items.back().ts_ms);
+        e->items.Insert(index, k, payload, depth);
         TrimToFloor(e);
       }
     }
@@ -147,7 +139,7 @@ void LastCache::AddLocked(Shard& shard, const store::WrittenRow& row, bool from_
 
 void LastCache::TrimToFloor(Entry* entry) {
   while (!entry->items.empty() && entry->items.back().ts_ms <= entry->floor_ms) {
-    entry->items.pop_back();
+    entry->items.PopBack();
   }
 }
 
@@ -158,7 +150,7 @@ void LastCache::RetireLocked(Shard& shard, std::map<std::string, Entry, std::les
   shard.retired_ms = std::max(shard.retired_ms, newest);
   Unlink(shard, e);
   shard.bytes -= e->bytes;
-  shard.by_id.erase(std::string_view(it->first));
+  shard.by_id.erase(IdKey{e->id_hash, it->first});
   shard.entries.erase(it);
 }
 
@@ -183,15 +175,79 @@ void LastCache::LinkColdest(Shard& shard, Entry* e) {
 }
 
 void LastCache::Recount(Shard& shard, Entry* e) {
-  // The map's node (its tree links, the key and the entry), the index's node and bucket
-  // (unordered_map: a next link, the view, the pointer and the cached hash), the id's heap, the
-  // items' array and each payload's heap.
-  size_t bytes =
-      sizeof(std::string) + sizeof(Entry) + 32 + kAllocOverhead + kIndexBytes + HeapBytes(*e->id);
-  if (e->items.capacity() > 0) bytes += e->items.capacity() * sizeof(Item) + kAllocOverhead;
-  for (const Item& item : e->items) bytes += HeapBytes(item.payload);
+  // The map's node (its tree links, the key and the entry), the index's node and bucket, the
+  // id's heap, the items' ring and each payload's heap.
+  const size_t bytes = sizeof(std::string) + sizeof(Entry) + 32 + kAllocOverhead + kIndexBytes +
+                       HeapBytes(*e->id) + e->items.heap_bytes();
   shard.bytes = shard.bytes - e->bytes + bytes;
   e->bytes = bytes;
+}
+
+size_t LastCache::Items::heap_bytes() const {
+  if (slots_.empty()) return payload_bytes_;
+  return slots_.size() * sizeof(Item) + kAllocOverhead + payload_bytes_;
+}
+
+void LastCache::Items::Insert(size_t index, const keying::RowKey& key, std::string_view payload,
+                              size_t depth) {
+  if (size_ == slots_.size() && size_ < depth) Grow(std::min(depth, size_ == 0 ? 1 : 2 * size_));
+  const size_t capacity = slots_.size();
+  size_t slot;
+  if (index == 0) {
+    // The slot before the newest: free while there is room, the oldest's when full.
+    head_ = head_ == 0 ? capacity - 1 : head_ - 1;
+    slot = head_;
+    if (size_ < capacity) ++size_;
+  } else if (size_ < capacity) {
+    for (size_t i = size_; i > index; --i) slots_[Slot(i)] = std::move(slots_[Slot(i - 1)]);
+    slot = Slot(index);
+    ++size_;
+  } else {
+    Item oldest = std::move(slots_[Slot(size_ - 1)]);
+    for (size_t i = size_ - 1; i > index; --i) slots_[Slot(i)] = std::move(slots_[Slot(i - 1)]);
+    slot = Slot(index);
+    slots_[slot] = std::move(oldest);
+  }
+  Item& item = slots_[slot];
+  const size_t before = HeapBytes(item.payload);
+  item.ts_ms = key.ts_ms;
+  item.offset = key.offset;
+  item.partition = key.partition;
+  item.topic = key.topic;
+  item.payload.assign(payload.data(), payload.size());
+  payload_bytes_ = payload_bytes_ - before + HeapBytes(item.payload);
+}
+
+void LastCache::Items::Grow(size_t capacity) {
+  std::vector<Item> bigger(capacity);
+  for (size_t i = 0; i < size_; ++i) bigger[i] = std::move(slots_[Slot(i)]);
+  slots_ = std::move(bigger);
+  head_ = 0;
+}
+
+void LastCache::Items::Free(Item* item) {
+  payload_bytes_ -= HeapBytes(item->payload);
+  std::string().swap(item->payload);
+}
+
+void LastCache::Items::PopBack() {
+  Free(&slots_[Slot(size_ - 1)]);
+  --size_;
+}
+
+template <typename Drop>
+void LastCache::Items::EraseIf(Drop drop) {
+  size_t kept = 0;
+  for (size_t i = 0; i < size_; ++i) {
+    Item& item = slots_[Slot(i)];
+    if (drop(item)) {
+      Free(&item);
+    } else {
+      if (kept != i) slots_[Slot(kept)] = std::move(item);
+      ++kept;
+    }
+  }
+  size_ = kept;
 }
 
 bool LastCache::Latest(std::string_view id, uint64_t id_hash, int n, int64_t window_start_ms,
@@ -200,7 +256,7 @@ bool LastCache::Latest(std::string_view id, uint64_t id_hash, int n, int64_t win
   out->clear();
   Shard& shard = ShardOf(id_hash);
   std::lock_guard lock(shard.mu);
-  auto it = shard.by_id.find(id);
+  auto it = shard.by_id.find(IdKey{id_hash, id});
   if (it == shard.by_id.end()) {
     // Held by no entry: no row of it in the window, if nothing the shard forgot can be there.
     const int64_t known = known_from_ms_.load(std::memory_order_acquire);
@@ -214,7 +270,8 @@ bool LastCache::Latest(std::string_view id, uint64_t id_hash, int n, int64_t win
   // Items are in number order; when ranks differ from numbers, the run of events tied with the
   // n-th is read whole and reordered before the cut (ties above the floor are all held).
   const bool by_rank = topics != nullptr && !topics->InNumberOrder();
-  for (const Item& item : e.items) {
+  for (size_t i = 0; i < e.items.size(); ++i) {
+    const Item& item = e.items[i];
     if (item.ts_ms <= floor || item.ts_ms < window_start_ms) break;  // the rest is older
     if (by_rank && static_cast<int>(out->size()) >= n && item.ts_ms != out->back().ts_ms) break;
     if (filter != nullptr && !(*filter)(item.topic, item.partition)) continue;
@@ -264,7 +321,8 @@ std::vector<std::string> LastCache::IdsAfter(std::string_view prefix, std::strin
       const Entry& e = it->second;
       const int64_t floor = FloorOf(e);
       bool has = false;
-      for (const Item& item : e.items) {
+      for (size_t i = 0; i < e.items.size(); ++i) {
+        const Item& item = e.items[i];
         if (item.ts_ms <= floor || item.ts_ms < window_start_ms) break;
         if (filter == nullptr || (*filter)(item.topic, item.partition)) {
           has = true;
@@ -288,7 +346,8 @@ void LastCache::ForgetPartitions(const PartitionFilter& drop) {
     for (auto it = shard.entries.begin(); it != shard.entries.end();) {
       Entry* e = &it->second;
       bool changed = false;
-      for (const Item& item : e->items) {
+      for (size_t i = 0; i < e->items.size(); ++i) {
+        const Item& item = e->items[i];
         if (drop(item.topic, item.partition)) {
           e->floor_ms = std::max(e->floor_ms, item.ts_ms);
           changed = true;
@@ -298,7 +357,7 @@ void LastCache::ForgetPartitions(const PartitionFilter& drop) {
         ++it;
         continue;
       }
-      std::erase_if(e->items, [&](const Item& item) {
+      e->items.EraseIf([&](const Item& item) {
         return item.ts_ms <= e->floor_ms || drop(item.topic, item.partition);
       });
       if (e->items.empty()) {
@@ -319,7 +378,7 @@ void LastCache::BucketsDropped(int64_t until_ms) {
       Entry* e = &it->second;
       bool changed = false;
       while (!e->items.empty() && e->items.back().ts_ms < until_ms) {
-        e->items.pop_back();
+        e->items.PopBack();
         changed = true;
       }
       if (e->items.empty() && e->floor_ms < until_ms) {

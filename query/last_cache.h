@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "keying/row_key.h"
 #include "query/partition_filter.h"
 #include "query/topic_order.h"
 #include "store/write_observer.h"
@@ -139,13 +140,58 @@ class LastCache final : public store::WriteObserver {
     uint16_t topic = 0;
     std::string payload;
   };
+  // An entry's items, newest first, in a ring that grows like a vector up to the depth: the
+  // newest event of a full entry takes the oldest's slot and its payload buffer, where a vector
+  // moved every item one place down. The heap it holds is counted as it changes.
+  class Items {
+   public:
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    const Item& operator[](size_t i) const { return slots_[Slot(i)]; }
+    const Item& front() const { return (*this)[0]; }
+    const Item& back() const { return (*this)[size_ - 1]; }
+    // The slots' array and every payload's heap, as counted against max_bytes.
+    size_t heap_bytes() const;
+    // Puts an event at position `index` (<= size()); when size() == depth, the oldest goes
+    // (REQUIRES: index < size() then).
+    void Insert(size_t index, const keying::RowKey& key, std::string_view payload, size_t depth);
+    void PopBack();
+    // Removes the items `drop` is true of, keeping the others' order.
+    template <typename Drop>
+    void EraseIf(Drop drop);
+
+   private:
+    size_t Slot(size_t i) const {
+      const size_t slot = head_ + i;
+      return slot >= slots_.size() ? slot - slots_.size() : slot;
+    }
+    void Grow(size_t capacity);
+    // Frees `item`'s payload, counting it out.
+    void Free(Item* item);
+
+    std::vector<Item> slots_;  // the ring; every slot not in use holds no payload buffer
+    size_t head_ = 0;          // the slot of the newest item
+    size_t size_ = 0;
+    size_t payload_bytes_ = 0;  // the payloads' heap, over every slot
+  };
   struct Entry {
     int64_t floor_ms = std::numeric_limits<int64_t>::min();
-    std::vector<Item> items;          // newest first, each with ts > floor_ms
+    Items items;                      // each with ts > floor_ms
     size_t bytes = 0;                 // as counted in the shard's bytes
     const std::string* id = nullptr;  // the map's key
+    uint64_t id_hash = 0;             // keying::IdHash(*id)
     Entry* colder = nullptr;          // the least-recently-written list
     Entry* warmer = nullptr;
+  };
+  // The by-id index's key: the id with its keying::IdHash, which every row's key and every query
+  // bring, so that no lookup hashes the id again.
+  struct IdKey {
+    uint64_t hash = 0;
+    std::string_view id;
+    bool operator==(const IdKey& other) const { return hash == other.hash && id == other.id; }
+  };
+  struct IdKeyHash {
+    size_t operator()(const IdKey& key) const noexcept { return key.hash; }
   };
   struct Shard {
     mutable std::mutex mu;
@@ -153,7 +199,7 @@ class LastCache final : public store::WriteObserver {
     // The same entries by id, for the lookups of writes, the rebuild and Latest (a lookup in
     // `entries` misses the CPU cache at every level of its tree); the views are `entries`' keys.
     // Guarded by mu.
-    std::unordered_map<std::string_view, Entry*> by_id;
+    std::unordered_map<IdKey, Entry*, IdKeyHash> by_id;
     // The coldest and the warmest entry of the list; guarded by mu.
     Entry* coldest = nullptr;
     Entry* warmest = nullptr;

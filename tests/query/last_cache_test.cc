@@ -215,6 +215,47 @@ TEST_F(LastCacheTest, TheByteCapHoldsAndEvictedIdsAreReadFromTheStore) {
   EXPECT_FALSE(ExpectSame(cached.get(), store.get(), "dev-0", 1));
 }
 
+// The bytes the cache counts follow what it holds as events come and go: an entry that took new
+// events in its oldest's slots and lost old ones to a drop counts what an entry given only the
+// events it ends with counts. (An entry's slots and payload buffers are reused, so its count is
+// kept up as it changes rather than recomputed.)
+TEST(LastCacheBytesTest, TheCountFollowsWhatAnEntryHolds) {
+  const std::string payload(100, 'x');  // past std::string's inline buffer: a heap of its own
+  auto rows_of = [&](const std::string& id, int64_t from_ms, int count,
+                     std::vector<std::string>* values) {
+    std::vector<store::WrittenRow> rows;
+    values->clear();
+    for (int i = 0; i < count; ++i) values->push_back(keying::EncodeRowValue(id, payload));
+    for (int i = 0; i < count; ++i) {
+      keying::RowKey key;
+      key.id_hash = keying::IdHash(id);
+      key.ts_ms = from_ms + i * 1000;
+      key.offset = key.ts_ms;
+      rows.push_back({key, (*values)[static_cast<size_t>(i)]});
+    }
+    return rows;
+  };
+  std::vector<std::string> values;
+  query::LastCache churned({8, size_t{64} << 20});
+  churned.SetKnownFrom(0);  // as if a rebuild had read an empty store
+  churned.RowsWritten(rows_of("d", 1'000, 8, &values));
+  const uint64_t full = churned.Stats().bytes;
+  churned.BucketsDropped(4'500);  // the 4 oldest go
+  EXPECT_GE(full - churned.Stats().bytes, 4 * payload.size());
+  churned.RowsWritten(rows_of("d", 9'000, 12, &values));  // 4 into free slots, 8 over the oldest
+  ASSERT_EQ(churned.Stats().ids, 1u);
+
+  query::LastCache fresh({8, size_t{64} << 20});
+  fresh.SetKnownFrom(0);
+  fresh.RowsWritten(rows_of("d", 13'000, 8, &values));  // the 8 the churned entry ends with
+  EXPECT_EQ(churned.Stats().bytes, fresh.Stats().bytes);
+  std::vector<query::CachedEvent> a, b;
+  ASSERT_TRUE(churned.Latest("d", keying::IdHash("d"), 8, 0, nullptr, &a));
+  ASSERT_TRUE(fresh.Latest("d", keying::IdHash("d"), 8, 0, nullptr, &b));
+  ASSERT_EQ(a.size(), 8u);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].offset, b[i].offset);
+}
+
 // The partition filter (cluster mode) applies to cached rows as to stored ones; ForgetPartitions
 // frees a partition's rows and raises the floors, and answers stay exact.
 TEST_F(LastCacheTest, ThePartitionFilterAndForgottenPartitionsStayExact) {
