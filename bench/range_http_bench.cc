@@ -1,6 +1,6 @@
 // How much of the engine's speed survives to the socket? A per-id range (8 ids of ~10k events each,
-// limit 100000) over HTTP against the same range in-process, and a full scan over HTTP with 2 query
-// threads against 1. The HTTP client discards the body as it arrives (it counts bytes, it does not
+// limit 100000) over HTTP against the same range in-process, against itself with 1 query thread and
+// against a full scan over HTTP; and a full scan over HTTP with 2 query threads against 1. The HTTP client discards the body as it arrives (it counts bytes, it does not
 // parse), on the same machine, one connection: libcurl reading up to 1 MiB at a time, and for the
 // scans also the curl tool with -o /dev/null for comparison (httplib's client reads 4 KiB at a time
 // and took 120-150 ms of CPU per 80 MB scan, curl's 16 KiB reads 53-80 ms, libcurl's 1 MiB reads
@@ -166,10 +166,12 @@ int main() {
   store->WaitForCompactions();
   const std::string to = std::to_string(spec.now_ms + 1);
 
-  // Per-id ranges, in-process (the sink only counts) and over HTTP (2 query threads each).
+  // Per-id ranges, in-process (the sink only counts) and over HTTP, with 2 query threads and with
+  // 1, each id in turn on each.
   auto server2 = StartServer(store.get(), 2);
+  auto server1 = StartServer(store.get(), 1);
   uint64_t in_events = 0, bytes = 0;
-  double in_s = 0, http_s = 0;
+  double in_s = 0, http_s = 0, http1_s = 0;
   for (int round = 0; round < kRounds; ++round) {
     for (int i = 1; i <= kIds; ++i) {
       char id[32];
@@ -183,10 +185,13 @@ int main() {
       in_s += Seconds(start);
       if (!st.ok()) std::abort();
       start = Steady::now();
-      bytes += LibcurlDiscarding(
-          server2->http->port(),
-          std::string("/v1/events/") + id + "?from=0&to=" + to + "&limit=100000", nullptr);
+      const std::string target =
+          std::string("/v1/events/") + id + "?from=0&to=" + to + "&limit=100000";
+      bytes += LibcurlDiscarding(server2->http->port(), target, nullptr);
       http_s += Seconds(start);
+      start = Steady::now();
+      if (LibcurlDiscarding(server1->http->port(), target, nullptr) == 0) std::abort();
+      http1_s += Seconds(start);
     }
   }
   // Both read the same events: the rate over HTTP counts the in-process run's events.
@@ -194,6 +199,7 @@ int main() {
   const double http_rate = static_cast<double>(in_events) / http_s;
   Record("range_inprocess_events_per_s", in_rate);
   Record("range_http_events_per_s", http_rate);
+  Record("range_http_t1_events_per_s", static_cast<double>(in_events) / http1_s);
   std::printf("per-id range, %d ids x %d rounds, %.0f events each: in-process %.0f events/s, HTTP "
               "%.0f events/s (%.1f MB of JSON)\n",
               kIds, kRounds, static_cast<double>(in_events) / (kIds * kRounds), in_rate, http_rate,
@@ -236,7 +242,7 @@ int main() {
   // Full scans over HTTP with 1 and 2 query threads, each client in turn: libcurl in this thread
   // (client "libcurl"), then the curl tool in a child process (client "curl").
   for (int threads : {1, 2}) {
-    auto server = threads == 2 ? std::move(server2) : StartServer(store.get(), 1);
+    auto server = threads == 2 ? std::move(server2) : std::move(server1);
     for (const std::string client : {"libcurl", "curl"}) {
       double best = 0, client_cpu = 0;
       const auto cpu_before = CpuByRole();
@@ -276,11 +282,16 @@ int main() {
   }
   PrintRatio("per-id range events/s, HTTP / in-process", "range_http_events_per_s",
              "range_inprocess_events_per_s");
+  PrintRatio("per-id range over HTTP, 2 query threads / 1", "range_http_events_per_s",
+             "range_http_t1_events_per_s");
+  PrintRatio("per-id range over HTTP / full scan over HTTP (2 threads)", "range_http_events_per_s",
+             "scan_http_libcurl_t2");
   PrintRatio("full scan over HTTP, 2 threads / 1", "scan_http_libcurl_t2", "scan_http_libcurl_t1");
   Report report("range_http_bench", "Ranges and scans over HTTP",
                 "8 ids of about 10k events each (400k events, 16 salts), each read whole with "
                 "`limit=100000` in-process (the sink counts) and over HTTP (libcurl reading 1 MiB "
-                "at a time, discarding the body), 3 rounds; and full scans over HTTP with "
+                "at a time, discarding the body) from a server with 2 query threads and one with 1, "
+                "3 rounds; and full scans over HTTP with "
                 "`query.threads` 1 and 2 (best "
                 "of 5, the answer's size checked against the in-process scan's) with two clients "
                 "that discard the body: libcurl reading 1 MiB at a time (the ratio) and the curl "
@@ -290,6 +301,11 @@ int main() {
   report.Row({"range in-process", Rate(in_rate)});
   report.Row({"range over HTTP", Rate(http_rate)});
   report.Row({"range HTTP / in-process", Fixed(http_rate / in_rate, 2)});
+  report.Row({"range over HTTP, 1 query thread", Rate(Recorded("range_http_t1_events_per_s"))});
+  report.Row({"range over HTTP, 2 query threads / 1",
+              Fixed(http_rate / Recorded("range_http_t1_events_per_s"), 2)});
+  report.Row({"range over HTTP / scan over HTTP (libcurl, 2 threads)",
+              Fixed(http_rate / Recorded("scan_http_libcurl_t2"), 2)});
   for (const std::string client : {"libcurl", "curl"}) {
     const auto at = [&](const std::string& what, int threads) {
       return Recorded(what + client + "_t" + std::to_string(threads));
