@@ -14,8 +14,9 @@ set(HOTROW_UNITY_BATCH 8 CACHE STRING "Source files per unity translation unit")
 
 # hotrow_unity_sources(GROUP SOURCES_VAR [BUILD_DIR]): replaces the list in SOURCES_VAR (absolute
 # paths, or relative to the current source directory) with the unity batches of GROUP,
-# <BUILD_DIR, default the current build dir>/unity/GROUP_<n>.cc, each including HOTROW_UNITY_BATCH of the sources by their
-# path from the top of the repository (found through -I<repository>). Not CMake's UNITY_BUILD: its
+# BUILD_DIR/unity/GROUP_<n>.cc (BUILD_DIR: the current build directory unless given), each
+# including HOTROW_UNITY_BATCH of the sources by their path from the top of the repository (found
+# through -I<repository>). Not CMake's UNITY_BUILD: its
 # batches include each file by its absolute path, which differs from one clone to the next, so
 # ccache would reuse no object across clones. Does nothing when HOTROW_UNITY is off.
 function(hotrow_unity_sources group sources_var)
