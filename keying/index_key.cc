@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "keying/key_time.h"
+
 namespace hotrow::keying {
 namespace {
 
@@ -19,13 +21,6 @@ std::string TaggedPrefix(uint8_t salt, uint64_t value_hash) {
   out[kIndexSaltAt] = static_cast<char>(salt);
   StoreBigEndian64(value_hash, out.data() + kIndexHashAt);
   out[kIndexTagAt] = static_cast<char>(kIndexTag);
-  return out;
-}
-
-std::string IndexAtReversedTime(const std::string& tagged, uint64_t rev) {
-  std::string out = tagged;
-  out.resize(kIndexTimeAt + 8, '\0');
-  StoreBigEndian64(rev, out.data() + kIndexTimeAt);
   return out;
 }
 
@@ -105,13 +100,13 @@ KeyRange IndexTimeKeyRange(uint8_t salt, uint64_t value_hash, int64_t from_ms, i
   const std::string tagged = TaggedPrefix(salt, value_hash);
   KeyRange range;
   // ts < to  <=>  rev(ts) >= rev(to) + 1; ts >= from  <=>  rev(ts) < rev(from) + 1.
-  range.start = IndexAtReversedTime(tagged, ReverseTime(to_ms) + 1);
+  range.start = AtReversedTime(tagged, ReverseTime(to_ms) + 1);
   if (from_ms == 0) {
     // rev(0) + 1 overflows: end at the tag's successor, still inside the 9-byte prefix.
     range.limit = tagged;
     range.limit.back() = static_cast<char>(kIndexTag + 1);
   } else {
-    range.limit = IndexAtReversedTime(tagged, ReverseTime(from_ms) + 1);
+    range.limit = AtReversedTime(tagged, ReverseTime(from_ms) + 1);
   }
   return range;
 }

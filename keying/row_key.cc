@@ -4,6 +4,8 @@
 
 #include <tuple>
 
+#include "keying/key_time.h"
+
 namespace hotrow::keying {
 namespace {
 
@@ -11,6 +13,7 @@ constexpr size_t kSaltAt = 0;
 constexpr size_t kIdHashAt = 1;
 constexpr size_t kTimeAt = 9;
 static_assert(kTimeAt + kKeyTailSize == kRowKeySize);
+static_assert(kRowKeyPrefixSize == kTimeAt);  // AtReversedTime appends to the prefix
 
 // Inside the tail.
 constexpr size_t kTailTopicAt = 8;
@@ -38,15 +41,14 @@ std::string PrefixSuccessor(std::string prefix) {
   return prefix;
 }
 
-// The smallest key of `prefix` whose reversed time is `rev`: all tuple bytes zero.
+}  // namespace
+
 std::string AtReversedTime(const std::string& prefix, uint64_t rev) {
   std::string out = prefix;
-  out.resize(kTimeAt + 8, '\0');
-  StoreBigEndian64(rev, out.data() + kTimeAt);
+  out.resize(prefix.size() + 8, '\0');
+  StoreBigEndian64(rev, out.data() + prefix.size());
   return out;
 }
-
-}  // namespace
 
 uint64_t LoadBigEndian64(const char* p) {
   uint64_t v = 0;
