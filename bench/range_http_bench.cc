@@ -1,7 +1,7 @@
 // How much of the engine's speed survives to the socket? A per-id range (8 ids of ~10k events each,
 // limit 100000) over HTTP against the same range in-process, against itself with 1 query thread and
-// against a full scan over HTTP; and a full scan over HTTP with 2 query threads against 1. The HTTP client discards the body as it arrives (it counts bytes, it does not
-// parse), on the same machine, one connection: libcurl reading up to 1 MiB at a time, and for the
+// against a full scan over HTTP; and a full scan over HTTP with 2 query threads against 1. The HTTP
+// client discards the body as it arrives (it counts bytes, it does not parse), on the same machine, one connection: libcurl reading up to 1 MiB at a time, and for the
 // scans also the curl tool with -o /dev/null for comparison (httplib's client reads 4 KiB at a time
 // and took 120-150 ms of CPU per 80 MB scan, curl's 16 KiB reads 53-80 ms, libcurl's 1 MiB reads
 // 16 ms, on the same 2 cores the server's threads need: with 2 query threads a hungry client caps
@@ -31,7 +31,7 @@ namespace {
 
 using Steady = std::chrono::steady_clock;
 constexpr int kIds = 8;
-constexpr int kRounds = 3;
+constexpr int kRounds = 10;
 constexpr int kScanRounds = 5;
 
 double Seconds(Steady::time_point start) {
@@ -166,44 +166,76 @@ int main() {
   store->WaitForCompactions();
   const std::string to = std::to_string(spec.now_ms + 1);
 
-  // Per-id ranges, in-process (the sink only counts) and over HTTP, with 2 query threads and with
-  // 1, each id in turn on each.
+  // Per-id ranges, in-process (the sink only counts) and over HTTP from a server with 2 query
+  // threads and from one with 1, each phase on its own so that its CPU can be told by thread.
   auto server2 = StartServer(store.get(), 2);
   auto server1 = StartServer(store.get(), 1);
+  // Each engine rebuilds its last-N cache from the store at start, on a thread of its own: not
+  // while the ranges are timed.
+  server2->engine->WaitForCacheRebuild();
+  server1->engine->WaitForCacheRebuild();
+  auto id_of = [](int i) {
+    char id[32];
+    std::snprintf(id, sizeof(id), "dev-%06d", i);
+    return std::string(id);
+  };
   uint64_t in_events = 0, bytes = 0;
-  double in_s = 0, http_s = 0, http1_s = 0;
+  auto start = Steady::now();
   for (int round = 0; round < kRounds; ++round) {
     for (int i = 1; i <= kIds; ++i) {
-      char id[32];
-      std::snprintf(id, sizeof(id), "dev-%06d", i);
-      auto start = Steady::now();
-      Status st = server2->engine->RangeTo(id, 0, spec.now_ms + 1, query::kMaxRangeLimit,
+      Status st = server2->engine->RangeTo(id_of(i), 0, spec.now_ms + 1, query::kMaxRangeLimit,
                                            query::Order::kDesc, [&](const query::Event&) {
                                              ++in_events;
                                              return true;
                                            });
-      in_s += Seconds(start);
       if (!st.ok()) std::abort();
-      start = Steady::now();
-      const std::string target =
-          std::string("/v1/events/") + id + "?from=0&to=" + to + "&limit=100000";
-      bytes += LibcurlDiscarding(server2->http->port(), target, nullptr);
-      http_s += Seconds(start);
-      start = Steady::now();
-      if (LibcurlDiscarding(server1->http->port(), target, nullptr) == 0) std::abort();
-      http1_s += Seconds(start);
     }
   }
+  const double in_s = Seconds(start);
+  const int ranges = kRounds * kIds;
+  // Over HTTP: the wall time of every range, and the CPU per range of the connection threads,
+  // of the pool and of the rest (the client, mostly).
+  auto over_http = [&](Server* server, uint64_t* body_bytes) {
+    const auto cpu_before = CpuByRole();
+    const auto begin = Steady::now();
+    for (int round = 0; round < kRounds; ++round) {
+      for (int i = 1; i <= kIds; ++i) {
+        const std::string target =
+            "/v1/events/" + id_of(i) + "?from=0&to=" + to + "&limit=100000";
+        const uint64_t got = LibcurlDiscarding(server->http->port(), target, nullptr);
+        if (got == 0) std::abort();
+        if (body_bytes != nullptr) *body_bytes += got;
+      }
+    }
+    const double seconds = Seconds(begin);
+    auto cpu = CpuByRole();
+    for (auto& [role, s] : cpu) {
+      const auto was = cpu_before.find(role);
+      s = 1e3 * (s - (was == cpu_before.end() ? 0.0 : was->second)) / ranges;
+    }
+    return std::make_pair(seconds, cpu);
+  };
+  const auto [http_s, http_cpu] = over_http(server2.get(), &bytes);
+  const auto [http1_s, http1_cpu] = over_http(server1.get(), nullptr);
   // Both read the same events: the rate over HTTP counts the in-process run's events.
   const double in_rate = static_cast<double>(in_events) / in_s;
   const double http_rate = static_cast<double>(in_events) / http_s;
   Record("range_inprocess_events_per_s", in_rate);
   Record("range_http_events_per_s", http_rate);
   Record("range_http_t1_events_per_s", static_cast<double>(in_events) / http1_s);
+  for (const auto& [threads, cpu] : {std::pair{2, http_cpu}, std::pair{1, http1_cpu}}) {
+    const std::string t = "_t" + std::to_string(threads);
+    Record("range_http_cpu_ms" + t, cpu.at("http"));
+    Record("range_pool_cpu_ms" + t, cpu.at("pool"));
+    Record("range_client_cpu_ms" + t, cpu.at("other"));
+  }
   std::printf("per-id range, %d ids x %d rounds, %.0f events each: in-process %.0f events/s, HTTP "
-              "%.0f events/s (%.1f MB of JSON)\n",
-              kIds, kRounds, static_cast<double>(in_events) / (kIds * kRounds), in_rate, http_rate,
-              static_cast<double>(bytes) / 1e6);
+              "%.0f events/s (%.1f MB of JSON); CPU per range over HTTP, 2 threads: connection "
+              "thread %.2f ms, pool %.2f ms, client %.2f ms; 1 thread: %.2f / %.2f / %.2f ms\n",
+              kIds, kRounds, static_cast<double>(in_events) / ranges, in_rate, http_rate,
+              static_cast<double>(bytes) / 1e6, http_cpu.at("http"), http_cpu.at("pool"),
+              http_cpu.at("other"), http1_cpu.at("http"), http1_cpu.at("pool"),
+              http1_cpu.at("other"));
 
   uint64_t scan_bytes = 0, scan_events = 0;  // of one full scan, as the in-process one encodes it
   // The same full scan in-process with 1 query thread (everything on this thread), its events
@@ -291,7 +323,7 @@ int main() {
                 "8 ids of about 10k events each (400k events, 16 salts), each read whole with "
                 "`limit=100000` in-process (the sink counts) and over HTTP (libcurl reading 1 MiB "
                 "at a time, discarding the body) from a server with 2 query threads and one with 1, "
-                "3 rounds; and full scans over HTTP with "
+                "10 rounds each, with the CPU per range by thread; and full scans over HTTP with "
                 "`query.threads` 1 and 2 (best "
                 "of 5, the answer's size checked against the in-process scan's) with two clients "
                 "that discard the body: libcurl reading 1 MiB at a time (the ratio) and the curl "
@@ -306,6 +338,14 @@ int main() {
               Fixed(http_rate / Recorded("range_http_t1_events_per_s"), 2)});
   report.Row({"range over HTTP / scan over HTTP (libcurl, 2 threads)",
               Fixed(http_rate / Recorded("scan_http_libcurl_t2"), 2)});
+  for (int threads : {1, 2}) {
+    const std::string t = "_t" + std::to_string(threads);
+    report.Row({"range CPU per range, " + std::to_string(threads) +
+                    " thread(s): connection thread / pool / client",
+                Fixed(Recorded("range_http_cpu_ms" + t), 2) + " / " +
+                    Fixed(Recorded("range_pool_cpu_ms" + t), 2) + " / " +
+                    Fixed(Recorded("range_client_cpu_ms" + t), 2) + " ms"});
+  }
   for (const std::string client : {"libcurl", "curl"}) {
     const auto at = [&](const std::string& what, int threads) {
       return Recorded(what + client + "_t" + std::to_string(threads));
