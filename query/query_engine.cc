@@ -5,6 +5,7 @@
 
 #include "common/time_format.h"
 #include "keying/row_key.h"
+#include "query/bucket_range.h"
 #include "query/id_salts.h"
 #include "query/latest_all.h"
 #include "query/salt_merge.h"
@@ -31,30 +32,10 @@ class Admission {
   bool admitted_;
 };
 
-// The smallest first chunk of a merge stream: below this the hand-over costs more than the rows.
-constexpr size_t kMinFirstChunk = 16;
-
 Status BusyStatus(int max) {
   return Status::Busy("too many queries at once (" + std::to_string(max) +
                       " running); retry shortly");
 }
-
-// Waits for every task of a run before the streams they fill go away; Fills no pool thread has
-// started are abandoned instead of waited for. Declare after the streams.
-template <typename Streams>
-class DrainOnExit {
- public:
-  DrainOnExit(QueryRun* run, const Streams* streams) : run_(run), streams_(streams) {}
-  ~DrainOnExit() {
-    run_->Cancel();
-    for (const auto& s : *streams_) s->Abandon(run_);
-    run_->Drain();
-  }
-
- private:
-  QueryRun* run_;
-  const Streams* streams_;
-};
 
 }  // namespace
 
@@ -144,7 +125,7 @@ Status QueryEngine::LatestAdmitted(std::string_view id, int n, std::vector<Event
     }
   }
   out->reserve(static_cast<size_t>(std::min(n, 64)));
-  return RangeAdmitted(id, 0, kMaxTimeMs, n, Order::kDesc, nullptr, out);
+  return RangeAdmitted(id, 0, kMaxTimeMs, n, Order::kDesc, RangeOut{.events = out, .latest = true});
 }
 
 Result<std::vector<std::vector<Event>>> QueryEngine::LatestMany(const std::vector<std::string>& ids,
@@ -256,7 +237,7 @@ Result<IndexSeriesAnswer> QueryEngine::IndexSeries(std::string_view index_field,
 Result<std::vector<Event>> QueryEngine::Range(std::string_view id, int64_t from_ms, int64_t to_ms,
                                               int64_t limit, Order order) {
   std::vector<Event> out;
-  Status s = RangeImpl(id, from_ms, to_ms, limit, order, nullptr, &out);
+  Status s = RangeImpl(id, from_ms, to_ms, limit, order, RangeOut{.events = &out});
   if (!s.ok()) return s;
   return out;
 }
@@ -276,33 +257,30 @@ Status CheckRangeArgs(int64_t from_ms, int64_t to_ms, int64_t limit) {
 
 Status QueryEngine::RangeTo(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit,
                             Order order, const EventSink& sink) {
-  return RangeImpl(id, from_ms, to_ms, limit, order, &sink, nullptr);
+  return RangeImpl(id, from_ms, to_ms, limit, order, RangeOut{.sink = &sink});
+}
+
+Status QueryEngine::RangeEncoded(std::string_view id, int64_t from_ms, int64_t to_ms,
+                                 int64_t limit, Order order, const EventEncoder& encode,
+                                 const TextSink& sink) {
+  return RangeImpl(id, from_ms, to_ms, limit, order, RangeOut{.encode = &encode, .text = &sink});
 }
 
 Status QueryEngine::RangeImpl(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit,
-                              Order order, const EventSink* sink_or_null, std::vector<Event>* out) {
+                              Order order, const RangeOut& out) {
   HOTROW_RETURN_IF_ERROR(CheckRangeArgs(from_ms, to_ms, limit));
   Admission admission(&running_, options_.max_concurrent_queries);
   if (!admission.admitted()) return BusyStatus(options_.max_concurrent_queries);
-  return RangeAdmitted(id, from_ms, to_ms, limit, order, sink_or_null, out);
+  return RangeAdmitted(id, from_ms, to_ms, limit, order, out);
 }
 
 Status QueryEngine::RangeAdmitted(std::string_view id, int64_t from_ms, int64_t to_ms,
-                                  int64_t limit, Order order, const EventSink* sink_or_null,
-                                  std::vector<Event>* out) {
-  // Into `out` when given: a small range moves each event in, the pool path copies it.
-  const EventSink append = [out](const Event& e) {
-    out->push_back(e);
-    return true;
-  };
-  const EventSink& sink = sink_or_null != nullptr ? *sink_or_null : append;
-
+                                  int64_t limit, Order order, const RangeOut& out) {
   // Nothing older than the window, whether or not its bucket has been dropped yet.
   const int64_t from = std::max(from_ms, store_->WindowStartMs());
   if (from >= to_ms) return Status::Ok();
 
   const IdSalts id_salts(store_->salter(), id);
-  const uint64_t id_hash = id_salts.id_hash();
 
   auto buckets = store_->Buckets();  // oldest first
   const PartitionFilter filter = options_.partition_filter ? options_.partition_filter() : nullptr;
@@ -310,60 +288,51 @@ Status QueryEngine::RangeAdmitted(std::string_view id, int64_t from_ms, int64_t 
   // Ties in time order topics by name (query/topic_order.h).
   const TopicOrder topics(*store_);
   if (limit <= kSmallQueryLimit) {
-    // Tens of microseconds of work: waking a pool thread would cost more than the reads.
-    if (out != nullptr) {
-      return SmallRange(
-          cursors_.get(), store_, buckets, id_salts, id, from, to_ms, limit, order, &work_,
-          [out](Event& e) {
-            out->push_back(std::move(e));
-            return true;
-          },
-          filter_or_null, &topics);
-    }
-    return SmallRange(
-        cursors_.get(), store_, buckets, id_salts, id, from, to_ms, limit, order, &work_,
-        [&sink](Event& e) { return sink(e); }, filter_or_null, &topics);
+    // Tens of microseconds of work: waking a pool thread would cost more than the reads. Each
+    // event is moved into `out.events`, or handed on as it is, or encoded here.
+    std::string text;
+    const EventTaker take = [&](Event& e) {
+      if (out.events != nullptr) {
+        out.events->push_back(std::move(e));
+        return true;
+      }
+      if (out.sink != nullptr) return (*out.sink)(e);
+      text.clear();
+      (*out.encode)(e, &text);
+      return (*out.text)(text, 1);
+    };
+    return SmallRange(cursors_.get(), store_, buckets, id_salts, id, from, to_ms, limit, order,
+                      &work_, take, filter_or_null, &topics);
   }
+  // Into `out.events` when given: the pool path copies each event.
+  const EventSink append = [&out](const Event& e) {
+    out.events->push_back(e);
+    return true;
+  };
+  // The buckets the range overlaps, in the answer's order.
+  std::erase_if(buckets,
+                [&](const auto& b) { return b->end_ms() <= from || b->start_ms() >= to_ms; });
   if (order == Order::kDesc) std::reverse(buckets.begin(), buckets.end());
-  int64_t remaining = limit;
-  for (const auto& bucket : buckets) {
-    if (bucket->end_ms() <= from || bucket->start_ms() >= to_ms) continue;
-    // Buckets hold disjoint time spans, so one bucket's events all come before the next one's:
-    // merge inside a bucket, and open the next only while the answer is incomplete.
-    std::vector<std::unique_ptr<SaltStream>> owned;
-    std::vector<SaltStream*> streams;
-    const std::vector<uint8_t>& salts = id_salts.In(*bucket);
-    for (uint8_t salt : salts) {
-      if (!bucket->MayHoldId(salt, id_hash)) continue;  // no row of the id there
-      StreamSpec spec;
-      spec.range = keying::IdTimeKeyRange(salt, id_hash, from, to_ms);
-      spec.within_id_prefix = true;
-      spec.backward = order == Order::kAsc;
-      spec.min_ts = from;
-      spec.max_ts = to_ms;
-      spec.match_id = true;
-      spec.id = std::string(id);
-      // A salt stopped inside a run of events tied in time would leave the merge to pick among
-      // them in number order.
-      spec.budget = topics.InNumberOrder() ? remaining : INT64_MAX;
-      spec.work = &work_;
-      spec.filter = filter_or_null;
-      // Each salt first reads about twice its share of what is still missing.
-      const size_t share = static_cast<size_t>(2 * remaining / static_cast<int64_t>(salts.size()));
-      const size_t first =
-          std::min<size_t>(std::max<size_t>(share, kMinFirstChunk), static_cast<size_t>(remaining));
-      owned.push_back(std::make_unique<SaltStream>(bucket, store_, std::move(spec), first,
-                                                   options_.chunk_events));
-      streams.push_back(owned.back().get());
-    }
-    if (streams.empty()) continue;
-    QueryRun run(pool_.get(), MaxWorkersPerQuery(), &options_.pool_fill_hook);
-    DrainOnExit drain(&run, &streams);
-    bool stopped = false;
-    HOTROW_RETURN_IF_ERROR(MergeStreams(streams, order, &run, &remaining, sink, &stopped, &topics));
-    if (stopped || remaining == 0) break;
-  }
-  return Status::Ok();
+  BucketRangeSpec spec;
+  spec.store = store_;
+  spec.pool = pool_.get();
+  spec.max_workers = MaxWorkersPerQuery();
+  // Latest N opens no bucket once it has its answer; a range reads the next buckets ahead.
+  spec.ahead = !out.latest;
+  spec.hook = &options_.pool_fill_hook;
+  spec.salts = &id_salts;
+  spec.id = id;
+  spec.from_ms = from;
+  spec.to_ms = to_ms;
+  spec.order = order;
+  spec.topics = &topics;
+  spec.filter = filter_or_null;
+  spec.work = &work_;
+  spec.chunk_events = options_.chunk_events;
+  spec.sink = out.sink != nullptr ? out.sink : &append;
+  spec.encode = out.encode;
+  spec.text = out.text;
+  return RangeOverBuckets(spec, buckets, limit);
 }
 
 Status QueryEngine::Scan(int64_t from_ms, int64_t to_ms, int64_t limit, const EventSink& sink) {

@@ -58,9 +58,9 @@ struct QueryOptions {
   // 2 chunks per open stream. Merges start with a salt's share of the answer and double up to
   // this; scans use it from the start. Default: 1024.
   size_t chunk_events = 1024;
-  // For tests: runs on a pool thread before it reads a chunk of a scan or of a large range over
-  // [min_ts, max_ts) (the query's bounds clipped to the window); may block to hold that thread.
-  // Default: none.
+  // For tests: runs on a pool thread before it reads a chunk of a scan, or a bucket of a large
+  // range, over [min_ts, max_ts) (the query's bounds clipped to the window); may block to hold
+  // that thread. Default: none.
   std::function<void(int64_t min_ts, int64_t max_ts)> pool_fill_hook;
   // When set, called once at the start of every query for the filter it applies to each row
   // (cluster mode: only the partitions this instance serves; rows of partitions it owned before
@@ -116,7 +116,8 @@ using EventEncoder = std::function<void(const Event&, std::string* out)>;
 using TextSink = std::function<bool(std::string_view text, int64_t events)>;
 
 // Answers latest / range / scan over an EventStore with a fixed pool of threads that run per-salt
-// work, merged on the caller's thread by a streaming k-way merge (query/salt_merge.h).
+// work, merged by a streaming k-way merge (query/salt_merge.h): on the caller's thread, or for a
+// large range on the thread that reads each bucket (query/bucket_range.h).
 //
 // Scans and large ranges use at most (threads - 1) pool threads each, plus the caller's own
 // thread, which reads too: one of them never holds every pool thread, so a second one always
@@ -145,6 +146,11 @@ class QueryEngine {
   // The same, streamed to `sink`.
   Status RangeTo(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit, Order order,
                  const EventSink& sink);
+  // The same, each event encoded by `encode` on the thread that read it (the pool's, mostly, for a
+  // range past kSmallQueryLimit) and handed to `sink` as ready text, in order, one or more events
+  // per call: the caller's serial part is writing the text out.
+  Status RangeEncoded(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit,
+                      Order order, const EventEncoder& encode, const TextSink& sink);
 
   // Every event of every id with from_ms <= ts < to_ms, at most `limit` (>= 1; kNoLimit for none),
   // streamed to `sink` bucket by bucket, oldest bucket first, salts in parallel. In no particular
@@ -207,12 +213,20 @@ class QueryEngine {
   Status ScanImpl(int64_t from_ms, int64_t to_ms, int64_t limit, const EventSink* sink,
                   const EventEncoder* encode, const TextSink* text_sink);
   int MaxWorkersPerQuery() const;
-  // Range and RangeTo: events go to `sink` when it is not null, else into `out`.
+  // Where a range's events go: into `events`, to `sink`, or encoded by `encode` to `text`; set one.
+  struct RangeOut {
+    std::vector<Event>* events = nullptr;
+    const EventSink* sink = nullptr;
+    const EventEncoder* encode = nullptr;
+    const TextSink* text = nullptr;
+    bool latest = false;  // Latest N: no bucket is read past the answer
+  };
+  // Range, RangeTo and RangeEncoded.
   Status RangeImpl(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit, Order order,
-                   const EventSink* sink, std::vector<Event>* out);
+                   const RangeOut& out);
   // RangeImpl without taking a query slot (the caller holds one).
   Status RangeAdmitted(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit,
-                       Order order, const EventSink* sink, std::vector<Event>* out);
+                       Order order, const RangeOut& out);
   // Latest without taking a query slot: from the cache when it can answer, else the store.
   // `topics` (null: made here) orders ties in time; a caller asking many ids makes it once.
   Status LatestAdmitted(std::string_view id, int n, std::vector<Event>* out,

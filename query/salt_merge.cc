@@ -217,11 +217,13 @@ void SaltStream::Fill(QueryRun* run) {
   std::vector<KeyedEvent> chunk;
   std::string text;
   std::vector<size_t> ends;
+  std::vector<keying::RowKey> keys;
   {
     std::lock_guard lock(run->mu());
     chunk.swap(spare_);  // the chunk the query finished with, to be overwritten in place
     text.swap(spare_text_);
     ends.swap(spare_ends_);
+    keys.swap(spare_keys_);
   }
   size_t n = 0;
   Status failure;
@@ -265,6 +267,7 @@ void SaltStream::Fill(QueryRun* run) {
         if (spec_.encode != nullptr) {
           (*spec_.encode)(slot->event, &text);
           ends.push_back(text.size());
+          keys.push_back(slot->key);
         }
         ++n;
         ++read_;
@@ -281,6 +284,7 @@ void SaltStream::Fill(QueryRun* run) {
     next_ = std::move(chunk);
     next_text_ = std::move(text);
     next_ends_ = std::move(ends);
+    next_keys_ = std::move(keys);
     fetched_ = true;
     exhausted_ = end;
     in_flight_ = false;
@@ -294,6 +298,19 @@ void SaltStream::Recycle(std::vector<KeyedEvent>* spent) {
   spent->clear();
 }
 
+void SaltStream::RecycleEncoded(std::string* text, std::vector<size_t>* ends,
+                                std::vector<keying::RowKey>* keys) {
+  if (spare_text_.capacity() < text->capacity()) spare_text_.swap(*text);
+  if (spare_ends_.capacity() < ends->capacity()) spare_ends_.swap(*ends);
+  if (spare_keys_.capacity() < keys->capacity()) spare_keys_.swap(*keys);
+  spare_text_.clear();
+  spare_ends_.clear();
+  spare_keys_.clear();
+  text->clear();
+  ends->clear();
+  keys->clear();
+}
+
 Result<bool> SaltStream::Advance(QueryRun* run) {
   if (HasBuffered()) return true;
   while (!done_) {
@@ -304,13 +321,21 @@ Result<bool> SaltStream::Advance(QueryRun* run) {
     {
       std::lock_guard lock(run->mu());
       if (fetched_) {
-        current_.swap(next_);
-        Recycle(&next_);
+        if (spec_.encode != nullptr) {
+          current_text_.swap(next_text_);
+          current_ends_.swap(next_ends_);
+          current_keys_.swap(next_keys_);
+          RecycleEncoded(&next_text_, &next_ends_, &next_keys_);
+        } else {
+          current_.swap(next_);
+          Recycle(&next_);
+        }
         fetched_ = false;
         pos_ = 0;
       } else {
         done_ = true;
         current_.clear();
+        current_keys_.clear();
         pos_ = 0;
       }
     }
@@ -339,18 +364,14 @@ bool SaltStream::TakeEncoded(QueryRun* run, std::string* text, std::vector<size_
   {
     std::lock_guard lock(run->mu());
     // The caller is done with the last chunk it took: keep its buffers for the next Fill.
-    if (spare_text_.capacity() < text->capacity()) spare_text_.swap(*text);
-    if (spare_ends_.capacity() < ends->capacity()) spare_ends_.swap(*ends);
-    spare_text_.clear();
-    spare_ends_.clear();
-    text->clear();
-    ends->clear();
+    RecycleEncoded(text, ends, &current_keys_);
     if (!fetched_) {
       done_ = true;
       return false;
     }
     text->swap(next_text_);
     ends->swap(next_ends_);
+    current_keys_.swap(next_keys_);  // a scan does not read them; kept for the next Fill
     fetched_ = false;
   }
   Prefetch(run);
@@ -360,50 +381,80 @@ bool SaltStream::TakeEncoded(QueryRun* run, std::string* text, std::vector<size_
 // ---- The merge ----
 
 namespace {
-auto OrderKey(const KeyedEvent& e) {
-  return std::make_tuple(e.key.ts_ms, e.key.topic, e.key.partition, e.key.offset);
+
+// What a merge hands on, and how: the events of plain streams...
+struct EventOut {
+  const EventSink& sink;
+  using Held = KeyedEvent;  // an event taken out of its stream (MergeTiesByName)
+  bool Emit(SaltStream* s) const { return sink(s->front().event); }
+  static Held Take(SaltStream* s) { return std::move(s->front()); }
+  bool Emit(const Held& held) const { return sink(held.event); }
+};
+
+// ...or the text of streams with StreamSpec::encode.
+struct TextOut {
+  const TextSink& sink;
+  struct Held {
+    keying::RowKey key;
+    std::string text;
+  };
+  bool Emit(SaltStream* s) const { return sink(s->FrontText(), 1); }
+  static Held Take(SaltStream* s) { return {s->FrontKey(), std::string(s->FrontText())}; }
+  bool Emit(const Held& held) const { return sink(held.text, 1); }
+};
+
+auto OrderKey(const keying::RowKey& k) {
+  return std::make_tuple(k.ts_ms, k.topic, k.partition, k.offset);
 }
-}  // namespace
 
-namespace {
+// Moves the stream on top of `heap` (popped to its back) to its next event: pushed back when it
+// has one, dropped when it is spent.
+template <typename Below>
+Status StepTop(std::vector<SaltStream*>* heap, QueryRun* run, const Below& below) {
+  SaltStream* top = heap->back();
+  top->Pop();
+  Result<bool> has = top->Advance(run);
+  if (!has.ok()) return has.status();
+  if (*has) {
+    std::push_heap(heap->begin(), heap->end(), below);
+  } else {
+    heap->pop_back();
+  }
+  return Status::Ok();
+}
 
-// MergeStreams when topic ranks are not the numbers' order: a stream yields the events of one
-// time in number order, so every event of the time on top is gathered from every stream, sorted
-// by rank, then emitted.
+// The merge when topic ranks are not the numbers' order: a stream yields the events of one time in
+// number order, so every event of the time on top is gathered from every stream, sorted by rank,
+// then emitted.
+template <typename Out>
 Status MergeTiesByName(std::vector<SaltStream*> heap, Order order, const TopicOrder& topics,
-                       QueryRun* run, int64_t* remaining, const EventSink& sink, bool* stopped) {
-  auto key = [&topics](const KeyedEvent& e) {
-    return std::make_tuple(e.key.ts_ms, topics.Rank(e.key.topic), e.key.partition, e.key.offset);
+                       QueryRun* run, int64_t* remaining, const Out& out, bool* stopped) {
+  auto key = [&topics](const keying::RowKey& k) {
+    return std::make_tuple(k.ts_ms, topics.Rank(k.topic), k.partition, k.offset);
   };
   auto below = [&](SaltStream* a, SaltStream* b) {
-    return order == Order::kDesc ? key(a->front()) < key(b->front())
-                                 : key(b->front()) < key(a->front());
+    return order == Order::kDesc ? key(a->FrontKey()) < key(b->FrontKey())
+                                 : key(b->FrontKey()) < key(a->FrontKey());
   };
+  auto held_key = [](const typename Out::Held& h) -> const keying::RowKey& { return h.key; };
   std::make_heap(heap.begin(), heap.end(), below);
-  std::vector<KeyedEvent> tied;
+  std::vector<typename Out::Held> tied;
   while (!heap.empty() && *remaining > 0) {
-    const int64_t ts = heap.front()->front().key.ts_ms;
+    const int64_t ts = heap.front()->FrontKey().ts_ms;
     tied.clear();
-    while (!heap.empty() && heap.front()->front().key.ts_ms == ts) {
+    while (!heap.empty() && heap.front()->FrontKey().ts_ms == ts) {
       std::pop_heap(heap.begin(), heap.end(), below);
-      SaltStream* top = heap.back();
-      tied.push_back(std::move(top->front()));
-      top->Pop();
-      Result<bool> has = top->Advance(run);
-      if (!has.ok()) return has.status();
-      if (*has) {
-        std::push_heap(heap.begin(), heap.end(), below);
-      } else {
-        heap.pop_back();
-      }
+      tied.push_back(Out::Take(heap.back()));
+      HOTROW_RETURN_IF_ERROR(StepTop(&heap, run, below));
     }
-    std::sort(tied.begin(), tied.end(), [&](const KeyedEvent& a, const KeyedEvent& b) {
-      return order == Order::kDesc ? key(b) < key(a) : key(a) < key(b);
+    std::sort(tied.begin(), tied.end(), [&](const auto& a, const auto& b) {
+      return order == Order::kDesc ? key(held_key(b)) < key(held_key(a))
+                                   : key(held_key(a)) < key(held_key(b));
     });
-    for (const KeyedEvent& e : tied) {
+    for (const auto& e : tied) {
       if (*remaining <= 0) break;
       --*remaining;
-      if (!sink(e.event)) {
+      if (!out.Emit(e)) {
         *stopped = true;
         return Status::Ok();
       }
@@ -412,11 +463,13 @@ Status MergeTiesByName(std::vector<SaltStream*> heap, Order order, const TopicOr
   return Status::Ok();
 }
 
-}  // namespace
-
-Status MergeStreams(const std::vector<SaltStream*>& streams, Order order, QueryRun* run,
-                    int64_t* remaining, const EventSink& sink, bool* stopped,
-                    const TopicOrder* topics) {
+template <typename Out>
+Status Merge(const std::vector<SaltStream*>& streams, const MergeArgs& args, const Out& out,
+             bool* stopped) {
+  const Order order = args.order;
+  QueryRun* const run = args.run;
+  int64_t* const remaining = args.remaining;
+  const TopicOrder* const topics = args.topics;
   *stopped = false;
   if (*remaining <= 0) return Status::Ok();
   SaltStream::PrefetchAll(streams, run);  // every salt reads at once...
@@ -426,8 +479,8 @@ Status MergeStreams(const std::vector<SaltStream*>& streams, Order order, QueryR
 
   // A heap of streams by their front event: the newest on top for kDesc, the oldest for kAsc.
   auto below = [order](SaltStream* a, SaltStream* b) {
-    return order == Order::kDesc ? OrderKey(a->front()) < OrderKey(b->front())
-                                 : OrderKey(b->front()) < OrderKey(a->front());
+    return order == Order::kDesc ? OrderKey(a->FrontKey()) < OrderKey(b->FrontKey())
+                                 : OrderKey(b->FrontKey()) < OrderKey(a->FrontKey());
   };
   std::vector<SaltStream*> heap;
   heap.reserve(streams.size());
@@ -437,27 +490,31 @@ Status MergeStreams(const std::vector<SaltStream*>& streams, Order order, QueryR
     if (*has) heap.push_back(s);
   }
   if (topics != nullptr && !topics->InNumberOrder()) {
-    return MergeTiesByName(std::move(heap), order, *topics, run, remaining, sink, stopped);
+    return MergeTiesByName(std::move(heap), order, *topics, run, remaining, out, stopped);
   }
   std::make_heap(heap.begin(), heap.end(), below);
   while (!heap.empty() && *remaining > 0) {
     std::pop_heap(heap.begin(), heap.end(), below);
-    SaltStream* top = heap.back();
     --*remaining;
-    if (!sink(top->front().event)) {
+    if (!out.Emit(heap.back())) {
       *stopped = true;
       return Status::Ok();
     }
-    top->Pop();
-    Result<bool> has = top->Advance(run);
-    if (!has.ok()) return has.status();
-    if (*has) {
-      std::push_heap(heap.begin(), heap.end(), below);
-    } else {
-      heap.pop_back();
-    }
+    HOTROW_RETURN_IF_ERROR(StepTop(&heap, run, below));
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status MergeStreams(const std::vector<SaltStream*>& streams, const MergeArgs& args,
+                    const EventSink& sink, bool* stopped) {
+  return Merge(streams, args, EventOut{sink}, stopped);
+}
+
+Status MergeEncodedStreams(const std::vector<SaltStream*>& streams, const MergeArgs& args,
+                           const TextSink& sink, bool* stopped) {
+  return Merge(streams, args, TextOut{sink}, stopped);
 }
 
 }  // namespace hotrow::query

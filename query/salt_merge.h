@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "keying/row_key.h"
@@ -114,8 +115,10 @@ struct StreamSpec {
   int64_t budget = INT64_MAX;
   // Where the stream counts its cursors, seeks and rows; null for none.
   QueryWork* work = nullptr;
-  // When set, Fill encodes every kept event with it into the chunk's text (TakeEncoded) instead
-  // of keeping the events: the encoding runs wherever the Fill runs, on the pool. Not owned.
+  // When set, Fill encodes every kept event with it into the chunk's text instead of keeping the
+  // events, and keeps each event's key beside its text: the encoding runs wherever the Fill runs,
+  // on the pool. A scan takes the text a chunk at a time (TakeEncoded), a merge an event at a time
+  // (FrontText). Not owned.
   const EventEncoder* encode = nullptr;
   // Only rows of partitions it accepts (QueryOptions::partition_filter); null for all. Not owned.
   const PartitionFilter* filter = nullptr;
@@ -153,10 +156,19 @@ class SaltStream {
   // failed (this stream or any other).
   Result<bool> Advance(QueryRun* run);
 
-  // REQUIRES: the last Advance returned true.
+  // REQUIRES: the last Advance returned true; front() without spec.encode, FrontText() with it.
   KeyedEvent& front() { return current_[pos_]; }
+  const keying::RowKey& FrontKey() const {
+    return spec_.encode != nullptr ? current_keys_[pos_] : current_[pos_].key;
+  }
+  std::string_view FrontText() const {
+    const size_t start = pos_ == 0 ? 0 : current_ends_[pos_ - 1];
+    return std::string_view(current_text_).substr(start, current_ends_[pos_] - start);
+  }
   void Pop() { ++pos_; }
-  bool HasBuffered() const { return pos_ < current_.size(); }
+  bool HasBuffered() const {
+    return pos_ < (spec_.encode != nullptr ? current_keys_.size() : current_.size());
+  }
 
   // For scans: true when a chunk has arrived and may be taken without waiting. REQUIRES: run->mu().
   bool ChunkReadyLocked() const { return fetched_ || (!in_flight_ && exhausted_); }
@@ -174,6 +186,9 @@ class SaltStream {
   Decoded Decode(std::string_view key, std::string_view value, KeyedEvent* out);
   // Keeps a chunk the query is done with for the next Fill to overwrite. REQUIRES: run->mu().
   void Recycle(std::vector<KeyedEvent>* spent);
+  // The same for an encoded chunk; leaves the three empty.
+  void RecycleEncoded(std::string* text, std::vector<size_t>* ends,
+                      std::vector<keying::RowKey>* keys);
 
   const std::shared_ptr<const store::Bucket> bucket_;
   store::EventStore* const store_;
@@ -194,6 +209,7 @@ class SaltStream {
   std::vector<KeyedEvent> spare_;  // a spent chunk, overwritten by the next Fill
   std::string next_text_, spare_text_;         // the same, with spec_.encode
   std::vector<size_t> next_ends_, spare_ends_;  // where each event of next_text_ ends
+  std::vector<keying::RowKey> next_keys_, spare_keys_;  // each event's key
   bool in_flight_ = false;
   bool fetched_ = false;    // next_ holds a chunk not yet taken
   bool exhausted_ = false;  // the iterator or the budget is spent
@@ -201,18 +217,52 @@ class SaltStream {
 
   // The query thread's own.
   std::vector<KeyedEvent> current_;
+  std::string current_text_;  // with spec_.encode: the chunk being merged
+  std::vector<size_t> current_ends_;
+  std::vector<keying::RowKey> current_keys_;
   size_t pos_ = 0;
   bool done_ = false;
 };
 
+// Waits for every task of a run before the streams they fill go away; Fills no pool thread has
+// started are abandoned instead of waited for. Declare after the streams.
+template <typename Streams>
+class DrainOnExit {
+ public:
+  DrainOnExit(QueryRun* run, const Streams* streams) : run_(run), streams_(streams) {}
+  ~DrainOnExit() {
+    run_->Cancel();
+    for (const auto& s : *streams_) s->Abandon(run_);
+    run_->Drain();
+  }
+  DrainOnExit(const DrainOnExit&) = delete;
+  DrainOnExit& operator=(const DrainOnExit&) = delete;
+
+ private:
+  QueryRun* run_;
+  const Streams* streams_;
+};
+
+// How a merge runs, beside its streams and its output.
+struct MergeArgs {
+  Order order = Order::kDesc;
+  QueryRun* run = nullptr;
+  // Events still wanted; counted down as they are emitted.
+  int64_t* remaining = nullptr;
+  // Topics compare by these ranks (their names); when they are not the numbers' order (null:
+  // they are), each run of events tied in time is gathered from every stream and sorted before it
+  // is emitted, and the streams must not stop inside such a run (no StreamSpec::budget).
+  const TopicOrder* topics = nullptr;
+};
+
 // Merges streams by (ts, topic, partition, offset): descending for kDesc, ascending for kAsc, as
-// each stream yields in that order. Emits to `sink` until `*remaining` reaches 0, the sink says
-// stop (`*stopped` = true), or every stream is spent. Topics compare by `topics`' ranks (their
-// names); when those are not the numbers' order (null: they are), each run of events tied in time
-// is gathered from every stream and sorted before it is emitted, and the streams must not stop
-// inside such a run (no StreamSpec::budget).
-Status MergeStreams(const std::vector<SaltStream*>& streams, Order order, QueryRun* run,
-                    int64_t* remaining, const EventSink& sink, bool* stopped,
-                    const TopicOrder* topics = nullptr);
+// each stream yields in that order. Emits to `sink` until `*args.remaining` reaches 0, the sink
+// says stop (`*stopped` = true), or every stream is spent.
+Status MergeStreams(const std::vector<SaltStream*>& streams, const MergeArgs& args,
+                    const EventSink& sink, bool* stopped);
+// The same over streams with StreamSpec::encode: each event's text goes to `sink`, one event per
+// call.
+Status MergeEncodedStreams(const std::vector<SaltStream*>& streams, const MergeArgs& args,
+                           const TextSink& sink, bool* stopped);
 
 }  // namespace hotrow::query

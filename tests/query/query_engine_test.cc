@@ -393,6 +393,59 @@ TEST_F(QueryEngineTest, RangeStopsAtItsLimitAndWhenTheSinkReturnsFalse) {
   }
 }
 
+// A range past kSmallQueryLimit is read bucket by bucket, later buckets ahead on the pool: cut by
+// its limit inside a bucket, as a vector, streamed and encoded, it is still the first `limit`
+// events of the answer, in order, with 1 and 2 query threads.
+TEST_F(QueryEngineTest, LargeRangesCutInsideABucketAreTheFirstEventsOfTheAnswer) {
+  ASSERT_NO_FATAL_FAILURE(OpenStore(SaltBy::kRecord, 4));
+  std::vector<TestEvent> events;
+  for (int i = 0; i < 1500; ++i) {  // 300 per bucket over 5 buckets, ties in time included
+    // Topic "b" is numbered first: ties in time sort by name, not by number.
+    events.push_back(Ev("dev-x", kT0 + 1000 + (i / 2) * 33, i % 2 ? "a" : "b", i % 3));
+  }
+  ASSERT_NO_FATAL_FAILURE(Write(events));
+  testing::Oracle oracle;
+  for (const TestEvent& e : events) {
+    oracle.Add(ToEvent(e), *store_->TopicNumber(e.topic));
+  }
+  const auto encode = [](const Event& e, std::string* out) {
+    out->append(std::to_string(e.offset) + "/" + e.topic + "/" + std::to_string(e.partition) +
+                ";");
+  };
+  for (int threads : {1, 2}) {
+    auto engine = NewEngine(threads, 64, /*chunk_events=*/64);
+    for (Order order : {Order::kDesc, Order::kAsc}) {
+      for (int64_t limit : {257, 450, 1000}) {
+        SCOPED_TRACE("threads=" + std::to_string(threads) + " limit=" + std::to_string(limit) +
+                     (order == Order::kAsc ? " asc" : " desc"));
+        const std::vector<Event> want =
+            oracle.Range("dev-x", 0, INT64_MAX, limit, order, store_->WindowStartMs());
+        ASSERT_EQ(want.size(), static_cast<size_t>(limit));
+        Result<std::vector<Event>> got = engine->Range("dev-x", 0, INT64_MAX, limit, order);
+        ASSERT_TRUE(got.ok()) << got.status().ToString();
+        EXPECT_EQ(testing::DiffEvents(want, *got), "");
+        std::string want_text, got_text;
+        for (const Event& e : want) encode(e, &want_text);
+        int64_t texts = 0;
+        Status st = engine->RangeEncoded("dev-x", 0, INT64_MAX, limit, order, encode,
+                                         [&](std::string_view text, int64_t n) {
+                                           got_text.append(text);
+                                           texts += n;
+                                           return true;
+                                         });
+        ASSERT_TRUE(st.ok()) << st.ToString();
+        EXPECT_EQ(texts, limit);
+        const auto [at, _] = std::mismatch(got_text.begin(), got_text.end(), want_text.begin(),
+                                           want_text.end());
+        EXPECT_TRUE(got_text == want_text)
+            << got_text.size() << " bytes of text, expected " << want_text.size()
+            << "; they differ from byte " << (at - got_text.begin()) << ": \""
+            << got_text.substr(static_cast<size_t>(at - got_text.begin()), 40) << "\"";
+      }
+    }
+  }
+}
+
 // The window filter holds between drops: a bucket partly (or wholly) older than now - ttl that is
 // still on disk returns nothing older than the window start.
 TEST_F(QueryEngineTest, NothingOlderThanTheWindowIsReturnedBeforeItsBucketIsDropped) {

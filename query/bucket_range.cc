@@ -1,0 +1,252 @@
+#include "query/bucket_range.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+
+#include "keying/row_key.h"
+
+namespace hotrow::query {
+namespace {
+
+// The smallest first chunk of a merge stream: below this the hand-over costs more than the rows.
+constexpr size_t kMinFirstChunk = 16;
+
+// Where one bucket's merged events go, and how many are still wanted.
+struct PartOut {
+  const EventSink* sink = nullptr;  // set one of the two
+  const TextSink* text = nullptr;
+  int64_t* remaining = nullptr;
+  bool* stopped = nullptr;  // set when a sink said stop
+};
+
+// Merges the salts of `bucket` that may hold the id into `out`, reading them with `workers` pool
+// threads beside this one.
+Status MergeBucket(const BucketRangeSpec& spec, const std::shared_ptr<const store::Bucket>& bucket,
+                   int workers, const PartOut& out) {
+  const int64_t wanted = *out.remaining;
+  const std::vector<uint8_t>& salts = spec.salts->In(*bucket);
+  std::vector<std::unique_ptr<SaltStream>> owned;
+  std::vector<SaltStream*> streams;
+  for (uint8_t salt : salts) {
+    if (!bucket->MayHoldId(salt, spec.salts->id_hash())) continue;  // no row of the id there
+    StreamSpec s;
+    s.range = keying::IdTimeKeyRange(salt, spec.salts->id_hash(), spec.from_ms, spec.to_ms);
+    s.within_id_prefix = true;
+    s.backward = spec.order == Order::kAsc;
+    s.min_ts = spec.from_ms;
+    s.max_ts = spec.to_ms;
+    s.match_id = true;
+    s.id = std::string(spec.id);
+    // A salt stopped inside a run of events tied in time would leave the merge to pick among
+    // them in number order.
+    s.budget = spec.topics->InNumberOrder() ? wanted : INT64_MAX;
+    s.work = spec.work;
+    s.filter = spec.filter;
+    s.encode = spec.encode;
+    // Each salt first reads about twice its share of what is still missing.
+    const size_t share = static_cast<size_t>(2 * wanted / static_cast<int64_t>(salts.size()));
+    const size_t first =
+        std::min<size_t>(std::max<size_t>(share, kMinFirstChunk), static_cast<size_t>(wanted));
+    owned.push_back(
+        std::make_unique<SaltStream>(bucket, spec.store, std::move(s), first, spec.chunk_events));
+    streams.push_back(owned.back().get());
+  }
+  if (streams.empty()) return Status::Ok();
+  QueryRun run(spec.pool, workers, spec.hook);
+  DrainOnExit drain(&run, &owned);
+  MergeArgs args;
+  args.order = spec.order;
+  args.run = &run;
+  args.remaining = out.remaining;
+  args.topics = spec.topics;
+  return out.text != nullptr ? MergeEncodedStreams(streams, args, *out.text, out.stopped)
+                             : MergeStreams(streams, args, *out.sink, out.stopped);
+}
+
+// One bucket read ahead: merged whole by whichever thread claims it first, kept until its turn.
+struct Part {
+  std::shared_ptr<const store::Bucket> bucket;
+  int64_t budget = 0;  // what was still missing when it was made: the most it may hold
+  std::atomic<bool> claimed{false};
+  // Written by the thread that claimed it; read by the query thread once `done`.
+  Status status;
+  std::vector<Event> events;  // without spec.encode
+  std::string text;           // with it: each event's text, one after the other...
+  std::vector<size_t> ends;   // ...and where each ends
+  bool done = false;          // guarded by Shared::mu
+};
+
+// What the query thread shares with the pool workers it started. Held by shared_ptr: a worker
+// that starts after the query returned finds it cancelled and touches nothing else.
+struct Shared {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::atomic<bool> cancelled{false};        // set under mu
+  std::vector<std::shared_ptr<Part>> parts;  // one per bucket, made in turn; mu
+  size_t made = 0;                           // parts made so far; mu
+  int in_pool = 0;  // workers submitted and not finished: the pool threads the range holds; mu
+  int running = 0;  // workers started before the cancel and not finished; mu
+
+  // The first part made and not claimed, claimed now; null when there is none. REQUIRES: mu.
+  Part* ClaimNextLocked(size_t from) {
+    for (size_t j = from; j < made; ++j) {
+      if (parts[j] != nullptr && !parts[j]->claimed.exchange(true)) return parts[j].get();
+    }
+    return nullptr;
+  }
+};
+
+// Reads `part` on this thread (alone: the range already holds pool threads for other buckets).
+void ReadPart(const BucketRangeSpec& spec, const Shared& shared, Part* part) {
+  int64_t remaining = part->budget;
+  bool stopped = false;
+  const EventSink keep = [&](const Event& e) {
+    part->events.push_back(e);
+    return !shared.cancelled.load(std::memory_order_relaxed);
+  };
+  const TextSink keep_text = [&](std::string_view text, int64_t /*events*/) {
+    part->text.append(text);
+    part->ends.push_back(part->text.size());
+    return !shared.cancelled.load(std::memory_order_relaxed);
+  };
+  PartOut out;
+  if (spec.encode != nullptr) {
+    out.text = &keep_text;
+  } else {
+    out.sink = &keep;
+  }
+  out.remaining = &remaining;
+  out.stopped = &stopped;
+  part->status = MergeBucket(spec, part->bucket, /*workers=*/0, out);
+}
+
+// A pool worker of a range: reads the parts no one has claimed, in order, until none is left.
+void Work(const std::shared_ptr<Shared>& shared, const BucketRangeSpec* spec) {
+  std::unique_lock lock(shared->mu);
+  if (shared->cancelled.load(std::memory_order_relaxed)) {
+    --shared->in_pool;  // the query has returned or is returning: `spec` may be gone
+    return;
+  }
+  ++shared->running;  // the query now waits for this worker
+  while (!shared->cancelled.load(std::memory_order_relaxed)) {
+    Part* part = shared->ClaimNextLocked(0);
+    if (part == nullptr) break;
+    lock.unlock();
+    if (spec->hook != nullptr && *spec->hook) (*spec->hook)(spec->from_ms, spec->to_ms);
+    ReadPart(*spec, *shared, part);
+    lock.lock();
+    part->done = true;
+    shared->cv.notify_all();
+  }
+  --shared->running;
+  --shared->in_pool;
+  shared->cv.notify_all();
+}
+
+// Hands `part`'s events on to the range's sink, at most *remaining of them; false when the sink
+// said stop.
+bool EmitPart(const BucketRangeSpec& spec, const Part& part, int64_t* remaining) {
+  if (spec.encode != nullptr) {
+    // The text of every event wanted, at once.
+    const int64_t n = std::min(*remaining, static_cast<int64_t>(part.ends.size()));
+    if (n == 0) return true;
+    *remaining -= n;
+    return (*spec.text)(std::string_view(part.text).substr(0, part.ends[n - 1]), n);
+  }
+  for (size_t i = 0; i < part.events.size() && *remaining > 0; ++i) {
+    --*remaining;
+    if (!(*spec.sink)(part.events[i])) return false;
+  }
+  return true;
+}
+
+// Cancels the tasks of a range and waits until none runs: they use what the caller owns.
+class JoinOnExit {
+ public:
+  explicit JoinOnExit(Shared* shared) : shared_(shared) {}
+  ~JoinOnExit() {
+    std::unique_lock lock(shared_->mu);
+    shared_->cancelled.store(true, std::memory_order_relaxed);
+    // A task no pool thread has started yet will touch nothing but `shared`: not waited for.
+    shared_->cv.wait(lock, [&] { return shared_->running == 0; });
+  }
+  JoinOnExit(const JoinOnExit&) = delete;
+  JoinOnExit& operator=(const JoinOnExit&) = delete;
+
+ private:
+  Shared* shared_;
+};
+
+}  // namespace
+
+Status RangeOverBuckets(const BucketRangeSpec& spec,
+                        const std::vector<std::shared_ptr<const store::Bucket>>& buckets,
+                        int64_t limit) {
+  int64_t remaining = limit;
+  if (!spec.ahead || spec.max_workers == 0) {
+    // One bucket at a time, straight to the sinks.
+    PartOut out;
+    out.sink = spec.encode != nullptr ? nullptr : spec.sink;
+    out.text = spec.encode != nullptr ? spec.text : nullptr;
+    out.remaining = &remaining;
+    bool stopped = false;
+    out.stopped = &stopped;
+    for (const auto& bucket : buckets) {
+      HOTROW_RETURN_IF_ERROR(MergeBucket(spec, bucket, spec.max_workers, out));
+      if (stopped || remaining == 0) break;
+    }
+    return Status::Ok();
+  }
+
+  auto shared = std::make_shared<Shared>();
+  shared->parts.resize(buckets.size());
+  JoinOnExit join(shared.get());
+  // Buckets made ahead of the one being emitted: enough that every worker and this thread find
+  // one to read.
+  const size_t window = static_cast<size_t>(spec.max_workers) + 2;
+  for (size_t k = 0; k < buckets.size() && remaining > 0; ++k) {
+    bool start_worker = false;
+    {
+      std::lock_guard lock(shared->mu);
+      while (shared->made < buckets.size() && shared->made < k + window) {
+        auto part = std::make_shared<Part>();
+        part->bucket = buckets[shared->made];
+        part->budget = remaining;
+        shared->parts[shared->made++] = std::move(part);
+      }
+      if (shared->in_pool < spec.max_workers && shared->made > k + 1) {
+        ++shared->in_pool;
+        start_worker = true;
+      }
+    }
+    if (start_worker) spec.pool->Submit([shared, &spec] { Work(shared, &spec); });
+    Part& part = *shared->parts[k];
+    if (!part.claimed.exchange(true)) {
+      ReadPart(spec, *shared, &part);
+    } else {
+      // Read by a worker: meanwhile read the next part no one has started, then wait.
+      std::unique_lock lock(shared->mu);
+      while (!part.done) {
+        Part* next = shared->ClaimNextLocked(k + 1);
+        if (next == nullptr) {
+          shared->cv.wait(lock, [&] { return part.done; });
+          break;
+        }
+        lock.unlock();
+        ReadPart(spec, *shared, next);
+        lock.lock();
+        next->done = true;
+      }
+    }
+    HOTROW_RETURN_IF_ERROR(part.status);
+    if (!EmitPart(spec, part, &remaining)) return Status::Ok();
+    std::lock_guard lock(shared->mu);
+    shared->parts[k].reset();  // its memory goes as soon as it is out
+  }
+  return Status::Ok();
+}
+
+}  // namespace hotrow::query

@@ -1,0 +1,63 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "query/id_salts.h"
+#include "query/partition_filter.h"
+#include "query/query_engine.h"
+#include "query/salt_merge.h"
+#include "query/thread_pool.h"
+#include "query/topic_order.h"
+#include "store/event_store.h"
+
+namespace hotrow::query {
+
+// What a large per-id range reads and how (QueryEngine::Range past kSmallQueryLimit).
+struct BucketRangeSpec {
+  store::EventStore* store = nullptr;
+  ThreadPool* pool = nullptr;
+  // Pool threads the range may hold at once, beside the calling thread.
+  int max_workers = 0;
+  // True: the buckets after the one being emitted are read ahead, up to one per worker, each
+  // merged whole on the thread that reads it, as a range over many buckets wants. False: one
+  // bucket at a time, its salts read by the workers, so that no bucket is opened once the answer
+  // is complete (latest N).
+  bool ahead = true;
+  const QueryRun::FillHook* hook = nullptr;  // QueryOptions::pool_fill_hook; not owned
+  const IdSalts* salts = nullptr;
+  std::string_view id;
+  int64_t from_ms = 0;  // clipped to the window
+  int64_t to_ms = 0;
+  Order order = Order::kDesc;
+  const TopicOrder* topics = nullptr;
+  const PartitionFilter* filter = nullptr;  // null: every row
+  QueryWork* work = nullptr;
+  size_t chunk_events = 1024;  // QueryOptions::chunk_events
+  // With `encode`, events go to `text` as their wire form (encoded where they were read), one or
+  // more per call; else as events to `sink`. Not owned.
+  const EventSink* sink = nullptr;
+  const EventEncoder* encode = nullptr;
+  const TextSink* text = nullptr;
+};
+
+// Emits the events of spec.id in [from_ms, to_ms) from `buckets` (the answer's order, each
+// overlapping the range), at most `limit`, in the answer's order. Buckets hold disjoint time
+// spans: each is merged over its salts on its own (query/salt_merge.h) and emitted whole, in turn.
+//
+// With spec.ahead, while one bucket is emitted up to spec.max_workers later ones are read and
+// merged on the pool (each may read up to what was still missing when it started: a range whose
+// first bucket fills it reads one bucket more than it needed), and the calling thread takes any
+// bucket no pool thread has started rather than wait. Memory: the events of the buckets read
+// ahead, at most `limit` each.
+//
+// Returns once nothing it started runs. The first failure fails the range.
+Status RangeOverBuckets(const BucketRangeSpec& spec,
+                        const std::vector<std::shared_ptr<const store::Bucket>>& buckets,
+                        int64_t limit);
+
+}  // namespace hotrow::query
