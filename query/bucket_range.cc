@@ -27,6 +27,8 @@ struct PartOut {
 Status MergeBucket(const BucketRangeSpec& spec, const std::shared_ptr<const store::Bucket>& bucket,
                    int workers, const PartOut& out) {
   const int64_t wanted = *out.remaining;
+  // Read on this thread alone, the salts pass one cursor on (most read out in their first Fill).
+  CursorShelf shelf;
   const std::vector<uint8_t>& salts = spec.salts->In(*bucket);
   std::vector<std::unique_ptr<SaltStream>> owned;
   std::vector<SaltStream*> streams;
@@ -46,6 +48,7 @@ Status MergeBucket(const BucketRangeSpec& spec, const std::shared_ptr<const stor
     s.work = spec.work;
     s.filter = spec.filter;
     s.encode = spec.encode;
+    s.shelf = workers == 0 ? &shelf : nullptr;
     // Each salt first reads about twice its share of what is still missing.
     const size_t share = static_cast<size_t>(2 * wanted / static_cast<int64_t>(salts.size()));
     const size_t first =

@@ -231,6 +231,11 @@ void SaltStream::Fill(QueryRun* run) {
   if (run->cancelled()) {
     end = true;
   } else {
+    if (iter_ == nullptr && spec_.shelf != nullptr && !spec_.shelf->cursors.empty()) {
+      iter_ = std::move(spec_.shelf->cursors.back());
+      spec_.shelf->cursors.pop_back();
+      iter_->SetRange(spec_.range);
+    }
     if (iter_ == nullptr) {
       iter_ = bucket_->NewIterator(spec_.range, spec_.within_id_prefix);
       if (spec_.work) spec_.work->iterators_created.fetch_add(1, std::memory_order_relaxed);
@@ -276,6 +281,10 @@ void SaltStream::Fill(QueryRun* run) {
     }
     if (read_ >= spec_.budget) end = true;
     if (spec_.work) spec_.work->rows_read.fetch_add(stepped, std::memory_order_relaxed);
+    // Read out: the cursor serves the next stream of the shelf.
+    if (end && failure.ok() && spec_.shelf != nullptr) {
+      spec_.shelf->cursors.push_back(std::move(iter_));
+    }
   }
   if (spec_.encode == nullptr) chunk.resize(n);
   chunk_events_ = std::min(2 * chunk_events_, max_chunk_events_);

@@ -100,6 +100,13 @@ class QueryRun {
   std::atomic<bool> cancelled_{false};
 };
 
+// Cursors of one bucket that streams read on one thread pass on: a stream that has read its last
+// row leaves its cursor here for the next stream's first read, which re-aims it
+// (RowIterator::SetRange) instead of making its own. Not thread-safe.
+struct CursorShelf {
+  std::vector<std::unique_ptr<store::RowIterator>> cursors;
+};
+
 // Which rows of a bucket a SaltStream yields and how.
 struct StreamSpec {
   keying::KeyRange range;
@@ -122,6 +129,9 @@ struct StreamSpec {
   const EventEncoder* encode = nullptr;
   // Only rows of partitions it accepts (QueryOptions::partition_filter); null for all. Not owned.
   const PartitionFilter* filter = nullptr;
+  // When set, every stream using it is of the same bucket with the same within_id_prefix and
+  // all their Fills run on one thread. Not owned.
+  CursorShelf* shelf = nullptr;
 };
 
 // The rows of one salt of one bucket, read in chunks by tasks on the pool while the query merges.
