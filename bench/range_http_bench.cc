@@ -80,9 +80,12 @@ uint64_t CurlDiscarding(int port, const std::string& target) {
 
 // GETs `target` with libcurl in this thread, reading up to 1 MiB per call and discarding the body
 // as it arrives; returns the body's size in bytes and adds this thread's CPU seconds to `*cpu_s`
-// (when not null).
+// (when not null). One handle serves every call, so successive GETs to a server reuse its
+// connection (keep-alive), as a dashboard's client does.
 uint64_t LibcurlDiscarding(int port, const std::string& target, double* cpu_s) {
-  CURL* curl = curl_easy_init();
+  static thread_local std::unique_ptr<CURL, void (*)(CURL*)> handle(curl_easy_init(),
+                                                                    curl_easy_cleanup);
+  CURL* curl = handle.get();
   if (curl == nullptr) std::abort();
   const std::string url = "http://127.0.0.1:" + std::to_string(port) + target;
   uint64_t bytes = 0;
@@ -101,7 +104,6 @@ uint64_t LibcurlDiscarding(int port, const std::string& target, double* cpu_s) {
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
   const CURLcode rc = curl_easy_perform(curl);
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
-  curl_easy_cleanup(curl);
   if (rc != CURLE_OK) {
     std::fprintf(stderr, "libcurl GET %s failed: %s\n", target.c_str(), curl_easy_strerror(rc));
     std::abort();
