@@ -71,9 +71,11 @@ Status MergeBucket(const BucketRangeSpec& spec, const std::shared_ptr<const stor
 
 // One bucket read ahead: merged whole by whichever thread claims it first, kept until its turn.
 struct Part {
+  size_t index = 0;  // in the answer's order of buckets
   std::shared_ptr<const store::Bucket> bucket;
   int64_t budget = 0;  // what was still missing when it was made: the most it may hold
   std::atomic<bool> claimed{false};
+  std::atomic<int64_t> held{0};  // events kept so far, for the parts after it to see
   // Written by the thread that claimed it; read by the query thread once `done`.
   Status status;
   std::vector<Event> events;  // without spec.encode
@@ -88,32 +90,50 @@ struct Shared {
   std::mutex mu;
   std::condition_variable cv;
   std::atomic<bool> cancelled{false};        // set under mu
-  std::vector<std::shared_ptr<Part>> parts;  // one per bucket, made in turn; mu
-  size_t made = 0;                           // parts made so far; mu
+  // One per bucket, made in turn under mu; an entry never changes once made (an emitted part
+  // only lets go of its events), so a thread that claimed part j may read parts[i < j] freely.
+  std::vector<std::shared_ptr<Part>> parts;
+  size_t made = 0;  // parts made so far; mu
   int in_pool = 0;  // workers submitted and not finished: the pool threads the range holds; mu
   int running = 0;  // workers started before the cancel and not finished; mu
+
+  // True when the parts before `part` hold the rest of the answer: it is not needed. Its own
+  // budget is what was missing when it was made; the parts before it hold at most their budgets.
+  bool Covered(const Part& part) const {
+    int64_t held = 0;
+    for (size_t i = 0; i < part.index; ++i) held += parts[i]->held.load(std::memory_order_relaxed);
+    return held >= limit;
+  }
+  int64_t limit = 0;
 
   // The first part made and not claimed, claimed now; null when there is none. REQUIRES: mu.
   Part* ClaimNextLocked(size_t from) {
     for (size_t j = from; j < made; ++j) {
-      if (parts[j] != nullptr && !parts[j]->claimed.exchange(true)) return parts[j].get();
+      if (!parts[j]->claimed.exchange(true)) return parts[j].get();
     }
     return nullptr;
   }
 };
 
 // Reads `part` on this thread (alone: the range already holds pool threads for other buckets).
+// Stops early once the parts before it hold the rest of the answer: then it is never emitted.
 void ReadPart(const BucketRangeSpec& spec, const Shared& shared, Part* part) {
   int64_t remaining = part->budget;
   bool stopped = false;
+  // Counts an event kept; false when the read should stop.
+  auto kept = [&] {
+    const int64_t n = part->held.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (shared.cancelled.load(std::memory_order_relaxed)) return false;
+    return n % 64 != 0 || !shared.Covered(*part);
+  };
   const EventSink keep = [&](const Event& e) {
     part->events.push_back(e);
-    return !shared.cancelled.load(std::memory_order_relaxed);
+    return kept();
   };
   const TextSink keep_text = [&](std::string_view text, int64_t /*events*/) {
     part->text.append(text);
     part->ends.push_back(part->text.size());
-    return !shared.cancelled.load(std::memory_order_relaxed);
+    return kept();
   };
   PartOut out;
   if (spec.encode != nullptr) {
@@ -183,29 +203,13 @@ class JoinOnExit {
   Shared* shared_;
 };
 
-}  // namespace
-
-Status RangeOverBuckets(const BucketRangeSpec& spec,
-                        const std::vector<std::shared_ptr<const store::Bucket>>& buckets,
-                        int64_t limit) {
+// The ahead part of RangeOverBuckets: `buckets` read in parallel, each merged whole on one thread.
+Status ReadAhead(const BucketRangeSpec& spec,
+                 const std::vector<std::shared_ptr<const store::Bucket>>& buckets, int64_t limit) {
   int64_t remaining = limit;
-  if (!spec.ahead || spec.max_workers == 0) {
-    // One bucket at a time, straight to the sinks.
-    PartOut out;
-    out.sink = spec.encode != nullptr ? nullptr : spec.sink;
-    out.text = spec.encode != nullptr ? spec.text : nullptr;
-    out.remaining = &remaining;
-    bool stopped = false;
-    out.stopped = &stopped;
-    for (const auto& bucket : buckets) {
-      HOTROW_RETURN_IF_ERROR(MergeBucket(spec, bucket, spec.max_workers, out));
-      if (stopped || remaining == 0) break;
-    }
-    return Status::Ok();
-  }
-
   auto shared = std::make_shared<Shared>();
   shared->parts.resize(buckets.size());
+  shared->limit = limit;
   JoinOnExit join(shared.get());
   // Buckets made ahead of the one being emitted: enough that every worker and this thread find
   // one to read.
@@ -216,6 +220,7 @@ Status RangeOverBuckets(const BucketRangeSpec& spec,
       std::lock_guard lock(shared->mu);
       while (shared->made < buckets.size() && shared->made < k + window) {
         auto part = std::make_shared<Part>();
+        part->index = shared->made;
         part->bucket = buckets[shared->made];
         part->budget = remaining;
         shared->parts[shared->made++] = std::move(part);
@@ -246,10 +251,37 @@ Status RangeOverBuckets(const BucketRangeSpec& spec,
     }
     HOTROW_RETURN_IF_ERROR(part.status);
     if (!EmitPart(spec, part, &remaining)) return Status::Ok();
-    std::lock_guard lock(shared->mu);
-    shared->parts[k].reset();  // its memory goes as soon as it is out
+    // Its memory goes as soon as it is out; no other thread touches its events again.
+    std::vector<Event>().swap(part.events);
+    std::string().swap(part.text);
+    std::vector<size_t>().swap(part.ends);
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status RangeOverBuckets(const BucketRangeSpec& spec,
+                        const std::vector<std::shared_ptr<const store::Bucket>>& buckets,
+                        int64_t limit) {
+  // One bucket at a time, its salts read on the pool, straight to the sinks: every bucket for
+  // latest N or without pool workers; else the first one only, so that a range the first bucket
+  // fills (a busy id) reads no other.
+  int64_t remaining = limit;
+  bool stopped = false;
+  PartOut out;
+  out.sink = spec.encode != nullptr ? nullptr : spec.sink;
+  out.text = spec.encode != nullptr ? spec.text : nullptr;
+  out.remaining = &remaining;
+  out.stopped = &stopped;
+  const bool ahead = spec.ahead && spec.max_workers > 0;
+  size_t k = 0;
+  for (; k < buckets.size() && (k == 0 || !ahead); ++k) {
+    HOTROW_RETURN_IF_ERROR(MergeBucket(spec, buckets[k], spec.max_workers, out));
+    if (stopped || remaining == 0) return Status::Ok();
+  }
+  if (k == buckets.size()) return Status::Ok();
+  return ReadAhead(spec, {buckets.begin() + static_cast<ptrdiff_t>(k), buckets.end()}, remaining);
 }
 
 }  // namespace hotrow::query

@@ -23,10 +23,10 @@ struct BucketRangeSpec {
   ThreadPool* pool = nullptr;
   // Pool threads the range may hold at once, beside the calling thread.
   int max_workers = 0;
-  // True: the buckets after the one being emitted are read ahead, up to one per worker, each
-  // merged whole on the thread that reads it, as a range over many buckets wants. False: one
-  // bucket at a time, its salts read by the workers, so that no bucket is opened once the answer
-  // is complete (latest N).
+  // True: past the first bucket, the buckets after the one being emitted are read ahead, up to one
+  // per worker, each merged whole on the thread that reads it, as a range over many buckets wants.
+  // False: one bucket at a time, its salts read by the workers, so that no bucket is opened once
+  // the answer is complete (latest N).
   bool ahead = true;
   const QueryRun::FillHook* hook = nullptr;  // QueryOptions::pool_fill_hook; not owned
   const IdSalts* salts = nullptr;
@@ -49,11 +49,13 @@ struct BucketRangeSpec {
 // overlapping the range), at most `limit`, in the answer's order. Buckets hold disjoint time
 // spans: each is merged over its salts on its own (query/salt_merge.h) and emitted whole, in turn.
 //
-// With spec.ahead, while one bucket is emitted up to spec.max_workers later ones are read and
-// merged on the pool (each may read up to what was still missing when it started: a range whose
-// first bucket fills it reads one bucket more than it needed), and the calling thread takes any
-// bucket no pool thread has started rather than wait. Memory: the events of the buckets read
-// ahead, at most `limit` each.
+// The first bucket is read with its salts spread over the calling thread and spec.max_workers
+// pool threads, so that a range it fills (a busy id) reads no other bucket. Past it, with
+// spec.ahead, while one bucket is emitted up to spec.max_workers later ones are read and merged on
+// the pool, each whole on one thread, and the calling thread takes any bucket no pool thread has
+// started rather than wait. A bucket read ahead may read up to what was still missing when it
+// started; it stops once the buckets before it hold the rest of the answer. Memory: the events of
+// the buckets read ahead, at most `limit` each.
 //
 // Returns once nothing it started runs. The first failure fails the range.
 Status RangeOverBuckets(const BucketRangeSpec& spec,
