@@ -1,11 +1,12 @@
 // How much of the engine's speed survives to the socket? A per-id range (8 ids of ~10k events each,
 // limit 100000) over HTTP against the same range in-process, against itself with 1 query thread and
 // against a full scan over HTTP; and a full scan over HTTP with 2 query threads against 1. The HTTP
-// client discards the body as it arrives (it counts bytes, it does not parse), on the same machine, one connection: libcurl reading up to 1 MiB at a time, and for the
-// scans also the curl tool with -o /dev/null for comparison (httplib's client reads 4 KiB at a time
-// and took 120-150 ms of CPU per 80 MB scan, curl's 16 KiB reads 53-80 ms, libcurl's 1 MiB reads
-// 16 ms, on the same 2 cores the server's threads need: with 2 query threads a hungry client caps
-// the ratio, not the server).
+// client discards the body as it arrives (it counts bytes, it does not parse), on the same machine:
+// libcurl reading up to 1 MiB at a time, one kept connection for the ranges and one per scan, and
+// for the scans also the curl tool with -o /dev/null for comparison (httplib's client reads 4 KiB
+// at a time and took 120-150 ms of CPU per 80 MB scan, curl's 16 KiB reads 53-80 ms, libcurl's
+// 1 MiB reads 16 ms, on the same 2 cores the server's threads need: with 2 query threads a hungry
+// client caps the ratio, not the server).
 
 #include <curl/curl.h>
 #include <sys/resource.h>
@@ -80,12 +81,14 @@ uint64_t CurlDiscarding(int port, const std::string& target) {
 
 // GETs `target` with libcurl in this thread, reading up to 1 MiB per call and discarding the body
 // as it arrives; returns the body's size in bytes and adds this thread's CPU seconds to `*cpu_s`
-// (when not null). One handle serves every call, so successive GETs to a server reuse its
-// connection (keep-alive), as a dashboard's client does.
-uint64_t LibcurlDiscarding(int port, const std::string& target, double* cpu_s) {
-  static thread_local std::unique_ptr<CURL, void (*)(CURL*)> handle(curl_easy_init(),
-                                                                    curl_easy_cleanup);
-  CURL* curl = handle.get();
+// (when not null). With `keep` (a handle of the caller's), successive GETs to a server reuse its
+// connection (keep-alive), as a dashboard's client does; without, the GET has a connection of its
+// own.
+uint64_t LibcurlDiscarding(int port, const std::string& target, double* cpu_s,
+                           CURL* keep = nullptr) {
+  std::unique_ptr<CURL, void (*)(CURL*)> own(keep == nullptr ? curl_easy_init() : nullptr,
+                                             curl_easy_cleanup);
+  CURL* curl = keep != nullptr ? keep : own.get();
   if (curl == nullptr) std::abort();
   const std::string url = "http://127.0.0.1:" + std::to_string(port) + target;
   uint64_t bytes = 0;
@@ -198,13 +201,16 @@ int main() {
   // Over HTTP: the wall time of every range, and the CPU per range of the connection threads,
   // of the pool and of the rest (the client, mostly).
   auto over_http = [&](Server* server, uint64_t* body_bytes) {
+    // One connection for every range, as a dashboard keeps its connection.
+    const std::unique_ptr<CURL, void (*)(CURL*)> client(curl_easy_init(), curl_easy_cleanup);
     const auto cpu_before = CpuByRole();
     const auto begin = Steady::now();
     for (int round = 0; round < kRounds; ++round) {
       for (int i = 1; i <= kIds; ++i) {
         const std::string target =
             "/v1/events/" + id_of(i) + "?from=0&to=" + to + "&limit=100000";
-        const uint64_t got = LibcurlDiscarding(server->http->port(), target, nullptr);
+        const uint64_t got =
+            LibcurlDiscarding(server->http->port(), target, nullptr, client.get());
         if (got == 0) std::abort();
         if (body_bytes != nullptr) *body_bytes += got;
       }
@@ -323,10 +329,10 @@ int main() {
   PrintRatio("full scan over HTTP, 2 threads / 1", "scan_http_libcurl_t2", "scan_http_libcurl_t1");
   Report report("range_http_bench", "Ranges and scans over HTTP",
                 "8 ids of about 10k events each (400k events, 16 salts), each read whole with "
-                "`limit=100000` in-process (the sink counts) and over HTTP (libcurl reading 1 MiB "
-                "at a time, discarding the body) from a server with 2 query threads and one with 1, "
-                "10 rounds each, with the CPU per range by thread; and full scans over HTTP with "
-                "`query.threads` 1 and 2 (best "
+                "`limit=100000` in-process (the sink counts) and over HTTP (libcurl on one kept "
+                "connection, reading 1 MiB at a time, discarding the body) from a server with 2 "
+                "query threads and one with 1, 10 rounds each, with the CPU per range by thread; "
+                "and full scans over HTTP with `query.threads` 1 and 2 (best "
                 "of 5, the answer's size checked against the in-process scan's) with two clients "
                 "that discard the body: libcurl reading 1 MiB at a time (the ratio) and the curl "
                 "tool with `-o /dev/null` (16 KiB at a time); with the CPU time per scan of the "
