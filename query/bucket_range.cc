@@ -96,15 +96,16 @@ struct Shared {
   size_t made = 0;  // parts made so far; mu
   int in_pool = 0;  // workers submitted and not finished: the pool threads the range holds; mu
   int running = 0;  // workers started before the cancel and not finished; mu
+  int64_t limit = 0;  // the most events the parts are read for; set before any part is made
 
-  // True when the parts before `part` hold the rest of the answer: it is not needed. Its own
-  // budget is what was missing when it was made; the parts before it hold at most their budgets.
+  // True when the parts before `part` hold `limit` events between them: the answer ends before
+  // `part`, which will not be emitted. (A part's events are the first of its bucket's, so what
+  // they hold stays part of the answer.)
   bool Covered(const Part& part) const {
     int64_t held = 0;
     for (size_t i = 0; i < part.index; ++i) held += parts[i]->held.load(std::memory_order_relaxed);
     return held >= limit;
   }
-  int64_t limit = 0;
 
   // The first part made and not claimed, claimed now; null when there is none. REQUIRES: mu.
   Part* ClaimNextLocked(size_t from) {
