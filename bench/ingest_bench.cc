@@ -4,7 +4,8 @@
 //
 // Records are produced once to the embedded broker (librdkafka's mock cluster, in this process),
 // then read several times, alternating: by a bare consumer, and by an Ingestor into a fresh store
-// in a fresh consumer group. A run is timed from its first record to its last one counted (bare)
+// in a fresh consumer group. Last, the same rounds against the same broker in a process of its own
+// (forked at start), as a user runs `hotrow embedded-kafka` or a real cluster. A run is timed from its first record to its last one counted (bare)
 // or durably written with its offsets (hotrow), so the ~3 s group join of the mock is left out of
 // both. Medians of the rounds are reported, with the ratio, the batch size and the peak RSS.
 //
@@ -237,25 +238,29 @@ Run Hotrow(const std::string& bootstrap, const std::string& group, int64_t recor
 }
 
 int Main(int argc, char** argv) {
-  InitLogging(getenv("BENCH_DEBUG") != nullptr ? "debug" : "warn");
   const Flags flags = ParseFlags(argc, argv);
+  // Before any thread: the broker a new user runs, in a process of its own (the last rounds).
+  const std::string own_broker = ForkBroker(flags.partitions);
+  InitLogging(getenv("BENCH_DEBUG") != nullptr ? "debug" : "warn");
   auto kafka = ingest::EmbeddedKafka::Start("events", flags.partitions);
   if (!kafka.ok()) Die(kafka.status().ToString());
   const std::string bootstrap = (*kafka)->bootstrap();
 
-  // Produce once.
-  ingest::ProducerOptions popts;
-  popts.brokers = bootstrap;
-  popts.topic = "events";
-  popts.rate = 0;
-  popts.count = flags.records;
-  auto producer = ingest::SyntheticProducer::Create(popts);
-  if (!producer.ok()) Die(producer.status().ToString());
-  const Clock::time_point produce_start = Clock::now();
-  Status produced = (*producer)->Run();
-  if (!produced.ok()) Die(produced.ToString());
-  const double produce_s = std::chrono::duration<double>(Clock::now() - produce_start).count();
-  producer->reset();
+  // Produces the records once to a broker; returns the seconds it took.
+  auto produce = [&flags](const std::string& brokers) {
+    ingest::ProducerOptions popts;
+    popts.brokers = brokers;
+    popts.topic = "events";
+    popts.rate = 0;
+    popts.count = flags.records;
+    auto producer = ingest::SyntheticProducer::Create(popts);
+    if (!producer.ok()) Die(producer.status().ToString());
+    const Clock::time_point start = Clock::now();
+    Status produced = (*producer)->Run();
+    if (!produced.ok()) Die(produced.ToString());
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  const double produce_s = produce(bootstrap);
   std::printf(
       "ingest_bench: %lld records (synthetic IoT JSON, ~100 bytes, lz4) over %d "
       "partitions produced in %.2f s\n",
@@ -506,11 +511,31 @@ int Main(int argc, char** argv) {
                "store_s_per_event");
   }
 
+  // The same rounds with the broker in its own process: its CPU is no longer this process's, and
+  // its records cross a process boundary as they do from a real cluster.
+  produce(own_broker);
+  std::vector<double> own_bare, own_hotrow, own_cpu;
+  for (int round = 0; round < flags.rounds; ++round) {
+    const Run bare_run = BareConsumer(own_broker, "own-bare-" + std::to_string(round), flags.records);
+    const Run hot = Hotrow(own_broker, "own-hotrow-" + std::to_string(round), flags.records);
+    own_bare.push_back(bare_run.events_per_s);
+    own_hotrow.push_back(hot.events_per_s);
+    own_cpu.push_back(us(hot.cpu.process));
+    std::printf("broker in its own process, round %d: bare consumer %.0f records/s, hotrow %.0f "
+                "events/s (%.2f µs CPU/event in this process)\n",
+                round, bare_run.events_per_s, hot.events_per_s, us(hot.cpu.process));
+  }
+  Record("ingest_own_broker_hotrow_events_per_s", Median(own_hotrow));
+  Record("ingest_own_broker_bare_records_per_s", Median(own_bare));
+  PrintRatio("ingest, broker in its own process: hotrow / bare consumer",
+             "ingest_own_broker_hotrow_events_per_s", "ingest_own_broker_bare_records_per_s");
+
   Report report(
       "ingest_bench", "End-to-end ingest",
       std::to_string(flags.records) + " synthetic IoT records (~100-byte JSON, lz4) over " +
           std::to_string(flags.partitions) +
-          " partitions of the in-process mock broker, consumed from the start; median of " +
+          " partitions of the in-process mock broker (and last, of the same broker in a process "
+          "of its own), consumed from the start; median of " +
           std::to_string(flags.rounds) +
           " rounds. hotrow polls, parses, keys, batches and writes events plus offsets in "
           "one durable store write per batch; the baseline is a bare librdkafka consumer "
@@ -528,6 +553,10 @@ int Main(int argc, char** argv) {
                 Rate(Median(indexed_rates)), Fixed(med("indexed"), 2),
                 Fixed(med("indexed") / med("store"), 2) + "x the CPU"});
   }
+  report.Row({"broker in its own process: hotrow ingest / bare consumer",
+              Rate(Median(own_hotrow)) + " / " + Rate(Median(own_bare)),
+              Fixed(Median(own_cpu), 2) + " (hotrow's process)",
+              Fixed(Median(own_hotrow) / Median(own_bare), 2)});
   report.Row({"raw RocksDB `DB::Write` of the same rows in key order, WAL on / off, " + writers,
               Rate(Median(raw_rates)), Fixed(med("raw"), 2) + " / " + Fixed(med("raw_no_wal"), 2),
               ""});

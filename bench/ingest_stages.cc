@@ -7,7 +7,10 @@
 #include <rocksdb/perf_context.h>
 #include <rocksdb/perf_level.h>
 #include <rocksdb/write_batch.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +20,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "ingest/embedded_kafka.h"
 #include "ingest/ingestor.h"
 #include "ingest/record_parser.h"
 #include "keying/row_key.h"
@@ -36,6 +40,31 @@ double ThreadCpuSeconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+std::string ForkBroker(int partitions) {
+  int fds[2];
+  if (pipe(fds) != 0) Die("pipe failed");
+  const pid_t pid = fork();
+  if (pid < 0) Die("fork failed");
+  if (pid == 0) {
+    // The child: this process had no thread at fork, so the broker may start its own.
+    close(fds[0]);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    auto kafka = ingest::EmbeddedKafka::Start("events", partitions);
+    const std::string line = (kafka.ok() ? (*kafka)->bootstrap() : std::string()) + "\n";
+    if (write(fds[1], line.data(), line.size()) != static_cast<ssize_t>(line.size())) _exit(1);
+    close(fds[1]);
+    while (kafka.ok()) pause();  // until this process's parent exits
+    _exit(1);
+  }
+  close(fds[1]);
+  std::string bootstrap;
+  char c;
+  while (read(fds[0], &c, 1) == 1 && c != '\n') bootstrap.push_back(c);
+  close(fds[0]);
+  if (bootstrap.empty()) Die("the broker process did not start");
+  return bootstrap;
 }
 
 // The Ingestor's writer count by default (IngestOptions::writers = 0: the cores, at most 16).

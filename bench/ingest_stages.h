@@ -22,6 +22,12 @@ namespace hotrow::bench {
 // CPU seconds of the calling thread.
 double ThreadCpuSeconds();
 
+// The embedded broker (topic "events") in a process of its own, as `hotrow embedded-kafka` runs
+// it: a child forked from this process, serving until this process exits (PR_SET_PDEATHSIG).
+// REQUIRES: no thread started yet (the child runs librdkafka after fork). Dies when the child
+// cannot start the broker.
+std::string ForkBroker(int partitions);
+
 // The Ingestor's writer count by default (IngestOptions::writers = 0: the cores, at most 16).
 int DefaultWriters();
 
