@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <iterator>
 #include <mutex>
 #include <string>
 
@@ -172,13 +173,21 @@ void Work(const std::shared_ptr<Shared>& shared, const BucketRangeSpec* spec) {
 
 // Hands `part`'s events on to the range's sink, at most *remaining of them; false when the sink
 // said stop.
-bool EmitPart(const BucketRangeSpec& spec, const Part& part, int64_t* remaining) {
+bool EmitPart(const BucketRangeSpec& spec, Part& part, int64_t* remaining) {
   if (spec.encode != nullptr) {
     // The text of every event wanted, at once.
     const int64_t n = std::min(*remaining, static_cast<int64_t>(part.ends.size()));
     if (n == 0) return true;
     *remaining -= n;
     return (*spec.text)(std::string_view(part.text).substr(0, part.ends[n - 1]), n);
+  }
+  if (spec.events != nullptr) {
+    const size_t n = static_cast<size_t>(
+        std::min(*remaining, static_cast<int64_t>(part.events.size())));
+    *remaining -= static_cast<int64_t>(n);
+    spec.events->insert(spec.events->end(), std::make_move_iterator(part.events.begin()),
+                        std::make_move_iterator(part.events.begin() + static_cast<ptrdiff_t>(n)));
+    return true;
   }
   for (size_t i = 0; i < part.events.size() && *remaining > 0; ++i) {
     --*remaining;

@@ -43,6 +43,9 @@ struct BucketRangeSpec {
   const EventSink* sink = nullptr;
   const EventEncoder* encode = nullptr;
   const TextSink* text = nullptr;
+  // When set (with a `sink` appending to it), the events of a bucket read ahead are moved into it
+  // rather than copied through `sink`. Not owned.
+  std::vector<Event>* events = nullptr;
 };
 
 // Emits the events of spec.id in [from_ms, to_ms) from `buckets` (the answer's order, each

@@ -304,7 +304,8 @@ Status QueryEngine::RangeAdmitted(std::string_view id, int64_t from_ms, int64_t 
     return SmallRange(cursors_.get(), store_, buckets, id_salts, id, from, to_ms, limit, order,
                       &work_, take, filter_or_null, &topics);
   }
-  // Into `out.events` when given: the pool path copies each event.
+  // Into `out.events` when given: a bucket merged on this thread copies each event in, one read
+  // ahead moves them.
   const EventSink append = [&out](const Event& e) {
     out.events->push_back(e);
     return true;
@@ -330,6 +331,7 @@ Status QueryEngine::RangeAdmitted(std::string_view id, int64_t from_ms, int64_t 
   spec.work = &work_;
   spec.chunk_events = options_.chunk_events;
   spec.sink = out.sink != nullptr ? out.sink : &append;
+  spec.events = out.events;
   spec.encode = out.encode;
   spec.text = out.text;
   return RangeOverBuckets(spec, buckets, limit);
