@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "keying/index_key.h"
 #include "keying/row_key.h"
 #include "keying/salter.h"
@@ -33,7 +34,7 @@ namespace {
 
 // As in crash_writer.cc.
 constexpr int kSalts = 8;
-constexpr int64_t kBucketMs = 100;  // small: a new column family every 100 ms
+constexpr int64_t kBucketMs = 100;  // small: a new column family every two batches
 constexpr int64_t kTtlMs = 10 * 60 * 1000;
 constexpr int64_t kPerPartition = 50;
 constexpr int kKills = 30;
@@ -99,6 +100,8 @@ TEST(CrashTest, EveryBatchIsWholeWithItsOffsetsOrAbsentAfterKill9) {
   testing::TempDir dir;
   const std::string path = dir.Sub("store");
   const std::string log = dir.Sub("writer.log");
+  // The writers' events take their times from their offsets after this (crash_writer.cc).
+  const int64_t base_ms = WallClock::Default()->NowMs();
   int64_t acked = 0;  // the highest next offset a writer reported as written
   int64_t before = 0;
   int grew = 0;
@@ -106,9 +109,9 @@ TEST(CrashTest, EveryBatchIsWholeWithItsOffsetsOrAbsentAfterKill9) {
   for (int kill = 0; kill < kKills; ++kill) {
     SCOPED_TRACE("kill " + std::to_string(kill));
     {
-      testing::ChildProcess writer(
-          {testing::SiblingExecutable("crash_writer"), path, std::to_string(kPerPartition)}, log,
-          testing::ChildLines::kProtocolFd);
+      testing::ChildProcess writer({testing::SiblingExecutable("crash_writer"), path,
+                                    std::to_string(kPerPartition), std::to_string(base_ms)},
+                                   log, testing::ChildLines::kProtocolFd);
       std::string line;
       // Each line "batch I next N" is printed after Write returned.
       auto note_line = [&](const std::string& l) {
@@ -224,6 +227,8 @@ TEST(CrashTest, UnderAdaptiveSaltingEveryRecordIsStoredOnceAndFoundAfterKill9) {
   testing::TempDir dir;
   const std::string path = dir.Sub("store");
   const std::string log = dir.Sub("writer.log");
+  // The writers' events take their times from their offsets after this (crash_writer.cc).
+  const int64_t base_ms = WallClock::Default()->NowMs();
   int64_t acked[2] = {0, 0};   // the highest next offsets a writer reported as written
   int64_t before[2] = {0, 0};  // the stored ones after the last kill
   int grew = 0;
@@ -235,7 +240,7 @@ TEST(CrashTest, UnderAdaptiveSaltingEveryRecordIsStoredOnceAndFoundAfterKill9) {
     {
       testing::ChildProcess writer(
           {testing::SiblingExecutable("crash_writer"), path, std::to_string(kPerPartition),
-           "adaptive", std::to_string(rng())},
+           std::to_string(base_ms), "adaptive", std::to_string(rng())},
           log, testing::ChildLines::kProtocolFd);
       std::string line;
       auto note_line = [&](const std::string& l) {

@@ -1,7 +1,13 @@
 // crash_writer: the child process of crash_test. Writes numbered batches to a store until killed.
 //
-//   crash_writer PATH EVENTS_PER_PARTITION            (salt_by record)
-//   crash_writer PATH EVENTS_PER_PARTITION adaptive SEED
+//   crash_writer PATH EVENTS_PER_PARTITION BASE_MS            (salt_by record)
+//   crash_writer PATH EVENTS_PER_PARTITION BASE_MS adaptive SEED
+//
+// An event's time comes from its offset, not from the clock (TimeOf): BASE_MS, the same for every
+// writer of one test, plus half a bucket per K offsets. The store then holds about one column
+// family per two batches however slowly the machine runs the test; from the wall clock it held one
+// per 100 ms of the test's run, and on a loaded CI machine each reopen, kill after kill, opened
+// more of them until a writer took longer to open the store than the test waits for.
 //
 // Batch i holds, for each of the partitions ("crash", 0) and ("crash", 1), the events with offsets
 // [i*K, (i+1)*K), and sets both next offsets to (i+1)*K, in one Write. Each batch spreads over two
@@ -32,7 +38,6 @@
 #include <thread>
 #include <vector>
 
-#include "common/clock.h"
 #include "keying/row_key.h"
 #include "keying/row_value.h"
 #include "store/event_store.h"
@@ -41,13 +46,20 @@
 namespace {
 
 constexpr int kSalts = 8;
-constexpr int64_t kBucketMs = 100;  // small: a new column family every 100 ms
+constexpr int64_t kBucketMs = 100;  // small: a new column family every two batches
 constexpr int64_t kTtlMs = 10 * 60 * 1000;
 constexpr int kPartitions = 2;
 
 int Fail(const std::string& what) {
   std::fprintf(stderr, "crash_writer: %s\n", what.c_str());
   return 1;
+}
+
+// The time of the event at `offset`: half a bucket later every `per_partition` offsets, every other
+// offset a bucket earlier (each batch spreads over two buckets). Within max_future_ms of the wall
+// clock as long as a test writes fewer than 1200 batches.
+int64_t TimeOf(int64_t base_ms, int64_t offset, int64_t per_partition) {
+  return base_ms + (offset / per_partition) * (kBucketMs / 2) - (offset % 2) * kBucketMs;
 }
 
 // The payload names its record, so a torn or misplaced value shows.
@@ -63,7 +75,7 @@ std::string AdaptiveIdOf(int64_t offset) {
 
 // Adaptive mode: two writer threads, one partition each. Returns the exit code on error.
 int RunAdaptive(hotrow::store::EventStore& store, uint16_t topic, int64_t per_partition,
-                uint64_t seed) {
+                int64_t base_ms, uint64_t seed) {
   using namespace hotrow;
   const auto offsets = store.StoredOffsets();
   std::mutex out_mu;
@@ -79,14 +91,13 @@ int RunAdaptive(hotrow::store::EventStore& store, uint16_t topic, int64_t per_pa
           std::max<int64_t>(0, stored - static_cast<int64_t>(rng() % (2 * per_partition)));
       while (true) {
         const int64_t n = 1 + static_cast<int64_t>(rng() % (2 * per_partition));
-        const int64_t now = WallClock::Default()->NowMs();
         store::WriteBatchInput batch;
         for (int64_t offset = next; offset < next + n; ++offset) {
           const std::string id = AdaptiveIdOf(offset);
           keying::RowKey key;
           key.salt = store.salter().SaltOf("crash", p, offset, id);
           key.id_hash = keying::IdHash(id);
-          key.ts_ms = now - (offset % 2) * kBucketMs;  // two buckets per batch
+          key.ts_ms = TimeOf(base_ms, offset, per_partition);
           key.topic = topic;
           key.partition = p;
           key.offset = offset;
@@ -123,12 +134,14 @@ int RunAdaptive(hotrow::store::EventStore& store, uint16_t topic, int64_t per_pa
 
 int main(int argc, char** argv) {
   using namespace hotrow;
-  const bool adaptive = argc == 5 && std::string(argv[3]) == "adaptive";
-  if (argc != 3 && !adaptive) {
-    return Fail("usage: crash_writer PATH EVENTS_PER_PARTITION [adaptive SEED]");
+  const bool adaptive = argc == 6 && std::string(argv[4]) == "adaptive";
+  if (argc != 4 && !adaptive) {
+    return Fail("usage: crash_writer PATH EVENTS_PER_PARTITION BASE_MS [adaptive SEED]");
   }
   const int64_t per_partition = std::strtoll(argv[2], nullptr, 10);
   if (per_partition <= 0) return Fail("EVENTS_PER_PARTITION must be positive");
+  const int64_t base_ms = std::strtoll(argv[3], nullptr, 10);
+  if (base_ms <= 0) return Fail("BASE_MS must be positive");
   // spdlog's default logger writes to stdout, like a library that logs where it likes.
   spdlog::warn("crash_writer: a log line on stdout, which is not the protocol");
 
@@ -151,7 +164,7 @@ int main(int argc, char** argv) {
   Result<uint16_t> topic = store.TopicNumber("crash");
   if (!topic.ok()) return Fail("topic: " + topic.status().ToString());
   if (adaptive) {
-    return RunAdaptive(store, *topic, per_partition, std::strtoull(argv[4], nullptr, 10));
+    return RunAdaptive(store, *topic, per_partition, base_ms, std::strtoull(argv[5], nullptr, 10));
   }
 
   const auto offsets = store.StoredOffsets();
@@ -167,7 +180,6 @@ int main(int argc, char** argv) {
   testing::SayToParent("open");
 
   for (int64_t batch_no = next[0] / per_partition;; ++batch_no) {
-    const int64_t now = WallClock::Default()->NowMs();
     store::WriteBatchInput batch;
     for (int p = 0; p < kPartitions; ++p) {
       for (int64_t offset = batch_no * per_partition; offset < (batch_no + 1) * per_partition;
@@ -176,7 +188,7 @@ int main(int argc, char** argv) {
         keying::RowKey key;
         key.salt = store.salter().SaltOf("crash", p, offset, id);
         key.id_hash = keying::IdHash(id);
-        key.ts_ms = now - (offset % 2) * kBucketMs;  // two buckets per batch
+        key.ts_ms = TimeOf(base_ms, offset, per_partition);
         key.topic = *topic;
         key.partition = p;
         key.offset = offset;
