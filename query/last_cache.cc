@@ -18,9 +18,12 @@ size_t HeapBytes(const std::string& s) {
   return s.capacity() > 15 ? s.capacity() + 1 + kAllocOverhead : 0;
 }
 
-// What the by-id index adds per entry: its node (next link, key, pointer), the node's allocation
-// and a bucket pointer.
-constexpr size_t kIndexBytes = 8 + 24 + 8 + kAllocOverhead + 8;
+// What the by-id index adds per entry: it is at most half full and grows by doubling, so up to
+// four of its 16-byte slots.
+constexpr size_t kIndexBytes = 4 * 16;
+
+// How many rows ahead Add fetches an entry (and half as far, the places in it the row changes).
+constexpr uint32_t kPrefetchAhead = 8;
 
 // Below this a shard would hold too few ids for least-recently-written to mean much.
 constexpr size_t kMinShardBytes = size_t{256} << 10;
@@ -60,11 +63,6 @@ int64_t LastCache::FloorOf(const Entry& entry) const {
 
 void LastCache::Add(std::span<const store::WrittenRow> rows, bool from_rebuild) {
   if (rows.empty()) return;
-  if (shard_count_ == 1) {
-    std::lock_guard lock(shards_[0].mu);
-    for (const store::WrittenRow& row : rows) AddLocked(shards_[0], row, from_rebuild);
-    return;
-  }
   // Each shard's rows under one lock: a query sees all of a Write's rows of its id or none. The
   // rows are grouped by shard with a counting sort, which keeps their order within a shard.
   const uint64_t mask = shard_count_ - 1;
@@ -76,9 +74,28 @@ void LastCache::Add(std::span<const store::WrittenRow> rows, bool from_rebuild) 
   for (size_t i = 0; i < rows.size(); ++i) order[next[rows[i].key.id_hash & mask]++] = i;
   for (size_t s = 0; s < shard_count_; ++s) {
     if (starts[s] == starts[s + 1]) continue;
-    std::lock_guard lock(shards_[s].mu);
-    for (uint32_t i = starts[s]; i < starts[s + 1]; ++i) {
-      AddLocked(shards_[s], rows[order[i]], from_rebuild);
+    Shard& shard = shards_[s];
+    std::lock_guard lock(shard.mu);
+    // An entry is far from the last in memory (ids come in no order): the entries of the rows
+    // kPrefetchAhead places on are fetched while this one is added, and the places a row
+    // changes in its entry (the newest item, the neighbours in the written list) half as far
+    // on, once that row's entry has arrived, so that their cache misses overlap instead of
+    // following one another.
+    const uint32_t end = starts[s + 1];
+    for (uint32_t i = starts[s]; i < end; ++i) {
+      if (i + kPrefetchAhead < end) {
+        const Entry* ahead = shard.by_id.Peek(rows[order[i + kPrefetchAhead]].key.id_hash);
+        if (ahead != nullptr) __builtin_prefetch(ahead);
+      }
+      if (i + kPrefetchAhead / 2 < end) {
+        const Entry* ahead = shard.by_id.Peek(rows[order[i + kPrefetchAhead / 2]].key.id_hash);
+        if (ahead != nullptr) {
+          ahead->items.Prefetch();
+          if (ahead->colder != nullptr) __builtin_prefetch(ahead->colder);
+          if (ahead->warmer != nullptr) __builtin_prefetch(ahead->warmer);
+        }
+      }
+      AddLocked(shard, rows[order[i]], from_rebuild);
     }
   }
 }
@@ -93,18 +110,16 @@ void LastCache::AddLocked(Shard& shard, const store::WrittenRow& row, bool from_
     return;
   }
   const uint64_t id_hash = row.key.id_hash;
-  auto found = shard.by_id.find(IdKey{id_hash, id});
-  Entry* e = nullptr;
-  if (found == shard.by_id.end()) {
+  Entry* e = shard.by_id.Find(id_hash, [id](const Entry& entry) { return *entry.id == id; });
+  if (e == nullptr) {
     auto it = shard.entries.try_emplace(std::string(id)).first;
     e = &it->second;
     e->id = &it->first;
     e->id_hash = id_hash;
     e->floor_ms = shard.retired_ms;
-    shard.by_id.emplace(IdKey{id_hash, it->first}, e);
+    shard.by_id.Insert(id_hash, e);
     from_rebuild ? LinkColdest(shard, e) : LinkWarmest(shard, e);
   } else {
-    e = found->second;
     if (!from_rebuild && e != shard.warmest) {
       Unlink(shard, e);
       LinkWarmest(shard, e);
@@ -123,10 +138,12 @@ void LastCache::AddLocked(Shard& shard, const store::WrittenRow& row, bool from_
         e->floor_ms = std::max(e->floor_ms, k.ts_ms);
         TrimToFloor(e);
       } else {
-        // When the entry is full the oldest goes, and the floor rises to its time.
-        if (e->items.size() >= depth) e->floor_ms = std::max(e->floor_ms, e->items.back().ts_ms);
+        // When the entry is full the oldest goes, and the floor rises to its time (events tied
+        // with it go too). Below the depth every item stays above the floor, which is unchanged.
+        const bool full = e->items.size() >= depth;
+        if (full) e->floor_ms = std::max(e->floor_ms, e->items.back().ts_ms);
         e->items.Insert(index, k, payload, depth);
-        TrimToFloor(e);
+        if (full) TrimToFloor(e);
       }
     }
   }
@@ -150,7 +167,7 @@ void LastCache::RetireLocked(Shard& shard, std::map<std::string, Entry, std::les
   shard.retired_ms = std::max(shard.retired_ms, newest);
   Unlink(shard, e);
   shard.bytes -= e->bytes;
-  shard.by_id.erase(IdKey{e->id_hash, it->first});
+  shard.by_id.Erase(e->id_hash, e);
   shard.entries.erase(it);
 }
 
@@ -256,8 +273,9 @@ bool LastCache::Latest(std::string_view id, uint64_t id_hash, int n, int64_t win
   out->clear();
   Shard& shard = ShardOf(id_hash);
   std::lock_guard lock(shard.mu);
-  auto it = shard.by_id.find(IdKey{id_hash, id});
-  if (it == shard.by_id.end()) {
+  const Entry* found =
+      shard.by_id.Find(id_hash, [id](const Entry& entry) { return *entry.id == id; });
+  if (found == nullptr) {
     // Held by no entry: no row of it in the window, if nothing the shard forgot can be there.
     const int64_t known = known_from_ms_.load(std::memory_order_acquire);
     const int64_t floor = std::max(shard.retired_ms, known == kNoFloor ? kNoFloor : known - 1);
@@ -265,7 +283,7 @@ bool LastCache::Latest(std::string_view id, uint64_t id_hash, int n, int64_t win
     (none ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
     return none;
   }
-  const Entry& e = *it->second;
+  const Entry& e = *found;
   const int64_t floor = FloorOf(e);
   // Items are in number order; when ranks differ from numbers, the run of events tied with the
   // n-th is read whole and reordered before the cut (ties above the floor are all held).

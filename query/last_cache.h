@@ -10,10 +10,10 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "keying/row_key.h"
+#include "query/hash_slots.h"
 #include "query/partition_filter.h"
 #include "query/topic_order.h"
 #include "store/write_observer.h"
@@ -152,6 +152,12 @@ class LastCache final : public store::WriteObserver {
     const Item& back() const { return (*this)[size_ - 1]; }
     // The slots' array and every payload's heap, as counted against max_bytes.
     size_t heap_bytes() const;
+    // Asks the CPU to fetch the newest item and the slot before it (where a newer one goes).
+    void Prefetch() const {
+      if (slots_.empty()) return;
+      __builtin_prefetch(&slots_[head_]);
+      __builtin_prefetch(&slots_[head_ == 0 ? slots_.size() - 1 : head_ - 1]);
+    }
     // Puts an event at position `index` (<= size()); when size() == depth, the oldest goes
     // (REQUIRES: index < size() then).
     void Insert(size_t index, const keying::RowKey& key, std::string_view payload, size_t depth);
@@ -183,23 +189,13 @@ class LastCache final : public store::WriteObserver {
     Entry* colder = nullptr;          // the least-recently-written list
     Entry* warmer = nullptr;
   };
-  // The by-id index's key: the id with its keying::IdHash, which every row's key and every query
-  // bring, so that no lookup hashes the id again.
-  struct IdKey {
-    uint64_t hash = 0;
-    std::string_view id;
-    bool operator==(const IdKey& other) const { return hash == other.hash && id == other.id; }
-  };
-  struct IdKeyHash {
-    size_t operator()(const IdKey& key) const noexcept { return key.hash; }
-  };
   struct Shard {
     mutable std::mutex mu;
     std::map<std::string, Entry, std::less<>> entries;  // guarded by mu
-    // The same entries by id, for the lookups of writes, the rebuild and Latest (a lookup in
-    // `entries` misses the CPU cache at every level of its tree); the views are `entries`' keys.
-    // Guarded by mu.
-    std::unordered_map<IdKey, Entry*, IdKeyHash> by_id;
+    // The same entries by keying::IdHash of their id, which every row's key and every query
+    // bring, for the lookups of writes, the rebuild and Latest (a lookup in `entries` misses the
+    // CPU cache at every level of its tree). Guarded by mu.
+    HashSlots<Entry> by_id;
     // The coldest and the warmest entry of the list; guarded by mu.
     Entry* coldest = nullptr;
     Entry* warmest = nullptr;
