@@ -283,7 +283,15 @@ bool LastCache::Latest(std::string_view id, uint64_t id_hash, int n, int64_t win
     (none ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
     return none;
   }
-  const Entry& e = *found;
+  const bool exact = CollectLocked(*found, n, window_start_ms, filter, topics, out);
+  (exact ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
+  return exact;
+}
+
+bool LastCache::CollectLocked(const Entry& e, int n, int64_t window_start_ms,
+                              const PartitionFilter* filter, const TopicOrder* topics,
+                              std::vector<CachedEvent>* out) const {
+  out->clear();
   const int64_t floor = FloorOf(e);
   // Items are in number order; when ranks differ from numbers, the run of events tied with the
   // n-th is read whole and reordered before the cut (ties above the floor are all held).
@@ -307,7 +315,6 @@ bool LastCache::Latest(std::string_view id, uint64_t id_hash, int n, int64_t win
   // n events above the floor are the store's n newest; fewer are all there is when the floor is
   // below the window.
   const bool exact = static_cast<int>(out->size()) == n || floor < window_start_ms;
-  (exact ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
   if (!exact) out->clear();
   return exact;
 }
@@ -322,38 +329,48 @@ bool LastCache::Complete(int64_t window_start_ms) const {
   return true;
 }
 
-std::vector<std::string> LastCache::IdsAfter(std::string_view prefix, std::string_view after,
-                                             size_t max, int64_t window_start_ms,
-                                             const PartitionFilter* filter) const {
-  std::vector<std::string> ids;
+std::vector<LastCache::IdNewest> LastCache::NewestAfter(std::string_view prefix,
+                                                        std::string_view after, size_t max,
+                                                        int64_t window_start_ms,
+                                                        const PartitionFilter* filter,
+                                                        const TopicOrder* topics) {
+  std::vector<IdNewest> ids;
   if (max == 0) return ids;
+  auto by_id = [](const IdNewest& a, const IdNewest& b) { return a.id < b.id; };
   const std::string_view start = std::max(prefix, after);
+  std::vector<CachedEvent> newest;
+  // Once `max` ids are held, the page ends at the largest of them: the shards read after that
+  // stop there, so a small page copies a few pages' events rather than one per shard.
+  std::optional<std::string> bound;
   for (size_t s = 0; s < shard_count_; ++s) {
-    const Shard& shard = shards_[s];
+    Shard& shard = shards_[s];
     std::lock_guard lock(shard.mu);
     size_t taken = 0;
     for (auto it = shard.entries.lower_bound(start); it != shard.entries.end() && taken < max;
          ++it) {
       if (!it->first.starts_with(prefix)) break;
+      if (bound && it->first > *bound) break;
       if (!after.empty() && it->first == after) continue;
-      const Entry& e = it->second;
-      const int64_t floor = FloorOf(e);
-      bool has = false;
-      for (size_t i = 0; i < e.items.size(); ++i) {
-        const Item& item = e.items[i];
-        if (item.ts_ms <= floor || item.ts_ms < window_start_ms) break;
-        if (filter == nullptr || (*filter)(item.topic, item.partition)) {
-          has = true;
-          break;
-        }
-      }
-      if (!has && floor < window_start_ms) continue;  // known to have no row in the window
-      ids.push_back(it->first);
+      const bool exact = CollectLocked(it->second, 1, window_start_ms, filter, topics, &newest);
+      if (exact && newest.empty()) continue;  // known to have no row in the window
+      IdNewest& id = ids.emplace_back();
+      id.id = it->first;
+      if (exact) id.newest = std::move(newest.front());
       ++taken;
     }
+    if (ids.size() > max) {
+      std::nth_element(ids.begin(), ids.begin() + static_cast<ptrdiff_t>(max - 1), ids.end(),
+                       by_id);
+      ids.resize(max);
+    }
+    if (ids.size() == max) {
+      bound = std::max_element(ids.begin(), ids.end(), by_id)->id;
+    }
   }
-  std::sort(ids.begin(), ids.end());
-  if (ids.size() > max) ids.resize(max);
+  std::sort(ids.begin(), ids.end(), by_id);
+  for (const IdNewest& id : ids) {
+    (id.newest ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
+  }
   return ids;
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -118,11 +119,20 @@ class LastCache final : public store::WriteObserver {
   // the cache can still be in it.
   bool Complete(int64_t window_start_ms) const;
 
+  // One id of the walk in id order (NewestAfter), with what Latest(id, 1) answers for it: its
+  // newest event, or none when the cache cannot tell it exactly (the store must be read).
+  struct IdNewest {
+    std::string id;
+    std::optional<CachedEvent> newest;
+  };
   // The ids after `after` (in byte order) that start with `prefix`, in byte order, at most `max`,
-  // that may have a row in the window the filter accepts: those the cache knows to have none are
-  // left out. A page of the latest of every id asks Latest(id, 1) of each.
-  std::vector<std::string> IdsAfter(std::string_view prefix, std::string_view after, size_t max,
-                                    int64_t window_start_ms, const PartitionFilter* filter) const;
+  // that may have a row in the window the filter accepts (those the cache knows to have none are
+  // left out), each with its newest event as Latest(id, 1) tells it: a page of the latest of
+  // every id, read in one pass under each shard's lock, where a Latest per id looked each id up
+  // again.
+  std::vector<IdNewest> NewestAfter(std::string_view prefix, std::string_view after, size_t max,
+                                    int64_t window_start_ms, const PartitionFilter* filter,
+                                    const TopicOrder* topics);
 
   // Removes the rows of the partitions `drop` accepts (topic number, partition): this instance
   // no longer owns them. Their ids' floors rise accordingly.
@@ -220,6 +230,11 @@ class LastCache final : public store::WriteObserver {
   void LinkWarmest(Shard& shard, Entry* entry);
   void LinkColdest(Shard& shard, Entry* entry);
   void Recount(Shard& shard, Entry* entry);
+  // The n newest events of `entry` as Latest tells them, into `out`; false (and `out` empty) when
+  // the store must be read. REQUIRES: its shard's mu held.
+  bool CollectLocked(const Entry& entry, int n, int64_t window_start_ms,
+                     const PartitionFilter* filter, const TopicOrder* topics,
+                     std::vector<CachedEvent>* out) const;
   // The floor every lookup applies to `entry`: its own, and the rebuild's.
   int64_t FloorOf(const Entry& entry) const;
 

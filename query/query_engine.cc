@@ -116,16 +116,23 @@ Status QueryEngine::LatestAdmitted(std::string_view id, int n, std::vector<Event
     if (cache_->Latest(id, keying::IdHash(id), n, store_->WindowStartMs(),
                        filter ? &filter : nullptr, &cached, topics)) {
       out->reserve(cached.size());
-      for (CachedEvent& c : cached) {
-        out->push_back(Event{std::string(id), c.ts_ms,
-                             store_->TopicName(c.topic).value_or(std::to_string(c.topic)),
-                             c.partition, c.offset, std::move(c.payload)});
-      }
+      for (CachedEvent& c : cached) out->push_back(FromCached(std::string(id), std::move(c)));
       return Status::Ok();
     }
   }
   out->reserve(static_cast<size_t>(std::min(n, 64)));
   return RangeAdmitted(id, 0, kMaxTimeMs, n, Order::kDesc, RangeOut{.events = out, .latest = true});
+}
+
+Event QueryEngine::FromCached(std::string id, CachedEvent&& cached) const {
+  std::optional<std::string> topic = store_->TopicName(cached.topic);
+  std::string name = topic ? std::move(*topic) : std::to_string(cached.topic);
+  return Event{.id = std::move(id),
+               .ts_ms = cached.ts_ms,
+               .topic = std::move(name),
+               .partition = cached.partition,
+               .offset = cached.offset,
+               .payload = std::move(cached.payload)};
 }
 
 Result<std::vector<std::vector<Event>>> QueryEngine::LatestMany(const std::vector<std::string>& ids,
@@ -170,14 +177,19 @@ Result<LatestAllPage> QueryEngine::LatestAll(std::string_view prefix, std::strin
     std::string cursor(after);
     std::vector<Event> newest;
     while (page.events.size() < wanted) {
-      const std::vector<std::string> ids = cache_->IdsAfter(
-          prefix, cursor, wanted - page.events.size(), window_start, filter ? &filter : nullptr);
+      std::vector<LastCache::IdNewest> ids =
+          cache_->NewestAfter(prefix, cursor, wanted - page.events.size(), window_start,
+                              filter ? &filter : nullptr, &topics);
       if (ids.empty()) break;
-      for (const std::string& id : ids) {
-        HOTROW_RETURN_IF_ERROR(LatestAdmitted(id, 1, &newest, &topics));
+      cursor = ids.back().id;
+      for (LastCache::IdNewest& id : ids) {
+        if (id.newest) {
+          page.events.push_back(FromCached(std::move(id.id), std::move(*id.newest)));
+          continue;
+        }
+        HOTROW_RETURN_IF_ERROR(LatestAdmitted(id.id, 1, &newest, &topics));
         if (!newest.empty()) page.events.push_back(std::move(newest.front()));
       }
-      cursor = ids.back();
     }
   } else {
     LatestAllRun run;

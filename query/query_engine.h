@@ -227,6 +227,8 @@ class QueryEngine {
   // RangeImpl without taking a query slot (the caller holds one).
   Status RangeAdmitted(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit,
                        Order order, const RangeOut& out);
+  // A cached event as the engine answers it, with its topic's name.
+  Event FromCached(std::string id, CachedEvent&& cached) const;
   // Latest without taking a query slot: from the cache when it can answer, else the store.
   // `topics` (null: made here) orders ties in time; a caller asking many ids makes it once.
   Status LatestAdmitted(std::string_view id, int n, std::vector<Event>* out,
