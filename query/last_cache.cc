@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "keying/row_value.h"
+#include "query/salt_tasks.h"
 
 namespace hotrow::query {
 namespace {
@@ -28,6 +29,9 @@ constexpr uint32_t kPrefetchAhead = 8;
 // Below this a shard would hold too few ids for least-recently-written to mean much.
 constexpr size_t kMinShardBytes = size_t{256} << 10;
 constexpr size_t kMaxShards = 64;
+
+// The most threads one walk of every id reads the shards on.
+constexpr size_t kMaxWalkGroups = 8;
 
 template <typename T>
 auto OrderKey(const T& e) {
@@ -333,16 +337,62 @@ std::vector<LastCache::IdNewest> LastCache::NewestAfter(std::string_view prefix,
                                                         std::string_view after, size_t max,
                                                         int64_t window_start_ms,
                                                         const PartitionFilter* filter,
-                                                        const TopicOrder* topics) {
+                                                        const TopicOrder* topics, ThreadPool* pool,
+                                                        int max_workers) {
+  if (max == 0) return {};
+  // One run per thread, each over a contiguous range of shards (both counts powers of two or
+  // one), merged here.
+  size_t groups = 1;
+  while (groups < shard_count_ && groups < kMaxWalkGroups &&
+         groups < static_cast<size_t>(std::max(0, max_workers)) + 1) {
+    groups *= 2;
+  }
+  const size_t per_group = shard_count_ / groups;
+  std::vector<std::vector<IdNewest>> runs(groups);
+  const Status walked = RunSaltTasks(pool, max_workers, groups, [&](size_t g) {
+    runs[g] = NewestInShards(g * per_group, (g + 1) * per_group, prefix, after, max,
+                             window_start_ms, filter, topics);
+    return Status::Ok();
+  });
+  (void)walked;  // the tasks cannot fail
   std::vector<IdNewest> ids;
-  if (max == 0) return ids;
+  if (groups == 1) {
+    ids = std::move(runs.front());
+  } else {
+    size_t held = 0;
+    for (const std::vector<IdNewest>& run : runs) held += run.size();
+    ids.reserve(std::min(held, max));
+    std::vector<size_t> at(groups, 0);
+    while (ids.size() < max) {
+      size_t least = groups;
+      for (size_t g = 0; g < groups; ++g) {
+        if (at[g] == runs[g].size()) continue;
+        if (least == groups || runs[g][at[g]].id < runs[least][at[least]].id) least = g;
+      }
+      if (least == groups) break;
+      ids.push_back(std::move(runs[least][at[least]++]));
+    }
+  }
+  for (const IdNewest& id : ids) {
+    (id.newest ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
+  }
+  return ids;
+}
+
+std::vector<LastCache::IdNewest> LastCache::NewestInShards(size_t first_shard, size_t end_shard,
+                                                           std::string_view prefix,
+                                                           std::string_view after, size_t max,
+                                                           int64_t window_start_ms,
+                                                           const PartitionFilter* filter,
+                                                           const TopicOrder* topics) {
+  std::vector<IdNewest> ids;
   auto by_id = [](const IdNewest& a, const IdNewest& b) { return a.id < b.id; };
   const std::string_view start = std::max(prefix, after);
   std::vector<CachedEvent> newest;
   // Once `max` ids are held, the page ends at the largest of them: the shards read after that
   // stop there, so a small page copies a few pages' events rather than one per shard.
   std::optional<std::string> bound;
-  for (size_t s = 0; s < shard_count_; ++s) {
+  for (size_t s = first_shard; s < end_shard; ++s) {
     Shard& shard = shards_[s];
     std::lock_guard lock(shard.mu);
     size_t taken = 0;
@@ -368,9 +418,6 @@ std::vector<LastCache::IdNewest> LastCache::NewestAfter(std::string_view prefix,
     }
   }
   std::sort(ids.begin(), ids.end(), by_id);
-  for (const IdNewest& id : ids) {
-    (id.newest ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
-  }
   return ids;
 }
 

@@ -16,6 +16,7 @@
 #include "keying/row_key.h"
 #include "query/hash_slots.h"
 #include "query/partition_filter.h"
+#include "query/thread_pool.h"
 #include "query/topic_order.h"
 #include "store/write_observer.h"
 
@@ -129,10 +130,12 @@ class LastCache final : public store::WriteObserver {
   // that may have a row in the window the filter accepts (those the cache knows to have none are
   // left out), each with its newest event as Latest(id, 1) tells it: a page of the latest of
   // every id, read in one pass under each shard's lock, where a Latest per id looked each id up
-  // again.
+  // again. The shards are read in contiguous groups on up to `max_workers` threads of `pool`
+  // besides the caller (0: on the caller alone), and the groups' runs merged here.
   std::vector<IdNewest> NewestAfter(std::string_view prefix, std::string_view after, size_t max,
                                     int64_t window_start_ms, const PartitionFilter* filter,
-                                    const TopicOrder* topics);
+                                    const TopicOrder* topics, ThreadPool* pool = nullptr,
+                                    int max_workers = 0);
 
   // Removes the rows of the partitions `drop` accepts (topic number, partition): this instance
   // no longer owns them. Their ids' floors rise accordingly.
@@ -235,6 +238,11 @@ class LastCache final : public store::WriteObserver {
   bool CollectLocked(const Entry& entry, int n, int64_t window_start_ms,
                      const PartitionFilter* filter, const TopicOrder* topics,
                      std::vector<CachedEvent>* out) const;
+  // NewestAfter over the shards [first_shard, end_shard) alone, in id order.
+  std::vector<IdNewest> NewestInShards(size_t first_shard, size_t end_shard,
+                                       std::string_view prefix, std::string_view after,
+                                       size_t max, int64_t window_start_ms,
+                                       const PartitionFilter* filter, const TopicOrder* topics);
   // The floor every lookup applies to `entry`: its own, and the rebuild's.
   int64_t FloorOf(const Entry& entry) const;
 

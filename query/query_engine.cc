@@ -179,7 +179,8 @@ Result<LatestAllPage> QueryEngine::LatestAll(std::string_view prefix, std::strin
     while (page.events.size() < wanted) {
       std::vector<LastCache::IdNewest> ids =
           cache_->NewestAfter(prefix, cursor, wanted - page.events.size(), window_start,
-                              filter ? &filter : nullptr, &topics);
+                              filter ? &filter : nullptr, &topics, pool_.get(),
+                              MaxWorkersPerQuery());
       if (ids.empty()) break;
       cursor = ids.back().id;
       for (LastCache::IdNewest& id : ids) {

@@ -26,9 +26,10 @@ class LastCacheTest : public QueryEngineTest {
  protected:
   // An engine with the cache on; waits for its rebuild.
   std::unique_ptr<QueryEngine> CachedEngine(int depth = 4, size_t bytes = size_t{8} << 20,
-                                            std::function<query::PartitionFilter()> filter = {}) {
+                                            std::function<query::PartitionFilter()> filter = {},
+                                            int threads = 2) {
     QueryOptions q;
-    q.threads = 2;
+    q.threads = threads;
     q.last_cache = depth;
     q.last_cache_bytes = bytes;
     q.partition_filter = std::move(filter);
@@ -407,26 +408,31 @@ TEST_F(LastCacheTest, LatestManyAndLatestAllFromTheCacheEqualTheStoreRead) {
     events.push_back(Ev("dev-" + std::to_string(i % 37), kT0 + 20'000 + i * 97, "t", i % 3));
   }
   ASSERT_NO_FATAL_FAILURE(Write(events));
-  auto cached = CachedEngine(4);
   auto store = StoreEngine();
-  std::vector<std::string> ids = {"dev-1", "nobody", "dev-36", "dev-1"};
-  Result<std::vector<std::vector<Event>>> many = cached->LatestMany(ids, 3);
-  Result<std::vector<std::vector<Event>>> want_many = store->LatestMany(ids, 3);
-  ASSERT_TRUE(many.ok() && want_many.ok());
-  EXPECT_EQ(*many, *want_many);
-  for (const std::string prefix : {"", "dev-1", "dev-2", "zzz"}) {
-    for (int64_t limit : {1, 5, 100}) {
-      std::string after;
-      while (true) {
-        Result<query::LatestAllPage> got = cached->LatestAll(prefix, after, limit);
-        Result<query::LatestAllPage> want = store->LatestAll(prefix, after, limit);
-        ASSERT_TRUE(got.ok() && want.ok());
-        EXPECT_TRUE(got->from_cache);
-        EXPECT_FALSE(want->from_cache);
-        EXPECT_EQ(got->events, want->events) << prefix << " after " << after;
-        EXPECT_EQ(got->next, want->next);
-        if (!got->next) break;
-        after = *got->next;
+  // The walk of every id reads the cache's shards on as many threads as the engine has (one,
+  // two and four runs merged), each page the same.
+  for (int threads : {1, 2, 4}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    auto cached = CachedEngine(4, size_t{8} << 20, {}, threads);
+    std::vector<std::string> ids = {"dev-1", "nobody", "dev-36", "dev-1"};
+    Result<std::vector<std::vector<Event>>> many = cached->LatestMany(ids, 3);
+    Result<std::vector<std::vector<Event>>> want_many = store->LatestMany(ids, 3);
+    ASSERT_TRUE(many.ok() && want_many.ok());
+    EXPECT_EQ(*many, *want_many);
+    for (const std::string prefix : {"", "dev-1", "dev-2", "zzz"}) {
+      for (int64_t limit : {1, 5, 100}) {
+        std::string after;
+        while (true) {
+          Result<query::LatestAllPage> got = cached->LatestAll(prefix, after, limit);
+          Result<query::LatestAllPage> want = store->LatestAll(prefix, after, limit);
+          ASSERT_TRUE(got.ok() && want.ok());
+          EXPECT_TRUE(got->from_cache);
+          EXPECT_FALSE(want->from_cache);
+          EXPECT_EQ(got->events, want->events) << prefix << " after " << after;
+          EXPECT_EQ(got->next, want->next);
+          if (!got->next) break;
+          after = *got->next;
+        }
       }
     }
   }
