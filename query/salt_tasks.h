@@ -14,7 +14,8 @@ namespace hotrow::query {
 // index order. The first failing task fails the run: tasks not yet started are skipped, and that
 // Status is returned once every started task has finished. Used by the queries that aggregate per
 // (bucket, salt) and merge the partial results on the caller (latest of every id, series:
-// DESIGN.md "Round 3 notes").
+// DESIGN.md "Round 3 notes"), and by the last-N cache's walk of every id (a task per group of
+// shards).
 //
 // Returns only when no task is running: a task may use anything the caller owns. A pool thread
 // that starts after every task was claimed touches nothing of the caller's.
