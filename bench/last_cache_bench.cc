@@ -266,8 +266,8 @@ int Main() {
   const double http_off_qps = static_cast<double>(http_off_answers) / http_off_s;
 
   // The latest of every id: the cache's walk, the store path, a scan of the window, in turns over
-  // 3 rounds; each figure is its median (the first walk of a process also pays for the page
-  // faults of a heap that later walks reuse).
+  // 3 rounds; each figure is its median (the first walk of a process is slower than the later
+  // ones, and a slow spell of the machine would fall on one reader only).
   constexpr int kEveryRounds = 3;
   std::vector<double> every_cache, every_store, every_scan;
   std::map<std::string, query::Event> newest;
