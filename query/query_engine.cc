@@ -188,7 +188,10 @@ Result<LatestAllPage> QueryEngine::LatestAll(std::string_view prefix, std::strin
           page.events.push_back(FromCached(std::move(id.id), std::move(*id.newest)));
           continue;
         }
-        HOTROW_RETURN_IF_ERROR(LatestAdmitted(id.id, 1, &newest, &topics));
+        // The cache cannot tell this id (and counted the miss): read the store, as latest-N does.
+        newest.clear();
+        HOTROW_RETURN_IF_ERROR(RangeAdmitted(id.id, 0, kMaxTimeMs, 1, Order::kDesc,
+                                             RangeOut{.events = &newest, .latest = true}));
         if (!newest.empty()) page.events.push_back(std::move(newest.front()));
       }
     }

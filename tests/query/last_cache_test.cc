@@ -284,6 +284,31 @@ TEST_F(LastCacheTest, ThePartitionFilterAndForgottenPartitionsStayExact) {
   for (int n = 1; n <= 4; ++n) EXPECT_TRUE(ExpectSame(cached.get(), store.get(), "d", n));
 }
 
+// An id the cache cannot tell in the walk of every id (its entry full of rows the filter rejects,
+// its floor above the window's start) is read from the store and counted as one miss, not asked
+// of the cache a second time.
+TEST_F(LastCacheTest, TheWalkOfEveryIdCountsAnIdItCannotTellOnce) {
+  ASSERT_NO_FATAL_FAILURE(OpenStore(SaltBy::kRecord, 4));
+  auto filter = [] { return query::PartitionFilter([](uint16_t, int32_t p) { return p == 0; }); };
+  std::vector<TestEvent> events;
+  for (int i = 0; i < 4; ++i) events.push_back(Ev("told", kT0 + 40'000 + i, "t", 0));
+  for (int i = 0; i < 4; ++i) events.push_back(Ev("untold", kT0 + 40'000 + i, "t", 0));
+  for (int i = 0; i < 4; ++i) events.push_back(Ev("untold", kT0 + 45'000 + i, "t", 1));
+  ASSERT_NO_FATAL_FAILURE(Write(events));
+  auto cached = CachedEngine(4, size_t{8} << 20, filter);
+  auto store = StoreEngine(filter);
+  const query::LastCacheStats before = cached->Cache().cache;
+  Result<query::LatestAllPage> got = cached->LatestAll("", "", 10);
+  Result<query::LatestAllPage> want = store->LatestAll("", "", 10);
+  ASSERT_TRUE(got.ok() && want.ok());
+  EXPECT_TRUE(got->from_cache);
+  EXPECT_EQ(got->events, want->events);
+  ASSERT_EQ(got->events.size(), 2u);
+  const query::LastCacheStats after = cached->Cache().cache;
+  EXPECT_EQ(after.hits - before.hits, 1u);      // "told"
+  EXPECT_EQ(after.misses - before.misses, 1u);  // "untold", read from the store
+}
+
 // After a restart the cache is rebuilt from the store, newest bucket first: once the rebuild is
 // done every id is answered from it; a row both rebuilt and written meanwhile is kept once.
 TEST_F(LastCacheTest, ARestartRebuildsTheCacheFromTheStore) {
