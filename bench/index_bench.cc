@@ -220,10 +220,11 @@ int main() {
   report.Row(
       {"1-minute range by scan + filter", Fixed(rs * 1e3, 3) + " ms", Fixed(rs / ri, 1) + "x"});
   report.Note(
-      "An index row is 32 bytes of key and about 20 of value (the event's id hash, the "
-      "field and the value): it points at the event rather than copying its payload, so "
-      "a query reads its index rows, merges them and then reads only the events it "
-      "returns, through the same RocksDB iterator (one snapshot).");
+      "A write puts one index posting per (field, value) and second of its batch, listing "
+      "the events by their 31-byte data keys (keying/index_key.h): it points at the events "
+      "rather than copying their payloads, so a query reads the value's postings, orders "
+      "their events and then reads only the events it returns, through the same RocksDB "
+      "iterator (one snapshot).");
   report.Write();
   return 0;
 }

@@ -44,10 +44,10 @@ int HexDigit(char c) {
 Result<std::string> DecodeHex(std::string_view text) {
   if (text.size() >= 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
     text.remove_prefix(2);
-  const std::string expected =
-      "a row key is " + std::to_string(keying::kRowKeySize) + " bytes (" +
-      std::to_string(2 * keying::kRowKeySize) + " hex digits), an index key " +
-      std::to_string(keying::kIndexKeySize) + " bytes";
+  const std::string expected = "a row key is " + std::to_string(keying::kRowKeySize) + " bytes (" +
+                               std::to_string(2 * keying::kRowKeySize) +
+                               " hex digits), an index key " +
+                               std::to_string(keying::kIndexKeySize) + " bytes";
   if (text.empty()) return Status::InvalidArgument("key is empty: " + expected);
   for (size_t i = 0; i < text.size(); ++i) {
     if (HexDigit(text[i]) < 0) {
@@ -193,17 +193,26 @@ int RunKeysExplain(const KeysFlags& flags) {
   keying::IndexKey index_key;
   const bool is_index = bytes->size() == keying::kIndexKeySize;
   if (is_index) {
-    // An index key (keying/index_key.h): the same fields but the value hash for the id hash.
+    // A posting's key (keying/index_key.h): the value hash, then its newest event's place.
     if (!keying::DecodeIndexKey(*bytes, &index_key)) {
-      return Fail(kExitUsage, keying::IsIndexKey(*bytes)
-                                  ? "index key field ts, partition or offset is out of range"
-                                  : "a 32-byte key is an index key, whose byte 10 is the tag 00");
+      const auto tag = static_cast<unsigned char>((*bytes)[keying::kIndexTagAt]);
+      return Fail(
+          kExitUsage,
+          tag == keying::kLegacyIndexTag
+              ? "an index key of an older hotrow (a legacy index row, tag 00), which nothing reads"
+          : keying::IsIndexKey(*bytes)
+              ? "index key field ts, partition or offset is out of range, or byte 1 is "
+                "not 00"
+              : "a 32-byte key is an index posting's, whose byte 10 is the tag 01");
     }
-    key = keying::EventKeyOf(index_key, 0);
+    key.ts_ms = index_key.ts_ms;
+    key.topic = index_key.topic;
+    key.partition = index_key.partition;
+    key.offset = index_key.offset;
   } else if (!keying::DecodeRowKey(*bytes, &key)) {
     return Fail(kExitUsage, WhyUndecodable(*bytes));
   }
-  if (key.salt >= config->keying.salts) {
+  if (!is_index && key.salt >= config->keying.salts) {
     return Fail(kExitUsage,
                 "key salt " + std::to_string(key.salt) + " is out of range: keying.salts is " +
                     std::to_string(config->keying.salts) +
@@ -221,11 +230,12 @@ int RunKeysExplain(const KeysFlags& flags) {
         name ? *name : "(unknown: this store has no topic " + std::to_string(key.topic) + ")";
   }
 
-  if (is_index) std::printf("kind: index\n");
-  std::printf("salt: %u\n", static_cast<unsigned>(key.salt));
   if (is_index) {
+    // Postings are not salted; the time, topic, partition and offset are its newest event's.
+    std::printf("kind: index posting\n");
     std::printf("value_hash: 0x%016" PRIx64 "\n", index_key.value_hash);
   } else {
+    std::printf("salt: %u\n", static_cast<unsigned>(key.salt));
     std::printf("id_hash: 0x%016" PRIx64 "\n", key.id_hash);
   }
   std::printf("ts_ms: %" PRId64 "\n", key.ts_ms);
@@ -249,8 +259,8 @@ int RunKeysAnalyze(const KeysFlags& flags) {
   const int salts = (*store)->options().salts;
   const bool adaptive = (*store)->options().salt_by == keying::SaltBy::kAdaptive;
   std::vector<uint64_t> per_salt(static_cast<size_t>(salts), 0);
-  std::vector<uint64_t> index_per_salt(static_cast<size_t>(salts), 0);  // index rows, not keys
-  uint64_t index_total = 0;
+  // Index postings and the events they list, and legacy index rows: not counted as keys.
+  uint64_t postings = 0, posted = 0, legacy_rows = 0;
   std::vector<BucketCount> per_bucket;
   uint64_t total = 0;
   for (const std::shared_ptr<const store::Bucket>& bucket : (*store)->Buckets()) {
@@ -266,17 +276,23 @@ int RunKeysAnalyze(const KeysFlags& flags) {
     for (int salt = 0; salt < salts; ++salt) {
       std::unique_ptr<store::RowIterator> it =
           bucket->NewIterator(keying::SaltKeyRange(static_cast<uint8_t>(salt)), false);
-      uint64_t n = 0, index_rows = 0;
+      uint64_t n = 0;
       for (it->SeekToFirst(); it->Valid(); it->Next()) {
         if (keying::IsIndexKey(it->key())) {
-          ++index_rows;
+          std::string_view field, value, events;
+          keying::IndexKey posting;
+          if (keying::DecodeIndexKey(it->key(), &posting) &&
+              keying::DecodePosting(it->value(), &field, &value, &events)) {
+            ++postings;
+            posted += events.size() / keying::kRowKeySize;
+          } else {
+            ++legacy_rows;
+          }
           continue;
         }
         ++n;
         if (!count.spread.empty()) NoteSpreadRow(it->key(), it->value(), salt, &count.spread);
       }
-      index_per_salt[static_cast<size_t>(salt)] += index_rows;
-      index_total += index_rows;
       Status status = it->status();
       if (!status.ok()) {
         return Fail(kExitFailure, "reading bucket " + FormatRfc3339Ms(bucket->start_ms()) +
@@ -337,16 +353,13 @@ int RunKeysAnalyze(const KeysFlags& flags) {
       }
     }
   }
-  if (index_total > 0) {
-    // Index rows (keying/index_key.h) live in their event's salt: they spread as the events do.
-    const double index_mean = static_cast<double>(index_total) / salts;
-    std::printf("\n%" PRIu64 " index rows\n%-6s %14s %12s\n", index_total, "salt", "index rows",
-                "deviation");
-    for (int salt = 0; salt < salts; ++salt) {
-      const uint64_t n = index_per_salt[static_cast<size_t>(salt)];
-      std::printf("%-6d %14" PRIu64 " %+11.2f%%\n", salt, n,
-                  (static_cast<double>(n) - index_mean) / index_mean * 100.0);
-    }
+  if (postings > 0) {
+    // Index postings (keying/index_key.h): one per (field, value) and second of a write.
+    std::printf("\n%" PRIu64 " index postings listing %" PRIu64 " events (%.1f per posting)\n",
+                postings, posted, static_cast<double>(posted) / static_cast<double>(postings));
+  }
+  if (legacy_rows > 0) {
+    std::printf("\n%" PRIu64 " legacy index rows (an older hotrow's, not read)\n", legacy_rows);
   }
   std::printf("\nmax deviation from mean: %.2f%% over %d salts\n", max_deviation, salts);
   return kExitOk;

@@ -15,10 +15,9 @@ constexpr size_t kIndexTimeAt = 10;
 static_assert(kIndexTimeAt + kKeyTailSize == kIndexKeySize);
 static_assert(kIndexTagAt + 1 == kIndexTimeAt);
 
-// salt | value_hash | tag.
-std::string TaggedPrefix(uint8_t salt, uint64_t value_hash) {
+// 00 | value_hash | tag.
+std::string TaggedPrefix(uint64_t value_hash) {
   std::string out(kIndexTagAt + 1, '\0');
-  out[kIndexSaltAt] = static_cast<char>(salt);
   StoreBigEndian64(value_hash, out.data() + kIndexHashAt);
   out[kIndexTagAt] = static_cast<char>(kIndexTag);
   return out;
@@ -44,7 +43,7 @@ uint64_t IndexHash(std::string_view field, std::string_view value) {
 }
 
 void EncodeIndexKeyTo(const IndexKey& key, char* out) {
-  out[kIndexSaltAt] = static_cast<char>(key.salt);
+  out[kIndexSaltAt] = 0;
   StoreBigEndian64(key.value_hash, out + kIndexHashAt);
   out[kIndexTagAt] = static_cast<char>(kIndexTag);
   EncodeKeyTail({key.ts_ms, key.topic, key.partition, key.offset}, out + kIndexTimeAt);
@@ -57,15 +56,18 @@ std::string EncodeIndexKey(const IndexKey& key) {
 }
 
 bool IsIndexKey(std::string_view bytes) {
-  return bytes.size() == kIndexKeySize &&
-         static_cast<unsigned char>(bytes[kIndexTagAt]) == kIndexTag;
+  if (bytes.size() != kIndexKeySize) return false;
+  const auto tag = static_cast<unsigned char>(bytes[kIndexTagAt]);
+  return tag == kIndexTag || tag == kLegacyIndexTag;
 }
 
 bool DecodeIndexKey(std::string_view bytes, IndexKey* key) {
-  if (!IsIndexKey(bytes)) return false;
+  if (bytes.size() != kIndexKeySize ||
+      static_cast<unsigned char>(bytes[kIndexTagAt]) != kIndexTag || bytes[kIndexSaltAt] != 0) {
+    return false;
+  }
   KeyTail tail;
   if (!DecodeKeyTail(bytes.data() + kIndexTimeAt, &tail)) return false;
-  key->salt = static_cast<uint8_t>(bytes[kIndexSaltAt]);
   key->value_hash = LoadBigEndian64(bytes.data() + kIndexHashAt);
   key->ts_ms = tail.ts_ms;
   key->topic = tail.topic;
@@ -74,33 +76,28 @@ bool DecodeIndexKey(std::string_view bytes, IndexKey* key) {
   return true;
 }
 
-IndexKey IndexKeyFor(const RowKey& event, uint64_t value_hash) {
+IndexKey IndexKeyFor(const RowKey& newest, uint64_t value_hash) {
   IndexKey k;
-  k.salt = event.salt;
   k.value_hash = value_hash;
-  k.ts_ms = event.ts_ms;
-  k.topic = event.topic;
-  k.partition = event.partition;
-  k.offset = event.offset;
+  k.ts_ms = newest.ts_ms;
+  k.topic = newest.topic;
+  k.partition = newest.partition;
+  k.offset = newest.offset;
   return k;
 }
 
-RowKey EventKeyOf(const IndexKey& key, uint64_t id_hash) {
-  RowKey k;
-  k.salt = key.salt;
-  k.id_hash = id_hash;
-  k.ts_ms = key.ts_ms;
-  k.topic = key.topic;
-  k.partition = key.partition;
-  k.offset = key.offset;
-  return k;
-}
-
-KeyRange IndexTimeKeyRange(uint8_t salt, uint64_t value_hash, int64_t from_ms, int64_t to_ms) {
-  const std::string tagged = TaggedPrefix(salt, value_hash);
+KeyRange PostingKeyRange(uint64_t value_hash, int64_t from_ms, int64_t to_ms) {
+  const std::string tagged = TaggedPrefix(value_hash);
   KeyRange range;
-  // ts < to  <=>  rev(ts) >= rev(to) + 1; ts >= from  <=>  rev(ts) < rev(from) + 1.
-  range.start = AtReversedTime(tagged, ReverseTime(to_ms) + 1);
+  // A posting keyed at t lists events of [PostingSpanStart(t), t]: one with an event before
+  // to_ms is keyed before the end of that event's span, upper.
+  // t < upper  <=>  rev(t) >= rev(upper) + 1; t >= from  <=>  rev(t) < rev(from) + 1.
+  const int64_t span = PostingSpanStart(to_ms - 1);
+  if (span > INT64_MAX - kPostingSpanMs) {
+    range.start = tagged;  // upper is past every time a key can hold
+  } else {
+    range.start = AtReversedTime(tagged, ReverseTime(span + kPostingSpanMs) + 1);
+  }
   if (from_ms == 0) {
     // rev(0) + 1 overflows: end at the tag's successor, still inside the 9-byte prefix.
     range.limit = tagged;
@@ -111,29 +108,29 @@ KeyRange IndexTimeKeyRange(uint8_t salt, uint64_t value_hash, int64_t from_ms, i
   return range;
 }
 
-std::string EncodeIndexValue(uint64_t id_hash, std::string_view field, std::string_view value) {
-  std::string out;
-  EncodeIndexValueTo(id_hash, field, value, &out);
-  return out;
-}
-
-void EncodeIndexValueTo(uint64_t id_hash, std::string_view field, std::string_view value,
-                        std::string* out) {
-  out->resize(9);
-  StoreBigEndian64(id_hash, out->data());
-  (*out)[8] = static_cast<char>(static_cast<unsigned char>(field.size()));
+void EncodePostingHeaderTo(std::string_view field, std::string_view value, std::string* out) {
+  out->clear();
+  out->push_back(static_cast<char>(static_cast<unsigned char>(field.size())));
   out->append(field);
+  char len[2];
+  StoreBigEndian16(static_cast<uint16_t>(value.size()), len);
+  out->append(len, 2);
   out->append(value);
 }
 
-bool DecodeIndexValue(std::string_view bytes, uint64_t* id_hash, std::string_view* field,
-                      std::string_view* value) {
-  if (bytes.size() < 9) return false;
-  const size_t field_len = static_cast<unsigned char>(bytes[8]);
-  if (bytes.size() < 9 + field_len) return false;
-  *id_hash = LoadBigEndian64(bytes.data());
-  *field = bytes.substr(9, field_len);
-  *value = bytes.substr(9 + field_len);
+void AppendPostingEvent(std::string_view data_key, std::string* out) { out->append(data_key); }
+
+bool DecodePosting(std::string_view bytes, std::string_view* field, std::string_view* value,
+                   std::string_view* events) {
+  if (bytes.empty()) return false;
+  const size_t field_len = static_cast<unsigned char>(bytes[0]);
+  if (bytes.size() < 1 + field_len + 2) return false;
+  const size_t value_len = LoadBigEndian16(bytes.data() + 1 + field_len);
+  const size_t header = 1 + field_len + 2 + value_len;
+  if (bytes.size() < header || (bytes.size() - header) % kRowKeySize != 0) return false;
+  *field = bytes.substr(1, field_len);
+  *value = bytes.substr(1 + field_len + 2, value_len);
+  *events = bytes.substr(header);
   return true;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <queue>
 #include <string>
 #include <tuple>
 
@@ -14,10 +15,9 @@
 namespace hotrow::query {
 namespace {
 
-// One index row that matched: where its event is.
+// One event a posting listed that matched: its data key.
 struct Hit {
-  keying::IndexKey key;
-  uint64_t id_hash = 0;
+  keying::RowKey key;
 };
 
 // Ties in time order topics by name (query/topic_order.h).
@@ -29,45 +29,61 @@ void Count(std::atomic<uint64_t> QueryWork::*counter, QueryWork* work, uint64_t 
   if (work != nullptr) (work->*counter).fetch_add(n, std::memory_order_relaxed);
 }
 
-// Reads up to `budget` matching index rows of one salt into `hits`, in the answer's order; with
-// `through_ties`, on through the rows tied in time with the last one (they come in topic number
-// order, and the merge orders them by name).
-Status ReadSalt(store::RowIterator* it, uint8_t salt, uint64_t value_hash, std::string_view field,
-                std::string_view value, int64_t from, int64_t to, int64_t budget, Order order,
-                const PartitionFilter* filter, bool through_ties, QueryWork* work,
-                std::vector<Hit>* hits) {
-  it->SetRange(keying::IndexTimeKeyRange(salt, value_hash, from, to));
-  order == Order::kDesc ? it->SeekToFirst() : it->SeekToLast();
+// Reads the postings of `value_hash` that may hold events of [from, to), through `it`, in the
+// answer's order (newest posting first for kDesc), into `hits`: the listed events that match
+// (field, value, time, partition), in no order. Stops once `budget` hits are ahead of every event
+// an unread posting can hold: for kDesc, newer than the next posting's key (its newest event);
+// for kAsc, older than the start of its span (keying::PostingSpanStart). Ties in time with the
+// last hit needed are therefore all read, as the merge by topic name needs.
+Status ReadPostings(store::RowIterator* it, uint64_t value_hash, std::string_view field,
+                    std::string_view value, int64_t from, int64_t to, int64_t budget, Order order,
+                    const PartitionFilter* filter, QueryWork* work, std::vector<Hit>* hits) {
+  it->SetRange(keying::PostingKeyRange(value_hash, from, to));
+  const bool desc = order == Order::kDesc;
+  desc ? it->SeekToFirst() : it->SeekToLast();
   Count(&QueryWork::seeks, work, 1);
-  int64_t found = 0;
+  // The hits not yet known to be ahead, as desc ? ts : -ts (the larger, the further ahead).
+  std::priority_queue<int64_t> pending;
+  int64_t ahead = 0;
   uint64_t stepped = 0;
-  int64_t last_ts = INT64_MIN;
-  for (; it->Valid() && (found < budget || through_ties);
-       order == Order::kDesc ? it->Next() : it->Prev()) {
+  for (; it->Valid(); desc ? it->Next() : it->Prev()) {
+    keying::IndexKey key;
+    if (!keying::DecodeIndexKey(it->key(), &key)) {
+      return Status::Corruption("an index range holds a row that is not an index posting");
+    }
+    const int64_t bound = desc ? key.ts_ms : -keying::PostingSpanStart(key.ts_ms);
+    while (!pending.empty() && pending.top() > bound) {
+      pending.pop();
+      ++ahead;
+    }
+    if (ahead >= budget) break;
     ++stepped;
-    Hit hit;
-    std::string_view f, v;
-    if (!keying::DecodeIndexKey(it->key(), &hit.key) ||
-        !keying::DecodeIndexValue(it->value(), &hit.id_hash, &f, &v)) {
-      return Status::Corruption("an index range holds a row that is not an index row");
+    std::string_view f, v, events;
+    if (!keying::DecodePosting(it->value(), &f, &v, &events)) {
+      return Status::Corruption("an index posting's value is not one");
     }
     // The full field and value decide: a 64-bit hash collision never returns another value.
-    if (f != field || v != value || hit.key.ts_ms < from || hit.key.ts_ms >= to) continue;
-    if (filter != nullptr && !(*filter)(hit.key.topic, hit.key.partition)) continue;
-    if (found >= budget && hit.key.ts_ms != last_ts) break;
-    last_ts = hit.key.ts_ms;
-    hits->push_back(hit);
-    ++found;
+    if (f != field || v != value) continue;
+    for (size_t at = 0; at < events.size(); at += keying::kRowKeySize) {
+      Hit hit;
+      if (!keying::DecodeRowKey(events.substr(at, keying::kRowKeySize), &hit.key)) {
+        return Status::Corruption("an index posting lists a key that is not an event's");
+      }
+      if (hit.key.ts_ms < from || hit.key.ts_ms >= to) continue;
+      if (filter != nullptr && !(*filter)(hit.key.topic, hit.key.partition)) continue;
+      hits->push_back(hit);
+      pending.push(desc ? hit.key.ts_ms : -hit.key.ts_ms);
+    }
   }
   Count(&QueryWork::rows_read, work, stepped);
   return it->Valid() ? Status::Ok() : it->status();
 }
 
-// Reads the event an index row points at, through the cursor that read the row.
+// Reads the event a posting listed, through the cursor that read the posting.
 Status ReadEvent(store::RowIterator* it, const Hit& hit, store::EventStore* store, QueryWork* work,
                  Event* out) {
   std::string_view id, payload;
-  HOTROW_RETURN_IF_ERROR(SeekIndexedEvent(it, hit.key, hit.id_hash, work, &id, &payload));
+  HOTROW_RETURN_IF_ERROR(SeekIndexedEvent(it, hit.key, work, &id, &payload));
   out->id.assign(id);
   out->ts_ms = hit.key.ts_ms;
   out->topic = store->TopicName(hit.key.topic).value_or(std::to_string(hit.key.topic));
@@ -106,19 +122,19 @@ Status CheckIndexedField(const store::EventStore& store, std::string_view field,
   return Status::Ok();
 }
 
-Status SeekIndexedEvent(store::RowIterator* it, const keying::IndexKey& key, uint64_t id_hash,
-                        QueryWork* work, std::string_view* id, std::string_view* payload) {
-  const std::string row = keying::EncodeRowKey(keying::EventKeyOf(key, id_hash));
+Status SeekIndexedEvent(store::RowIterator* it, const keying::RowKey& event, QueryWork* work,
+                        std::string_view* id, std::string_view* payload) {
+  const std::string row = keying::EncodeRowKey(event);
   it->SetRange(keying::KeyRange{row, row + '\0'});
   it->SeekToFirst();
   Count(&QueryWork::seeks, work, 1);
   if (!it->Valid()) {
     HOTROW_RETURN_IF_ERROR(it->status());
-    return Status::Corruption("an index row points at an event the store does not hold");
+    return Status::Corruption("an index posting lists an event the store does not hold");
   }
   Count(&QueryWork::rows_read, work, 1);
   if (it->key() != row || !keying::DecodeRowValue(it->value(), id, payload)) {
-    return Status::Corruption("an index row points at a row that is not its event");
+    return Status::Corruption("an index posting lists a row that is not its event");
   }
   return Status::Ok();
 }
@@ -136,7 +152,6 @@ Result<IndexAnswer> IndexQuery::Range(std::string_view field, std::string_view v
   const uint64_t value_hash = keying::IndexHash(field, value);
   auto buckets = store_->Buckets();  // oldest first
   if (order == Order::kDesc) std::reverse(buckets.begin(), buckets.end());
-  const int salts = store_->salter().salts();
   int64_t remaining = limit;
   std::vector<Hit> hits;
   const TopicOrder topics(*store_);
@@ -147,17 +162,14 @@ Result<IndexAnswer> IndexQuery::Range(std::string_view field, std::string_view v
       answer.unindexed.push_back({bucket->start_ms(), bucket->end_ms()});
       continue;
     }
-    // One cursor per bucket for its index rows and their events: one snapshot. Every range it
-    // is aimed at lies inside one 9-byte prefix, so the prefix bloom filter applies throughout.
+    // One cursor per bucket for its postings and their events: one snapshot. Every range it is
+    // aimed at lies inside one 9-byte prefix, so the prefix bloom filter applies throughout.
     std::unique_ptr<store::RowIterator> it = bucket->NewIterator(
-        keying::IndexTimeKeyRange(0, value_hash, from, to_ms), /*within_id_prefix=*/true);
+        keying::PostingKeyRange(value_hash, from, to_ms), /*within_id_prefix=*/true);
     Count(&QueryWork::iterators_created, work_, 1);
     hits.clear();
-    for (int salt = 0; salt < salts; ++salt) {
-      HOTROW_RETURN_IF_ERROR(ReadSalt(it.get(), static_cast<uint8_t>(salt), value_hash, field,
-                                      value, from, to_ms, remaining, order, filter_,
-                                      !topics.InNumberOrder(), work_, &hits));
-    }
+    HOTROW_RETURN_IF_ERROR(ReadPostings(it.get(), value_hash, field, value, from, to_ms, remaining,
+                                        order, filter_, work_, &hits));
     // Buckets hold disjoint time spans: merging inside one bucket is enough.
     if (order == Order::kDesc) {
       std::sort(hits.begin(), hits.end(), [&](const Hit& a, const Hit& b) {

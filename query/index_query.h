@@ -24,11 +24,11 @@ struct UnindexedSpan {
 Status CheckIndexedField(const store::EventStore& store, std::string_view field,
                          std::string_view value);
 
-// Reads, through `it`, the event the index row `key` (of an event whose id hashes to `id_hash`)
-// points at: its id and payload, valid until `it` moves. Corruption when the store does not
-// hold it. `work` (may be null) counts the seek and the row.
-Status SeekIndexedEvent(store::RowIterator* it, const keying::IndexKey& key, uint64_t id_hash,
-                        QueryWork* work, std::string_view* id, std::string_view* payload);
+// Reads, through `it`, the event with data key `event` that an index posting listed: its id and
+// payload, valid until `it` moves. Corruption when the store does not hold it. `work` (may be
+// null) counts the seek and the row.
+Status SeekIndexedEvent(store::RowIterator* it, const keying::RowKey& event, QueryWork* work,
+                        std::string_view* id, std::string_view* payload);
 
 struct IndexAnswer {
   std::vector<Event> events;
@@ -38,25 +38,25 @@ struct IndexAnswer {
   std::vector<UnindexedSpan> unindexed;
 };
 
-// The events whose indexed `field` equals `value` (keying/index_key.h), from the index rows that
-// ingest writes beside each event in the same WriteBatch.
+// The events whose indexed `field` equals `value`, from the postings (keying/index_key.h) that
+// ingest writes beside the events in the same WriteBatch.
 //
 // Same order, limits and window as the id queries (QueryEngine::Range): newest first for kDesc,
 // ties in time by (topic, partition, offset) descending, the reverse for kAsc; ts in
 // [max(from, window start), to). Buckets are visited in the answer's order and the next is opened
-// only while the answer is incomplete; inside a bucket every salt's index rows are read in key
-// order (each salt yields in the answer's order, so no salt reads more than the rows still
-// missing), merged by (ts, topic, partition, offset), and only the rows that make the answer have
-// their events read.
+// only while the answer is incomplete; inside a bucket the value's postings are read in the
+// answer's order until no unread posting can hold an event the answer still needs (a posting's
+// events lie in one second, keying::kPostingSpanMs), their events ordered by (ts, topic,
+// partition, offset), and only the events that make the answer are read.
 //
-// Consistency: in each bucket the index rows and the events they point at are read through one
+// Consistency: in each bucket the postings and the events they list are read through one
 // RocksDB iterator, so from one implicit snapshot; rows are never changed or deleted one by one
-// (a bucket goes whole, and a bucket being read stays readable), so an index row always finds
-// its event.
+// (a bucket goes whole, and a bucket being read stays readable), so a posting always finds its
+// events. A bucket whose index predates postings indexes no field (store/store_metadata.h).
 //
 // Errors: a field not in StoreOptions::index_fields (index.fields), a value over
 // keying::kMaxIndexValueSize bytes, n / limit / from / to out of range: InvalidArgument naming
-// the parameter. An index row whose event is missing: Corruption.
+// the parameter. A posting whose event is missing: Corruption.
 //
 // Thread-safety: the functions may be called from many threads at once.
 class IndexQuery {

@@ -22,21 +22,20 @@ Result<IndexSeriesAnswer> IndexSeries(const SeriesRun& run, std::string_view ind
 
   const uint64_t value_hash = keying::IndexHash(index_field, value);
   std::vector<internal::SeriesSpan> spans;
-  const int salts = run.store->salter().salts();
   for (const auto& bucket : run.store->Buckets()) {  // oldest first
     if (bucket->end_ms() <= from || bucket->start_ms() >= to_ms) continue;
     if (!bucket->Indexes(index_field)) {
       answer.unindexed.push_back({bucket->start_ms(), bucket->end_ms()});
       continue;
     }
-    for (int salt = 0; salt < salts; ++salt) spans.push_back({bucket, static_cast<uint8_t>(salt)});
+    spans.push_back({bucket, 0});  // postings are not salted (keying/index_key.h)
   }
   auto read = [&](const internal::SeriesSpan& span, int64_t lo, int64_t hi,
                   internal::SeriesTask* out) -> Status {
-    const keying::KeyRange range = keying::IndexTimeKeyRange(span.salt, value_hash, lo, hi);
+    const keying::KeyRange range = keying::PostingKeyRange(value_hash, lo, hi);
     std::unique_ptr<store::RowIterator> rows = span.bucket->NewIterator(range, true);
-    // Opened after `rows`: its snapshot holds every event an index row of `rows` points at (both
-    // are written in one batch, and nothing in a bucket is deleted row by row).
+    // Opened after `rows`: its snapshot holds every event a posting of `rows` lists (both are
+    // written in one batch, and nothing in a bucket is deleted row by row).
     std::unique_ptr<store::RowIterator> events = span.bucket->NewIterator(range, true);
     if (run.work != nullptr) {
       run.work->iterators_created.fetch_add(2, std::memory_order_relaxed);
@@ -47,21 +46,26 @@ Result<IndexSeriesAnswer> IndexSeries(const SeriesRun& run, std::string_view ind
     for (rows->SeekToFirst(); rows->Valid(); rows->Next()) {
       ++stepped;
       keying::IndexKey key;
-      uint64_t id_hash = 0;
-      std::string_view f, v;
+      std::string_view f, v, listed;
       if (!keying::DecodeIndexKey(rows->key(), &key) ||
-          !keying::DecodeIndexValue(rows->value(), &id_hash, &f, &v)) {
-        return Status::Corruption("an index range holds a row that is not an index row");
+          !keying::DecodePosting(rows->value(), &f, &v, &listed)) {
+        return Status::Corruption("an index range holds a row that is not an index posting");
       }
       // The full field and value decide: a 64-bit hash collision never counts another value.
-      if (f != index_field || v != value || key.ts_ms < lo || key.ts_ms >= hi) continue;
-      if (run.filter != nullptr && !(*run.filter)(key.topic, key.partition)) continue;
-      std::string_view id, payload;
-      HOTROW_RETURN_IF_ERROR(
-          SeekIndexedEvent(events.get(), key, id_hash, run.work, &id, &payload));
-      double number = 0;
-      const PayloadField::Kind kind = reader.Read(payload, &number);
-      out->Add(keying::EventKeyOf(key, id_hash), kind, number, run.topics);
+      if (f != index_field || v != value) continue;
+      for (size_t at = 0; at < listed.size(); at += keying::kRowKeySize) {
+        keying::RowKey event;
+        if (!keying::DecodeRowKey(listed.substr(at, keying::kRowKeySize), &event)) {
+          return Status::Corruption("an index posting lists a key that is not an event's");
+        }
+        if (event.ts_ms < lo || event.ts_ms >= hi) continue;
+        if (run.filter != nullptr && !(*run.filter)(event.topic, event.partition)) continue;
+        std::string_view id, payload;
+        HOTROW_RETURN_IF_ERROR(SeekIndexedEvent(events.get(), event, run.work, &id, &payload));
+        double number = 0;
+        const PayloadField::Kind kind = reader.Read(payload, &number);
+        out->Add(event, kind, number, run.topics);
+      }
     }
     if (run.work != nullptr) run.work->rows_read.fetch_add(stepped, std::memory_order_relaxed);
     return rows->status();

@@ -15,6 +15,7 @@
 
 #include "keying/index_key.h"
 #include "keying/row_key.h"
+#include "store/index_postings.h"
 #include "store/rocks_bucket.h"
 #include "store/rocks_event_store.h"
 #include "store/rocks_support.h"
@@ -330,40 +331,31 @@ Status RocksEventStore::Write(const WriteBatchInput& batch, WriteOutcome* outcom
   // What this write adds to each bucket's counters: merge operands, so that writers never
   // read-modify-write a counter another writer changes too.
   std::map<int64_t, std::vector<SaltCounter>> touched;
-  // The index rows, put after the data rows in a key order of their own (by bucket, then key):
-  // put beside their events they broke the ascending run above twice per event (an index key is
-  // far from its event's key), and each insert searched the memtable far from the previous one
-  // (ingest_bench's indexed store pass: 5.8 -> 4.9 µs of CPU per event, the index / none ratio
-  // 2.8-3.0 -> 2.2-2.3).
-  std::vector<RocksBucket::IndexRow> index_rows;
-  std::vector<std::pair<RocksBucket*, size_t>> index_order;  // bucket, index in index_rows
+  // The index postings (keying/index_key.h), put after the data rows in a key order of their
+  // own (by bucket, then key): one per (field, value) and second of the batch, not one per event:
+  // a write costs per memtable entry far more than per byte (docs/BENCHMARKS.md).
+  PostingBuilder postings;
   for (const Placed& p : placed) {
     // Before the row can be read, so that no query skips its salt (IdSaltFilter).
     p.bucket->NoteId(p.key.salt, p.key.id_hash, p.key.ts_ms);
     HOTROW_RETURN_IF_ERROR(FromRocks(
         wb.Put(p.bucket->cf(), rocksdb::Slice(p.encoded, keying::kRowKeySize), p.row->value),
         "batching"));
-    uint64_t index_bytes = 0;
-    const size_t first_index_row = index_rows.size();
-    p.bucket->IndexRows(p.key, p.row->index, &index_rows, &index_bytes);
-    for (size_t i = first_index_row; i < index_rows.size(); ++i)
-      index_order.emplace_back(p.bucket, i);
+    const uint64_t index_bytes = postings.Add(p.bucket, p.key, p.encoded, p.row->index);
     auto [it, inserted] = touched.try_emplace(p.bucket->start_ms());
     if (inserted) it->second.resize(salts);
     it->second[p.key.salt].events += 1;
     it->second[p.key.salt].bytes += keying::kRowKeySize + p.row->value.size() + index_bytes;
     ++outcome->stored;
   }
-  std::sort(index_order.begin(), index_order.end(), [&index_rows](const auto& a, const auto& b) {
-    if (a.first != b.first) return a.first->start_ms() < b.first->start_ms();
-    return std::memcmp(index_rows[a.second].key, index_rows[b.second].key, keying::kIndexKeySize) <
-           0;
-  });
-  for (const auto& [bucket, i] : index_order) {
+  for (const PostingBuilder::Posting& posting : postings.Finish()) {
     HOTROW_RETURN_IF_ERROR(
-        FromRocks(wb.Put(bucket->cf(), rocksdb::Slice(index_rows[i].key, keying::kIndexKeySize),
-                         index_rows[i].value),
+        FromRocks(wb.Put(posting.bucket->cf(), rocksdb::Slice(posting.key, keying::kIndexKeySize),
+                         posting.value),
                   "batching"));
+    // The key and the header: the events' keys in it are counted with each event above.
+    touched[posting.bucket->start_ms()][posting.salt].bytes +=
+        keying::kIndexKeySize + posting.header_bytes;
   }
   for (const auto& [start, per_salt] : touched) {
     for (size_t salt = 0; salt < salts; ++salt) {

@@ -7,6 +7,7 @@
 #include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_buffer_manager.h>
+#include <spdlog/spdlog.h>
 
 #include <filesystem>
 
@@ -213,6 +214,7 @@ Status RocksEventStore::LoadMetadata() {
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), meta_));
   const size_t salts = static_cast<size_t>(options().salts);
   std::map<int64_t, std::vector<std::string>> index_fields;  // by bucket start
+  int legacy_index_buckets = 0;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     const std::string key = it->key().ToString();
     const rocksdb::Slice value = it->value();
@@ -257,7 +259,10 @@ Status RocksEventStore::LoadMetadata() {
       if (key.size() != sizeof(kIndexFieldsPrefix) - 1 + 8) return corrupt();
       const int64_t start = static_cast<int64_t>(
           keying::LoadBigEndian64(key.data() + sizeof(kIndexFieldsPrefix) - 1));
-      index_fields[start] = DecodeIndexFields(std::string_view(value.data(), value.size()));
+      bool legacy = false;
+      index_fields[start] =
+          DecodeIndexFields(std::string_view(value.data(), value.size()), &legacy);
+      if (legacy && value.size() > 0) ++legacy_index_buckets;
     } else if (key == kClockKey) {
       if (value.size() != 8) return corrupt();
       stream_clock_ms_ = static_cast<int64_t>(keying::LoadBigEndian64(value.data()));
@@ -267,6 +272,12 @@ Status RocksEventStore::LoadMetadata() {
   // Counters of buckets that were dropped but whose counters survived a crash are not live.
   for (auto c = counters_.begin(); c != counters_.end();) {
     c = buckets_.count(c->first) != 0 ? std::next(c) : counters_.erase(c);
+  }
+  if (legacy_index_buckets > 0) {
+    spdlog::warn(
+        "store: {} bucket(s) hold the index rows of an older hotrow (one row per event, not "
+        "postings): index queries name them unindexed until they leave the window",
+        legacy_index_buckets);
   }
   for (auto& [start, fields] : index_fields) {
     auto b = buckets_.find(start);

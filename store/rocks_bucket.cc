@@ -157,19 +157,6 @@ bool Bucket::Indexes(std::string_view field) const {
   return std::find(index_fields_.begin(), index_fields_.end(), field) != index_fields_.end();
 }
 
-void RocksBucket::IndexRows(const keying::RowKey& key,
-                            const std::vector<keying::IndexEntry>& entries,
-                            std::vector<IndexRow>* rows, uint64_t* bytes) const {
-  for (const keying::IndexEntry& e : entries) {
-    if (e.field.size() > keying::kMaxIndexFieldSize || !Indexes(e.field)) continue;
-    IndexRow& row = rows->emplace_back();
-    keying::EncodeIndexKeyTo(keying::IndexKeyFor(key, keying::IndexHash(e.field, e.value)),
-                             row.key);
-    keying::EncodeIndexValueTo(key.id_hash, e.field, e.value, &row.value);
-    *bytes += sizeof(row.key) + row.value.size();
-  }
-}
-
 std::unique_ptr<RowIterator> RocksBucket::NewIterator(const keying::KeyRange& range,
                                                       bool within_id_prefix) const {
   return std::make_unique<RocksRowIterator>(db_.get(), cf_, table_changes_.get(), range,

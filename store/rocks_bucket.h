@@ -67,17 +67,6 @@ class RocksBucket final : public Bucket {
 
   rocksdb::ColumnFamilyHandle* cf() const { return cf_; }
 
-  // One index row (keying/index_key.h), encoded.
-  struct IndexRow {
-    char key[keying::kIndexKeySize];
-    std::string value;
-  };
-  // Appends to `*rows` the index rows of the event `key` for the entries whose field this bucket
-  // indexes, and adds their size to `*bytes`. An entry too long for the format is skipped (the
-  // parser never makes one).
-  void IndexRows(const keying::RowKey& key, const std::vector<keying::IndexEntry>& entries,
-                 std::vector<IndexRow>* rows, uint64_t* bytes) const;
-
  private:
   std::shared_ptr<rocksdb::DB> db_;
   rocksdb::ColumnFamilyHandle* const cf_;

@@ -98,21 +98,26 @@ std::string IndexFieldsKey(int64_t bucket_start) {
 }
 
 std::string EncodeIndexFields(const std::vector<std::string>& fields) {
-  std::string out;
+  std::string out(kIndexPostingsMark);
   for (const std::string& f : fields) {
-    if (!out.empty()) out.push_back('\n');
+    out.push_back('\n');
     out.append(f);
   }
   return out;
 }
 
-std::vector<std::string> DecodeIndexFields(std::string_view value) {
+std::vector<std::string> DecodeIndexFields(std::string_view value, bool* legacy) {
   std::vector<std::string> out;
+  const bool postings = value.substr(0, kIndexPostingsMark.size()) == kIndexPostingsMark;
+  if (legacy != nullptr) *legacy = !postings;
+  if (!postings) return out;
+  value.remove_prefix(kIndexPostingsMark.size());
   while (!value.empty()) {
+    value.remove_prefix(1);  // the '\n' before each field
     const size_t nl = value.find('\n');
     out.emplace_back(value.substr(0, nl));
     if (nl == std::string_view::npos) break;
-    value.remove_prefix(nl + 1);
+    value.remove_prefix(nl);
   }
   return out;
 }

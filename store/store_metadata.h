@@ -55,10 +55,14 @@ bool DecodeRun(std::string_view value, PartitionRun* run);
 // "stat/" bucket_start(BE64) salt(u8).
 std::string StatKey(int64_t bucket_start, uint8_t salt);
 
-// "index/" bucket_start(BE64), and the fields it records, '\n'-separated.
+// "index/" bucket_start(BE64), and the fields it records: kIndexPostingsMark, then each field
+// after a '\n'. A value without the mark was written before index postings (keying/index_key.h):
+// its bucket's index rows are legacy rows that nothing reads, so it indexes no field.
 std::string IndexFieldsKey(int64_t bucket_start);
+inline constexpr std::string_view kIndexPostingsMark{"\0postings", 9};
 std::string EncodeIndexFields(const std::vector<std::string>& fields);
-std::vector<std::string> DecodeIndexFields(std::string_view value);
+// The fields a bucket's index can be read for; `*legacy` (may be null) tells a legacy value.
+std::vector<std::string> DecodeIndexFields(std::string_view value, bool* legacy = nullptr);
 
 // The metadata column family's merge operator: "stat/" values add field by field, "clock" keeps the
 // highest; so that writers of disjoint partitions write deltas in parallel, never read-modify-write.

@@ -286,9 +286,10 @@ TEST(KeysAnalyzeTest, CountsKeysPerSaltAndPerBucket) {
   ASSERT_FALSE(r.out.empty());
   EXPECT_EQ(r.out.back(), last);
   EXPECT_GT(max_dev, 0.0);  // 30 keys over 4 salts cannot be even
-  // The index rows are reported apart, per salt, and never counted as keys above.
+  // The index postings are reported apart, with the events they list, and never counted as keys
+  // above.
   EXPECT_THAT(all, HasSubstr("store " + dir.Sub("store") + ": 30 keys in ")) << all;
-  EXPECT_THAT(all, HasSubstr("\n30 index rows\n")) << all;
+  EXPECT_THAT(all, HasSubstr(" index postings listing 30 events")) << all;
 }
 
 // Under salt_by adaptive: two buckets, the newer with two hot ids among 50 cold ones (2 events
@@ -387,7 +388,6 @@ TEST(KeysAnalyzeTest, AdaptiveStoreShowsEachBucketsBalanceAndItsSpreadIds) {
 
 TEST(KeysExplainTest, DecodesAnIndexKey) {
   keying::IndexKey key;
-  key.salt = 3;
   key.value_hash = 0x0123456789abcdefULL;
   key.ts_ms = 1'700'000'000'123;
   key.topic = 2;
@@ -395,8 +395,8 @@ TEST(KeysExplainTest, DecodesAnIndexKey) {
   key.offset = 77;
   RunResult r = RunHotrow({"keys", "explain", Hex(keying::EncodeIndexKey(key))});
   ASSERT_EQ(r.exit_code, 0) << (r.err.empty() ? "" : r.err.front());
-  EXPECT_THAT(r.out, ::testing::Contains("kind: index"));
-  EXPECT_THAT(r.out, ::testing::Contains("salt: 3"));
+  EXPECT_THAT(r.out, ::testing::Contains("kind: index posting"));
+  EXPECT_THAT(r.out, ::testing::Not(::testing::Contains(::testing::StartsWith("salt: "))));
   EXPECT_THAT(r.out, ::testing::Contains("value_hash: 0x0123456789abcdef"));
   EXPECT_THAT(r.out, ::testing::Contains("ts_ms: 1700000000123"));
   EXPECT_THAT(r.out, ::testing::Contains("partition: 5"));
@@ -406,6 +406,11 @@ TEST(KeysExplainTest, DecodesAnIndexKey) {
   bytes[9] = '\x80';
   r = RunHotrow({"keys", "explain", Hex(bytes)});
   EXPECT_EQ(r.exit_code, 2);
+  // A legacy index row (tag 00) is named, not decoded.
+  bytes[9] = '\0';
+  r = RunHotrow({"keys", "explain", Hex(bytes)});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, ::testing::Contains(::testing::HasSubstr("legacy index row")));
 }
 
 TEST(KeysAnalyzeTest, ExplainWithDataPrintsTheTopicName) {

@@ -9,13 +9,16 @@
 //   the time ranges that end before or start after it;
 // - memcmp order of two encoded keys is KeyLess order;
 // - DecodeRowValue accepts exactly what EncodeRowValue can produce, and re-encodes to the input;
-// - a salt is always below the salt count.
+// - a salt is always below the salt count;
+// - DecodePosting (keying/index_key.h) accepts exactly a header (field length, field, value
+//   length, value) followed by whole 31-byte keys, and the posting re-encodes to the input.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
 
+#include "keying/index_key.h"
 #include "keying/row_key.h"
 #include "keying/row_value.h"
 #include "keying/salter.h"
@@ -87,6 +90,29 @@ void CheckRowValue(std::string_view bytes) {
   FUZZ_CHECK(hotrow::keying::EncodeRowValue(id, payload) == bytes);
 }
 
+void CheckPosting(std::string_view bytes) {
+  std::string_view field, value, events;
+  const bool decoded = hotrow::keying::DecodePosting(bytes, &field, &value, &events);
+  bool should = false;
+  if (!bytes.empty()) {
+    const size_t field_len = static_cast<unsigned char>(bytes[0]);
+    if (bytes.size() >= 3 + field_len) {
+      const size_t header =
+          3 + field_len + hotrow::keying::LoadBigEndian16(bytes.data() + 1 + field_len);
+      should = bytes.size() >= header &&
+               (bytes.size() - header) % hotrow::keying::kRowKeySize == 0;
+    }
+  }
+  FUZZ_CHECK(decoded == should);
+  if (!decoded) return;
+  std::string again;
+  hotrow::keying::EncodePostingHeaderTo(field, value, &again);
+  for (size_t at = 0; at < events.size(); at += hotrow::keying::kRowKeySize) {
+    hotrow::keying::AppendPostingEvent(events.substr(at, hotrow::keying::kRowKeySize), &again);
+  }
+  FUZZ_CHECK(again == bytes);
+}
+
 // The salt count and record identity come from the first bytes; the id is the whole input.
 void CheckSalter(std::string_view bytes) {
   if (bytes.size() < 2) return;
@@ -108,6 +134,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckRowKey(bytes);
   CheckRowValue(bytes);
   CheckSalter(bytes);
+  CheckPosting(bytes);
   // The input as consecutive keys: each one alone, and each with the next for order.
   constexpr size_t kKey = hotrow::keying::kRowKeySize;
   for (size_t at = 0; size > kKey && at + kKey <= size; at += kKey) {

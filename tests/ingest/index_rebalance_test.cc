@@ -20,6 +20,7 @@
 #include "keying/row_value.h"
 #include "tests/ingest/ingest_test_base.h"
 #include "tests/ingest/kafka_test_util.h"
+#include "tests/support/event_gen.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
@@ -48,26 +49,26 @@ class IndexRebalanceTest : public IngestTestBase {
     return s.ok() ? std::move(s).value() : nullptr;
   }
 
-  // Checks one store: every event has exactly one index row (battery) with its battery as text,
-  // every index row its event. Returns the number of events.
+  // Checks one store: every event is listed by exactly one index posting (battery) with its
+  // battery as text, every listed event exists. Returns the number of events.
   size_t CheckIndexMatchesEvents(const store::EventStore& store) {
     using Position = std::tuple<uint16_t, int32_t, int64_t>;
     std::map<Position, std::string> events;              // battery from the payload
-    std::map<Position, std::vector<std::string>> index;  // values of the index rows
+    std::map<Position, std::vector<std::string>> index;  // values of its postings
     for (const auto& bucket : store.Buckets()) {
       EXPECT_TRUE(bucket->Indexes("battery"));
+      Result<std::vector<hotrow::testing::PostedEvent>> posted =
+          hotrow::testing::ReadPostings(*bucket);
+      EXPECT_TRUE(posted.ok()) << posted.status().ToString();
+      if (posted.ok()) {
+        for (const hotrow::testing::PostedEvent& e : *posted) {
+          EXPECT_EQ(e.field, "battery");
+          index[{e.event.topic, e.event.partition, e.event.offset}].emplace_back(e.value);
+        }
+      }
       auto it = bucket->NewIterator(keying::KeyRange{"", ""}, false);
       for (it->SeekToFirst(); it->Valid(); it->Next()) {
-        if (keying::IsIndexKey(it->key())) {
-          keying::IndexKey key;
-          uint64_t id_hash;
-          std::string_view field, value;
-          EXPECT_TRUE(keying::DecodeIndexKey(it->key(), &key));
-          EXPECT_TRUE(keying::DecodeIndexValue(it->value(), &id_hash, &field, &value));
-          EXPECT_EQ(field, "battery");
-          index[{key.topic, key.partition, key.offset}].emplace_back(value);
-          continue;
-        }
+        if (keying::IsIndexKey(it->key())) continue;
         keying::RowKey key;
         std::string_view id, payload;
         EXPECT_TRUE(keying::DecodeRowKey(it->key(), &key));
@@ -83,7 +84,7 @@ class IndexRebalanceTest : public IngestTestBase {
           << "partition " << std::get<1>(p) << " offset " << std::get<2>(p);
     }
     for (const auto& [p, values] : index) {
-      EXPECT_EQ(events.count(p), 1u) << "an index row without its event: partition "
+      EXPECT_EQ(events.count(p), 1u) << "a posted event that is not stored: partition "
                                      << std::get<1>(p) << " offset " << std::get<2>(p);
     }
     return events.size();

@@ -170,34 +170,28 @@ TEST(CrashTest, EveryBatchIsWholeWithItsOffsetsOrAbsentAfterKill9) {
             << "partition " << p << " offset " << o << " below the stored offset " << next[0];
       }
     }
-    // An index row exists exactly when its event does: one per stored event, none beyond, each
-    // pointing at its event's key, in the event's bucket.
+    // An event is listed by an index posting exactly when it is stored: once per stored event,
+    // none beyond, each posting in its events' bucket (ReadPostings checks the postings' rules).
     std::vector<std::vector<int>> indexed(2, std::vector<int>(static_cast<size_t>(next[0]), 0));
     for (const auto& bucket : (*store)->Buckets()) {
       ASSERT_TRUE(bucket->Indexes("site")) << "bucket " << bucket->start_ms();
-      auto it = bucket->NewIterator(keying::KeyRange{"", ""}, false);
-      for (it->SeekToFirst(); it->Valid(); it->Next()) {
-        if (!keying::IsIndexKey(it->key())) continue;
-        keying::IndexKey key;
-        uint64_t id_hash = 0;
-        std::string_view field, value;
-        ASSERT_TRUE(keying::DecodeIndexKey(it->key(), &key));
-        ASSERT_TRUE(keying::DecodeIndexValue(it->value(), &id_hash, &field, &value));
+      Result<std::vector<testing::PostedEvent>> posted = testing::ReadPostings(*bucket);
+      ASSERT_TRUE(posted.ok()) << posted.status().ToString();
+      for (const testing::PostedEvent& e : *posted) {
+        const keying::RowKey& key = e.event;
         ASSERT_TRUE(key.partition == 0 || key.partition == 1);
-        ASSERT_LT(key.offset, next[0]) << "an index row beyond the stored offset";
-        ASSERT_EQ(field, "site");
-        ASSERT_EQ(value, "s-" + std::to_string(key.offset % 5));
-        ASSERT_EQ(key.value_hash, keying::IndexHash(field, value));
-        ASSERT_EQ(id_hash, keying::IdHash("dev-" + std::to_string(key.offset % 37)));
-        ASSERT_TRUE(key.ts_ms >= bucket->start_ms() && key.ts_ms < bucket->end_ms());
+        ASSERT_LT(key.offset, next[0])
+            << "an index posting lists an event beyond the stored offset";
+        ASSERT_EQ(e.field, "site");
+        ASSERT_EQ(e.value, "s-" + std::to_string(key.offset % 5));
+        ASSERT_EQ(key.id_hash, keying::IdHash("dev-" + std::to_string(key.offset % 37)));
         ++indexed[static_cast<size_t>(key.partition)][static_cast<size_t>(key.offset)];
       }
-      ASSERT_TRUE(it->status().ok()) << it->status().ToString();
     }
     for (int p = 0; p < 2; ++p) {
       for (int64_t o = 0; o < next[0]; ++o) {
         ASSERT_EQ(indexed[static_cast<size_t>(p)][static_cast<size_t>(o)], 1)
-            << "index rows of partition " << p << " offset " << o;
+            << "postings listing partition " << p << " offset " << o;
       }
     }
     std::printf("[crash] kill %d: %" PRId64 " offsets per partition stored, %zu rows\n", kill,

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 #include <system_error>
+#include <tuple>
 
 #include "keying/index_key.h"
 #include "keying/row_key.h"
@@ -64,6 +65,51 @@ Status WriteEvents(store::EventStore* store, const std::vector<TestEvent>& event
     }
   }
   return store->Write(batch, outcome);
+}
+
+Result<std::vector<PostedEvent>> ReadPostings(const store::Bucket& bucket) {
+  std::vector<PostedEvent> out;
+  std::unique_ptr<store::RowIterator> it =
+      bucket.NewIterator(keying::KeyRange{"", ""}, /*within_id_prefix=*/false);
+  const std::string where = " in bucket " + std::to_string(bucket.start_ms());
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    if (!keying::IsIndexKey(it->key())) continue;
+    keying::IndexKey key;
+    std::string_view field, value, listed;
+    if (!keying::DecodeIndexKey(it->key(), &key)) {
+      return Status::Corruption("undecodable index key " + EscapeBytes(it->key()) + where);
+    }
+    if (!keying::DecodePosting(it->value(), &field, &value, &listed) || listed.empty()) {
+      return Status::Corruption("an index posting's value is not one (or lists nothing)" + where);
+    }
+    if (key.value_hash != keying::IndexHash(field, value)) {
+      return Status::Corruption("a posting's key hash is not its field and value's" + where);
+    }
+    auto place = [](const auto& k) {
+      return std::make_tuple(k.ts_ms, k.topic, k.partition, k.offset);
+    };
+    std::tuple<int64_t, uint16_t, int32_t, int64_t> newest{-1, 0, 0, 0};
+    for (size_t at = 0; at < listed.size(); at += keying::kRowKeySize) {
+      PostedEvent& e = out.emplace_back();
+      e.posting = key;
+      e.field.assign(field);
+      e.value.assign(value);
+      if (!keying::DecodeRowKey(listed.substr(at, keying::kRowKeySize), &e.event)) {
+        return Status::Corruption("a posting lists a key that is not an event's" + where);
+      }
+      newest = std::max(newest, place(e.event));
+      if (e.event.ts_ms < keying::PostingSpanStart(key.ts_ms) || e.event.ts_ms > key.ts_ms ||
+          e.event.ts_ms < bucket.start_ms() || e.event.ts_ms >= bucket.end_ms()) {
+        return Status::Corruption("a posting keyed at " + std::to_string(key.ts_ms) +
+                                  " lists an event at " + std::to_string(e.event.ts_ms) + where);
+      }
+    }
+    if (newest != place(key)) {
+      return Status::Corruption("a posting's key is not the place of its newest event" + where);
+    }
+  }
+  if (!it->status().ok()) return it->status();
+  return out;
 }
 
 Result<std::vector<StoredRow>> ReadAllRows(const store::EventStore& store) {

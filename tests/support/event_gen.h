@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "common/status.h"
+#include "keying/index_key.h"
+#include "keying/row_key.h"
 #include "store/event_store.h"
 
 namespace hotrow::testing {
@@ -55,6 +57,19 @@ struct StoredRow {
 // Fails with Corruption naming the row when a key or value does not decode or a topic number has
 // no name, and with the iterator's Status when it fails.
 Result<std::vector<StoredRow>> ReadAllRows(const store::EventStore& store);
+
+// One event an index posting (keying/index_key.h) lists.
+struct PostedEvent {
+  keying::IndexKey posting;  // the key of the posting that lists it
+  std::string field;
+  std::string value;
+  keying::RowKey event;
+};
+// Every event every posting of `bucket` lists, once each posting's own rules hold: its key and
+// value decode, the key's hash is IndexHash(field, value), the key is the place of its newest
+// listed event, and every listed event lies in [PostingSpanStart(t), t] of that newest's time t
+// and in the bucket. Corruption naming the first rule broken.
+Result<std::vector<PostedEvent>> ReadPostings(const store::Bucket& bucket);
 
 // Ids that stress the key codec and the read-time id check: ids sharing prefixes ("dev-1",
 // "dev-10", "dev-100"), ids with NUL, '/', 0xFF and other raw bytes, ids of the maximum length
