@@ -23,8 +23,8 @@ namespace hotrow::keying {
 //   \______ prefix (9) _______/
 //
 // - byte 0, where a data key has its salt, is 0: postings are not salted. The events they list
-//   are (each keeps its own salt in its data key); a posting per salt would be 16 entries where
-//   one does, and a query reads every salt of a value anyway.
+//   are (each keeps its own salt in its data key); a posting per salt would multiply the entries
+//   by the salts, and a query reads every salt of a value anyway.
 // - value_hash = IndexHash(field, value): 64 bits of XXH3 over the field's path and its value's
 //   text. The full field and value are kept in the row's value and compared on read, like the id.
 // - the tail is that of the posting's newest event (reversed time, ~topic, ~partition, ~offset),
@@ -109,9 +109,9 @@ KeyRange PostingKeyRange(uint64_t value_hash, int64_t from_ms, int64_t to_ms);
 
 // The stored value of a posting:
 //
-//   +--------------+-------------------+--------------+------------------+---------------------+
-//   | field_len u8 | field (field_len) | value_len u16| value (value_len)| n data keys, 31 B each |
-//   +--------------+-------------------+--------------+------------------+---------------------+
+//   +--------------+-------+---------------+-------+----------------------------+
+//   | field_len u8 | field | value_len u16 | value | n data keys, 31 bytes each |
+//   +--------------+-------+---------------+-------+----------------------------+
 //
 // Each event is listed by its full data key (keying/row_key.h): its salt, id hash, time, topic,
 // partition and offset, so a query reads the event with one seek and filters by time and
