@@ -259,8 +259,9 @@ int RunKeysAnalyze(const KeysFlags& flags) {
   const int salts = (*store)->options().salts;
   const bool adaptive = (*store)->options().salt_by == keying::SaltBy::kAdaptive;
   std::vector<uint64_t> per_salt(static_cast<size_t>(salts), 0);
-  // Index postings and the events they list, and legacy index rows: not counted as keys.
-  uint64_t postings = 0, posted = 0, legacy_rows = 0;
+  // Index postings and the events they list, legacy index rows and postings that do not decode:
+  // not counted as keys.
+  uint64_t postings = 0, posted = 0, legacy_rows = 0, damaged = 0;
   std::vector<BucketCount> per_bucket;
   uint64_t total = 0;
   for (const std::shared_ptr<const store::Bucket>& bucket : (*store)->Buckets()) {
@@ -285,8 +286,11 @@ int RunKeysAnalyze(const KeysFlags& flags) {
               keying::DecodePosting(it->value(), &field, &value, &events)) {
             ++postings;
             posted += events.size() / keying::kRowKeySize;
-          } else {
+          } else if (static_cast<unsigned char>(it->key()[keying::kIndexTagAt]) ==
+                     keying::kLegacyIndexTag) {
             ++legacy_rows;
+          } else {
+            ++damaged;
           }
           continue;
         }
@@ -360,6 +364,9 @@ int RunKeysAnalyze(const KeysFlags& flags) {
   }
   if (legacy_rows > 0) {
     std::printf("\n%" PRIu64 " legacy index rows (an older hotrow's, not read)\n", legacy_rows);
+  }
+  if (damaged > 0) {
+    std::printf("\n%" PRIu64 " index postings that do not decode (damaged)\n", damaged);
   }
   std::printf("\nmax deviation from mean: %.2f%% over %d salts\n", max_deviation, salts);
   return kExitOk;
