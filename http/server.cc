@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <charconv>
@@ -218,6 +219,14 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   // cpp-httplib writes headers and body in separate sends; with Nagle on, every answer after the
   // first on a keep-alive connection waited ~40 ms for the client's delayed ACK.
   server.set_tcp_nodelay(true);
+  // cpp-httplib's default sets SO_REUSEPORT, with which a second server on a port already served
+  // (a second instance given the same http.listen) binds too and silently takes half of the
+  // connections. SO_REUSEADDR alone still allows a restart while old connections are in
+  // TIME_WAIT, and makes a port in use an error.
+  server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   server.set_keep_alive_max_count(options.keep_alive_max_requests);
   server.set_keep_alive_timeout(std::max<int64_t>(1, options.keep_alive_timeout_ms / 1000));
   server.set_payload_max_length(options.max_body_bytes);

@@ -244,6 +244,22 @@ TEST_F(HttpApiTest, ServesOnAnIpv6LoopbackAddress) {
   EXPECT_FALSE(v4.Get("/healthz"));
 }
 
+// A second server on a port already served is refused: it must not share the port and take a
+// part of the first one's connections (cpp-httplib's default SO_REUSEPORT allowed that).
+TEST_F(HttpApiTest, APortAlreadyServedIsRefused) {
+  OpenStore();
+  StartServer();
+  query::QueryEngine engine(store_.get(), query::QueryOptions{});
+  HttpServerOptions options;
+  options.listen = "127.0.0.1:" + std::to_string(http_->port());
+  HttpBackend backend{store_.get(), &engine, nullptr, &metrics_};
+  Result<std::unique_ptr<HttpServer>> second = HttpServer::Start(options, backend);
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.status().ToString().find("cannot listen on " + options.listen),
+            std::string::npos)
+      << second.status().ToString();
+}
+
 TEST_F(HttpApiTest, HealthReadinessStatsAndMetricsAnswer) {
   OpenStore();
   Fill({"dev-1", "dev-2"}, 100, 16);

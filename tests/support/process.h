@@ -19,7 +19,8 @@ bool WaitFor(const std::function<bool()>& condition,
 // The hotrow binary under test: $HOTROW_BIN, set by ctest.
 std::string HotrowBinary();
 
-// A loopback TCP port that was free a moment ago (for a child process to listen on).
+// A loopback TCP port that was free a moment ago (for a child process to listen on), never
+// the same twice in one process.
 int FreePort();
 
 // Where a child's lines for its parent come from (ChildProcess::ReadLine).
