@@ -10,7 +10,9 @@
 //   off), in alternating rounds;
 // - HTTP latest-10 queries/s with the cache on / off: two real HTTP servers on loopback over the
 //   same store, one with query.last_cache 16 and one with 0, asked by the same keep-alive clients
-//   in alternating rounds, idle (nothing ingests);
+//   in alternating rounds by wrk, idle (nothing ingests). With two cores or more the servers'
+//   threads run on CPU 1 and wrk on CPU 0, as `taskset -c` would place a server and its load
+//   generator: the figure is what a server answers on one core, not what the clients cost;
 // - the latest of every id (every page of GET /v1/latest): the cache's walk, the store path
 //   (query/latest_all.h), and a scan of the window keeping each id's newest event;
 // - a series of the chatty id's 1M events into 600 points, against a range read of the same
@@ -20,11 +22,14 @@
 // - the cache's bytes per id.
 
 #include <httplib.h>
+#include <sched.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <string>
@@ -130,31 +135,64 @@ RebuildFigure MeasureRebuild(store::EventStore* store,
   return f;
 }
 
-// HTTP latest-10 of random ids: kHttpClients keep-alive clients against `port` for `seconds`;
-// returns the answers (all 200, or the run fails).
-constexpr int kHttpClients = 4;
-uint64_t HttpLatestRound(int port, const std::vector<std::string>& ids, uint64_t seed,
-                         double seconds) {
-  std::atomic<uint64_t> answered{0};
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                           std::chrono::duration<double>(seconds));
-  std::vector<std::thread> clients;
-  for (int c = 0; c < kHttpClients; ++c) {
-    clients.emplace_back([&, c] {
-      httplib::Client client("127.0.0.1", port);
-      client.set_keep_alive(true);
-      std::mt19937_64 rng(seed * 100 + static_cast<uint64_t>(c));
-      uint64_t mine = 0;
-      while (Clock::now() < deadline) {
-        httplib::Result res = client.Get("/v1/events/" + ids[rng() % ids.size()] + "/latest?n=10");
-        if (!res || res->status != 200) Fail(__LINE__, "an HTTP latest-10 failed");
-        ++mine;
-      }
-      answered += mine;
-    });
+// The CPUs of the HTTP figure: the servers' threads on one, the clients on the other.
+constexpr int kServerCpu = 1;
+constexpr int kClientCpu = 0;
+
+// Sets the CPUs of every thread of this process (and of the threads started from now on): the
+// HTTP servers', the query engines' pools and RocksDB's, which were started before.
+bool SetProcessCpus(const cpu_set_t& cpus) {
+  bool all = true;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    const pid_t tid = static_cast<pid_t>(std::stol(task.path().filename().string()));
+    all = sched_setaffinity(tid, sizeof(cpus), &cpus) == 0 && all;
   }
-  for (std::thread& t : clients) t.join();
-  return answered.load();
+  return all;
+}
+
+// HTTP latest-10 of random ids ("dev-000001" to `ids`), asked by wrk with kHttpClients keep-alive
+// connections on one thread against `port` for `seconds`, on kClientCpu when `pin`. wrk is the
+// load generator because it costs the clients' CPU far less than cpp-httplib's client does: four
+// httplib clients on one CPU ran out of it before a server answering from the cache did.
+constexpr int kHttpClients = 4;
+struct HttpRound {
+  uint64_t answers = 0;
+  double seconds = 0;  // as wrk counted them
+};
+HttpRound WrkLatestRound(int port, size_t ids, uint64_t seed, int seconds, bool pin,
+                         const std::string& dir) {
+  const std::string script = dir + "/latest.lua";
+  if (!WriteOut(script, "math.randomseed(" + std::to_string(seed) +
+                            ")\nrequest = function()\n  return wrk.format(\"GET\", "
+                            "string.format(\"/v1/events/dev-%06d/latest?n=10\", math.random(1, " +
+                            std::to_string(ids) + ")))\nend\n")) {
+    Fail(__LINE__, "cannot write " + script);
+  }
+  const std::string taskset = pin ? "taskset -c " + std::to_string(kClientCpu) + " " : "";
+  char command[512];
+  std::snprintf(command, sizeof(command), "%swrk -t1 -c%d -d%ds -s %s http://127.0.0.1:%d 2>&1",
+                taskset.c_str(), kHttpClients, seconds, script.c_str(), port);
+  FILE* out = popen(command, "r");
+  if (out == nullptr) Fail(__LINE__, "cannot run wrk");
+  std::string text;
+  char line[512];
+  HttpRound round;
+  while (std::fgets(line, sizeof(line), out) != nullptr) {
+    text += line;
+    unsigned long long answers = 0;
+    double wrk_seconds = 0;
+    if (std::sscanf(line, " %llu requests in %lfs", &answers, &wrk_seconds) == 2) {
+      round.answers = answers;
+      round.seconds = wrk_seconds;
+    }
+  }
+  if (pclose(out) != 0 || round.answers == 0) {
+    Fail(__LINE__, "wrk failed (installed by HOTROW_WITH_BENCH=1 bash scripts/install-deps.sh): " +
+                       text);
+  }
+  if (text.find("Non-2xx") != std::string::npos || text.find("Socket errors") != std::string::npos)
+    Fail(__LINE__, "an HTTP latest-10 failed: " + text);
+  return round;
 }
 
 // Every page of the latest of every id; returns the events seen.
@@ -229,7 +267,15 @@ int Main() {
   }
   const double cache_p50 = Percentile(&cache_us, 50), store_p50 = Percentile(&store_us, 50);
 
-  // HTTP latest-10 queries/s, cache on / off: two servers over this store, in alternating rounds.
+  // HTTP latest-10 queries/s, cache on / off: two servers over this store, in alternating rounds,
+  // every thread of this process on kServerCpu meanwhile.
+  cpu_set_t all_cpus, server_cpu;
+  CPU_ZERO(&server_cpu);
+  CPU_SET(kServerCpu, &server_cpu);
+  const bool pin = sysconf(_SC_NPROCESSORS_ONLN) >= 2 &&
+                   sched_getaffinity(0, sizeof(all_cpus), &all_cpus) == 0 &&
+                   CPU_ISSET(kServerCpu, &all_cpus) && CPU_ISSET(kClientCpu, &all_cpus) &&
+                   SetProcessCpus(server_cpu);
   http::Metrics metrics_on, metrics_off;
   http::HttpServerOptions http_options;
   http_options.listen = "127.0.0.1:0";
@@ -248,20 +294,20 @@ int Main() {
   uint64_t http_on_answers = 0, http_off_answers = 0;
   double http_on_s = 0, http_off_s = 0;
   constexpr int kHttpRounds = 6;
-  constexpr double kHttpRoundSeconds = 1.5;
+  constexpr int kHttpRoundSeconds = 2;
   for (int round = 0; round < kHttpRounds; ++round) {
     for (int turn = 0; turn < 2; ++turn) {
       const bool on = (turn == 0) == (round % 2 == 0);
-      const auto t = Clock::now();
-      const uint64_t n =
-          HttpLatestRound((on ? *http_on : *http_off)->port(), ids,
-                          static_cast<uint64_t>(round * 2 + turn), kHttpRoundSeconds);
-      (on ? http_on_answers : http_off_answers) += n;
-      (on ? http_on_s : http_off_s) += SecondsSince(t);
+      const HttpRound r = WrkLatestRound((on ? *http_on : *http_off)->port(), spec.ids,
+                                         static_cast<uint64_t>(round * 2 + turn),
+                                         kHttpRoundSeconds, pin, dir.path());
+      (on ? http_on_answers : http_off_answers) += r.answers;
+      (on ? http_on_s : http_off_s) += r.seconds;
     }
   }
   (*http_on)->Stop();
   (*http_off)->Stop();
+  if (pin && !SetProcessCpus(all_cpus)) Fail(__LINE__, "cannot unpin");
   const double http_on_qps = static_cast<double>(http_on_answers) / http_on_s;
   const double http_off_qps = static_cast<double>(http_off_answers) / http_off_s;
 
@@ -380,8 +426,8 @@ int Main() {
   Record("newest_bucket_1m_cpu_s", rebuild_1m.newest_cpu_s);
   std::printf("latest-10: cache p50 %.1f us p99 %.1f us | store path p50 %.1f us p99 %.1f us\n",
               cache_p50, Percentile(&cache_us, 99), store_p50, Percentile(&store_us, 99));
-  std::printf("HTTP latest-10, %d clients: cache on %.0f/s, off %.0f/s\n", kHttpClients,
-              http_on_qps, http_off_qps);
+  std::printf("HTTP latest-10, wrk, %d connections%s: cache on %.0f/s, off %.0f/s\n", kHttpClients,
+              pin ? " on CPU 0, servers on CPU 1" : ", not pinned", http_on_qps, http_off_qps);
   std::printf("latest of every id (%zu ids): cache %.3f s, store path %.3f s, scan %.3f s\n",
               newest.size(), every_cache_s, every_store_s, every_scan_s);
   std::printf("series of %llu events into %zu points: %.3f s; range read of %llu events: %.3f s\n",
@@ -424,7 +470,8 @@ int Main() {
                 "2M events over 100000 ids (about 10 each) and one chatty id with 1M, 16 salts, "
                 "`salt_by: record`, store reopened and compacted; one client thread in process, " +
                     std::to_string(kHttpClients) +
-                    " keep-alive clients over HTTP; `query.threads` = 2. The rebuild also over a "
+                    " keep-alive connections of wrk over HTTP (with two cores, the servers on one and "
+                    "wrk on the other); `query.threads` = 2. The rebuild also over a "
                     "second store of 2M events over 1M ids (about 2 each). Each figure against the "
                     "store path computing the same answer in the same run.");
   report.Columns({"figure", "value", "baseline", "ratio"});
