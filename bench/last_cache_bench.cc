@@ -272,10 +272,10 @@ int Main() {
   cpu_set_t all_cpus, server_cpu;
   CPU_ZERO(&server_cpu);
   CPU_SET(kServerCpu, &server_cpu);
-  const bool pin = sysconf(_SC_NPROCESSORS_ONLN) >= 2 &&
-                   sched_getaffinity(0, sizeof(all_cpus), &all_cpus) == 0 &&
-                   CPU_ISSET(kServerCpu, &all_cpus) && CPU_ISSET(kClientCpu, &all_cpus) &&
-                   SetProcessCpus(server_cpu);
+  const bool can_pin = sysconf(_SC_NPROCESSORS_ONLN) >= 2 &&
+                       sched_getaffinity(0, sizeof(all_cpus), &all_cpus) == 0 &&
+                       CPU_ISSET(kServerCpu, &all_cpus) && CPU_ISSET(kClientCpu, &all_cpus);
+  const bool pin = can_pin && SetProcessCpus(server_cpu);
   http::Metrics metrics_on, metrics_off;
   http::HttpServerOptions http_options;
   http_options.listen = "127.0.0.1:0";
@@ -307,7 +307,7 @@ int Main() {
   }
   (*http_on)->Stop();
   (*http_off)->Stop();
-  if (pin && !SetProcessCpus(all_cpus)) Fail(__LINE__, "cannot unpin");
+  if (can_pin && !SetProcessCpus(all_cpus)) Fail(__LINE__, "cannot unpin");
   const double http_on_qps = static_cast<double>(http_on_answers) / http_on_s;
   const double http_off_qps = static_cast<double>(http_off_answers) / http_off_s;
 
