@@ -26,14 +26,12 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <random>
 #include <string>
-#include <thread>
 
 #include "bench/bench_support.h"
 #include "http/metrics.h"
