@@ -2,11 +2,13 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <rocksdb/db.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "keying/row_value.h"
 #include "keying/salter.h"
 #include "store/event_store.h"
+#include "store/store_metadata.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
@@ -290,6 +293,60 @@ TEST(KeysAnalyzeTest, CountsKeysPerSaltAndPerBucket) {
   // above.
   EXPECT_THAT(all, HasSubstr("store " + dir.Sub("store") + ": 30 keys in ")) << all;
   EXPECT_THAT(all, HasSubstr(" index postings listing 30 events")) << all;
+}
+
+// Adds to the newest bucket of the closed store at `path`, with RocksDB itself, one index row as
+// an older hotrow wrote it (tag 00) and one posting whose value does not decode.
+void AddLegacyRowAndDamagedPosting(const std::string& path) {
+  std::vector<std::string> names;
+  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const std::string& n : names) {
+    rocksdb::ColumnFamilyOptions cf;
+    if (n == rocksdb::kDefaultColumnFamilyName) {
+      cf.merge_operator = store::NewMetadataMergeOperator();
+    }
+    descriptors.emplace_back(n, cf);
+  }
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  ASSERT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), path, descriptors, &handles, &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  const int64_t start = WallClock::Default()->NowMs() / kBucketMs * kBucketMs;
+  rocksdb::ColumnFamilyHandle* bucket = nullptr;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i].rfind(store::BucketName(start, start + kBucketMs), 0) == 0) bucket = handles[i];
+  }
+  ASSERT_NE(bucket, nullptr);
+  std::string posting(keying::kIndexKeySize, '\0');
+  keying::StoreBigEndian64(keying::IndexHash("site", "s"), posting.data() + 1);
+  posting[keying::kIndexTagAt] = static_cast<char>(keying::kIndexTag);
+  keying::EncodeKeyTail({start, 0, 0, 1000}, posting.data() + keying::kIndexTagAt + 1);
+  std::string legacy = posting;
+  legacy[keying::kIndexTagAt] = static_cast<char>(keying::kLegacyIndexTag);
+  ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), bucket, posting, "not a posting").ok());
+  ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), bucket, legacy, "an older row").ok());
+  for (rocksdb::ColumnFamilyHandle* h : handles) ASSERT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
+  ASSERT_TRUE(db->Close().ok());
+}
+
+// An index row of an older hotrow and a posting that does not decode are told apart, and neither
+// is counted as a key.
+TEST(KeysAnalyzeTest, ADamagedPostingIsNotTakenForAnOlderHotrowsIndexRow) {
+  testing::TempDir dir;
+  std::map<int, uint64_t> per_salt;
+  std::map<int64_t, uint64_t> per_bucket;
+  ASSERT_NO_FATAL_FAILURE(FillStore(dir.Sub("store"), 3, 10, &per_salt, &per_bucket));
+  ASSERT_NO_FATAL_FAILURE(AddLegacyRowAndDamagedPosting(dir.Sub("store")));
+  RunResult r = RunHotrow({"keys", "analyze", "--data", dir.Sub("store"), "--set",
+                           "keying.salts=" + std::to_string(kSalts)});
+  ASSERT_EQ(r.exit_code, 0) << (r.err.empty() ? "" : r.err.front());
+  std::string all;
+  for (const auto& line : r.out) all += line + "\n";
+  EXPECT_THAT(all, HasSubstr("store " + dir.Sub("store") + ": 30 keys in ")) << all;
+  EXPECT_THAT(all, HasSubstr(" index postings listing 30 events")) << all;
+  EXPECT_THAT(all, HasSubstr("\n1 legacy index rows (an older hotrow's, not read)\n")) << all;
+  EXPECT_THAT(all, HasSubstr("\n1 index postings that do not decode (damaged)\n")) << all;
 }
 
 // Under salt_by adaptive: two buckets, the newer with two hot ids among 50 cold ones (2 events
