@@ -468,8 +468,8 @@ int Main() {
                 "2M events over 100000 ids (about 10 each) and one chatty id with 1M, 16 salts, "
                 "`salt_by: record`, store reopened and compacted; one client thread in process, " +
                     std::to_string(kHttpClients) +
-                    " keep-alive connections of wrk over HTTP (with two cores, the servers on one and "
-                    "wrk on the other); `query.threads` = 2. The rebuild also over a "
+                    " keep-alive connections of wrk over HTTP (with two cores, the servers on one "
+                    "and wrk on the other); `query.threads` = 2. The rebuild also over a "
                     "second store of 2M events over 1M ids (about 2 each). Each figure against the "
                     "store path computing the same answer in the same run.");
   report.Columns({"figure", "value", "baseline", "ratio"});
