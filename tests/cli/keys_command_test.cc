@@ -19,8 +19,8 @@
 #include "keying/row_value.h"
 #include "keying/salter.h"
 #include "store/event_store.h"
-#include "store/store_metadata.h"
 #include "tests/support/process.h"
+#include "tests/support/raw_store.h"
 #include "tests/support/temp_dir.h"
 
 namespace hotrow {
@@ -298,25 +298,10 @@ TEST(KeysAnalyzeTest, CountsKeysPerSaltAndPerBucket) {
 // Adds to the newest bucket of the closed store at `path`, with RocksDB itself, one index row as
 // an older hotrow wrote it (tag 00) and one posting whose value does not decode.
 void AddLegacyRowAndDamagedPosting(const std::string& path) {
-  std::vector<std::string> names;
-  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
-  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-  for (const std::string& n : names) {
-    rocksdb::ColumnFamilyOptions cf;
-    if (n == rocksdb::kDefaultColumnFamilyName) {
-      cf.merge_operator = store::NewMetadataMergeOperator();
-    }
-    descriptors.emplace_back(n, cf);
-  }
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::DB* raw = nullptr;
-  ASSERT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), path, descriptors, &handles, &raw).ok());
-  std::unique_ptr<rocksdb::DB> db(raw);
+  std::unique_ptr<testing::RawStore> raw = testing::RawStore::Open(path);
+  ASSERT_NE(raw, nullptr);
   const int64_t start = WallClock::Default()->NowMs() / kBucketMs * kBucketMs;
-  rocksdb::ColumnFamilyHandle* bucket = nullptr;
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (names[i].rfind(store::BucketName(start, start + kBucketMs), 0) == 0) bucket = handles[i];
-  }
+  rocksdb::ColumnFamilyHandle* bucket = raw->Bucket(start, start + kBucketMs);
   ASSERT_NE(bucket, nullptr);
   std::string posting(keying::kIndexKeySize, '\0');
   keying::StoreBigEndian64(keying::IndexHash("site", "s"), posting.data() + 1);
@@ -324,10 +309,8 @@ void AddLegacyRowAndDamagedPosting(const std::string& path) {
   keying::EncodeKeyTail({start, 0, 0, 1000}, posting.data() + keying::kIndexTagAt + 1);
   std::string legacy = posting;
   legacy[keying::kIndexTagAt] = static_cast<char>(keying::kLegacyIndexTag);
-  ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), bucket, posting, "not a posting").ok());
-  ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), bucket, legacy, "an older row").ok());
-  for (rocksdb::ColumnFamilyHandle* h : handles) ASSERT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
-  ASSERT_TRUE(db->Close().ok());
+  ASSERT_TRUE(raw->db()->Put(rocksdb::WriteOptions(), bucket, posting, "not a posting").ok());
+  ASSERT_TRUE(raw->db()->Put(rocksdb::WriteOptions(), bucket, legacy, "an older row").ok());
 }
 
 // An index row of an older hotrow and a posting that does not decode are told apart, and neither

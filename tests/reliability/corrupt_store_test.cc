@@ -28,6 +28,7 @@
 #include "store/event_store.h"
 #include "store/store_metadata.h"
 #include "tests/reliability/disk_support.h"
+#include "tests/support/raw_store.h"
 #include "tests/support/temp_dir.h"
 
 namespace hotrow::corrupt_store_test {
@@ -126,22 +127,11 @@ class CorruptStoreTest : public ::testing::Test {
       ASSERT_TRUE(s->Write(in, &out).ok());
       ASSERT_EQ(out.stored, static_cast<size_t>(kEvents));
     }
-    std::vector<std::string> names;
-    ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
-    std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-    for (const auto& n : names) {
-      // The metadata's counters are merge operands: a flush must see the store's merge operator
-      // (without it RocksDB dropped them, and the copy read as damaged).
-      rocksdb::ColumnFamilyOptions cf;
-      if (n == rocksdb::kDefaultColumnFamilyName) cf.merge_operator = store::NewMetadataMergeOperator();
-      descriptors.emplace_back(n, cf);
-    }
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* db = nullptr;
-    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), path, descriptors, &handles, &db).ok());
-    ASSERT_TRUE(db->Flush(rocksdb::FlushOptions(), handles).ok());
-    for (auto* h : handles) ASSERT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
-    delete db;
+    // Flushed by RocksDB itself, with the store's merge operator for the counters (RawStore).
+    std::unique_ptr<testing::RawStore> raw = testing::RawStore::Open(path);
+    ASSERT_NE(raw, nullptr);
+    ASSERT_TRUE(raw->db()->Flush(rocksdb::FlushOptions(), raw->handles()).ok());
+    raw.reset();
     ASSERT_GE(FilesOf(path, "", ".sst").size(), 2u);
   }
 

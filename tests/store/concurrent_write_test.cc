@@ -22,6 +22,7 @@
 #include "store/store_metadata.h"
 #include "tests/support/event_gen.h"
 #include "tests/support/process.h"
+#include "tests/support/raw_store.h"
 #include "tests/support/temp_dir.h"
 
 namespace hotrow {
@@ -246,20 +247,10 @@ TEST_F(ConcurrentWriteTest, CountersWrittenAsPlainValuesByAnOlderStoreStillCount
   // counters became merge operands hold them.
   size_t rewritten = 0;
   {
-    std::vector<std::string> names;
-    ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), options.path, &names).ok());
-    std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
-    for (const auto& name : names) {
-      rocksdb::ColumnFamilyOptions cf;
-      if (name == rocksdb::kDefaultColumnFamilyName) cf.merge_operator = store::NewMetadataMergeOperator();
-      cfs.emplace_back(name, cf);
-    }
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* raw = nullptr;
-    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), options.path, cfs, &handles, &raw).ok());
-    std::unique_ptr<rocksdb::DB> db(raw);
-    rocksdb::ColumnFamilyHandle* meta = handles[0];
-    ASSERT_EQ(names[0], rocksdb::kDefaultColumnFamilyName);
+    std::unique_ptr<testing::RawStore> raw = testing::RawStore::Open(options.path);
+    ASSERT_NE(raw, nullptr);
+    rocksdb::DB* db = raw->db();
+    rocksdb::ColumnFamilyHandle* meta = raw->metadata();
     std::map<std::string, std::string> counters;
     {
       std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), meta));
@@ -273,7 +264,6 @@ TEST_F(ConcurrentWriteTest, CountersWrittenAsPlainValuesByAnOlderStoreStillCount
     for (const auto& [key, value] : counters) ASSERT_TRUE(db->Put({}, meta, key, value).ok());
     rewritten = counters.size();
     ASSERT_TRUE(db->CompactRange({}, meta, nullptr, nullptr).ok());
-    for (auto* h : handles) ASSERT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
   }
   ASSERT_GT(rewritten, 0u);
 

@@ -23,6 +23,7 @@
 #include "store/event_store.h"
 #include "store/store_metadata.h"
 #include "tests/support/event_gen.h"
+#include "tests/support/raw_store.h"
 #include "tests/support/temp_dir.h"
 
 namespace hotrow::store::index_postings_test {
@@ -120,25 +121,11 @@ TEST_F(IndexPostingsTest, OnePostingPerFieldValueAndSecondOfAWrite) {
 // index entries as rows of their own (tag 00, in the event's salt), and the bucket's record of its
 // fields without the postings mark.
 void MakeLegacy(const std::string& path, int64_t start) {
-  std::vector<std::string> names;
-  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
-  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-  for (const std::string& n : names) {
-    rocksdb::ColumnFamilyOptions cf;
-    if (n == rocksdb::kDefaultColumnFamilyName) cf.merge_operator = NewMetadataMergeOperator();
-    descriptors.emplace_back(n, cf);
-  }
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::DB* raw = nullptr;
-  ASSERT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), path, descriptors, &handles, &raw).ok());
-  std::unique_ptr<rocksdb::DB> db(raw);
-  rocksdb::ColumnFamilyHandle* meta = nullptr;
-  rocksdb::ColumnFamilyHandle* bucket = nullptr;
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (names[i] == rocksdb::kDefaultColumnFamilyName) meta = handles[i];
-    if (names[i].rfind(BucketName(start, start + kMinute), 0) == 0) bucket = handles[i];
-  }
-  ASSERT_NE(meta, nullptr);
+  std::unique_ptr<testing::RawStore> raw = testing::RawStore::Open(path);
+  ASSERT_NE(raw, nullptr);
+  rocksdb::DB* db = raw->db();
+  rocksdb::ColumnFamilyHandle* meta = raw->metadata();
+  rocksdb::ColumnFamilyHandle* bucket = raw->Bucket(start, start + kMinute);
   ASSERT_NE(bucket, nullptr);
   rocksdb::WriteBatch wb;
   std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), bucket));
@@ -173,8 +160,6 @@ void MakeLegacy(const std::string& path, int64_t start) {
   ASSERT_GT(legacy_rows, 0);
   ASSERT_TRUE(wb.Put(meta, IndexFieldsKey(start), "site\ntype").ok());
   ASSERT_TRUE(db->Write(rocksdb::WriteOptions(), &wb).ok());
-  for (rocksdb::ColumnFamilyHandle* h : handles) ASSERT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
-  ASSERT_TRUE(db->Close().ok());
 }
 
 TEST_F(IndexPostingsTest, LegacyIndexRowsAreNotReadAndTheirBucketIsNamedUnindexed) {
