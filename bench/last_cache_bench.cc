@@ -77,12 +77,26 @@ store::StoreOptions BenchStoreOptions(const std::string& path, const hotrow::Clo
   return options;
 }
 
+// The calling thread's page faults (minor) and kernel CPU seconds so far.
+struct ThreadUsage {
+  uint64_t faults = 0;
+  double kernel_s = 0;
+};
+ThreadUsage ThisThreadUsage() {
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  return {static_cast<uint64_t>(usage.ru_minflt),
+          usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6};
+}
+
 // Ingest with the cache on and off: `events` written in batches of 5000 into `off` (no observer)
 // and `on` (a cached engine attached), each batch into both, in alternating order. Returns the
-// seconds spent in the Writes of each.
+// seconds spent in the Writes of each, and the page faults and kernel time of the writing thread
+// in them (the cache grows inside Write, and a page the process never touched costs a fault).
 struct IngestTimes {
   double on_s = 0;
   double off_s = 0;
+  ThreadUsage on_usage, off_usage;
 };
 IngestTimes WriteBothWays(const std::vector<GeneratedEvent>& events, store::EventStore* off,
                           store::EventStore* on) {
@@ -93,11 +107,16 @@ IngestTimes WriteBothWays(const std::vector<GeneratedEvent>& events, store::Even
     for (int turn = 0; turn < 2; ++turn) {
       const bool cached = (turn == 0) == (i % 2 == 0);
       store::WriteOutcome outcome;
+      const ThreadUsage before = ThisThreadUsage();
       const auto start = Clock::now();
       if (!(cached ? on : off)->Write(cached ? on_batches[i] : off_batches[i], &outcome).ok()) {
         Fail(__LINE__, "write");
       }
       (cached ? times.on_s : times.off_s) += SecondsSince(start);
+      const ThreadUsage after = ThisThreadUsage();
+      ThreadUsage& usage = cached ? times.on_usage : times.off_usage;
+      usage.faults += after.faults - before.faults;
+      usage.kernel_s += after.kernel_s - before.kernel_s;
     }
   }
   return times;
@@ -414,6 +433,10 @@ int Main() {
   Record("range_events_per_s", static_cast<double>(range_events) / range_s);
   Record("ingest_cache_on_events_per_s", ingest_on_rate);
   Record("ingest_cache_off_events_per_s", ingest_off_rate);
+  Record("ingest_cache_on_page_faults", static_cast<double>(ingest.on_usage.faults));
+  Record("ingest_cache_off_page_faults", static_cast<double>(ingest.off_usage.faults));
+  Record("ingest_cache_on_kernel_s", ingest.on_usage.kernel_s);
+  Record("ingest_cache_off_kernel_s", ingest.off_usage.kernel_s);
   Record("rebuild_100k_s", rebuild.rebuild_s);
   Record("newest_bucket_100k_s", rebuild.newest_s);
   Record("rebuild_100k_cpu_s", rebuild.rebuild_cpu_s);
@@ -431,8 +454,12 @@ int Main() {
   std::printf("series of %llu events into %zu points: %.3f s; range read of %llu events: %.3f s\n",
               static_cast<unsigned long long>(series_events), series->points.size(), series_s,
               static_cast<unsigned long long>(range_events), range_s);
-  std::printf("ingest of %zu events: cache on %.3f s in Write, off %.3f s\n", spec.events,
-              ingest.on_s, ingest.off_s);
+  std::printf(
+      "ingest of %zu events: cache on %.3f s in Write (%llu page faults, %.3f s in the kernel), "
+      "off %.3f s (%llu, %.3f s)\n",
+      spec.events, ingest.on_s, static_cast<unsigned long long>(ingest.on_usage.faults),
+      ingest.on_usage.kernel_s, ingest.off_s,
+      static_cast<unsigned long long>(ingest.off_usage.faults), ingest.off_usage.kernel_s);
   for (const RebuildFigure* f :
        std::initializer_list<const RebuildFigure*>{&rebuild, &rebuild_1m}) {
     std::printf(
@@ -492,6 +519,12 @@ int Main() {
   report.Row({"ingest (in process, the store's Write), cache on / off, events/s",
               Rate(ingest_on_rate), Rate(ingest_off_rate),
               Fixed(ingest_on_rate / ingest_off_rate, 3)});
+  report.Row({"ingest, page faults in Write, cache on / off (kernel time in Write)",
+              std::to_string(ingest.on_usage.faults) + " (" + Fixed(ingest.on_usage.kernel_s, 3) +
+                  " s)",
+              std::to_string(ingest.off_usage.faults) + " (" +
+                  Fixed(ingest.off_usage.kernel_s, 3) + " s)",
+              ""});
   for (const RebuildFigure* f :
        std::initializer_list<const RebuildFigure*>{&rebuild, &rebuild_1m}) {
     report.Row({"cache rebuild (" + std::to_string(f->status.cache.ids) +
