@@ -348,10 +348,22 @@ std::vector<LastCache::IdNewest> LastCache::NewestAfter(std::string_view prefix,
     groups *= 2;
   }
   const size_t per_group = shard_count_ / groups;
+  // Each run is sized here, on the caller's thread, for the ids its shards hold (at most `max`):
+  // grown by doubling on a pool thread and freed here, a run of 50k ids took fresh pages from
+  // the kernel on every early walk, a page fault each (docs/BENCHMARKS.md, "The cache inside
+  // Write, counted").
   std::vector<std::vector<IdNewest>> runs(groups);
+  for (size_t g = 0; g < groups; ++g) {
+    size_t held = 0;
+    for (size_t s = g * per_group; s < (g + 1) * per_group; ++s) {
+      std::lock_guard lock(shards_[s].mu);
+      held += shards_[s].entries.size();
+    }
+    runs[g].reserve(std::min(held, max));
+  }
   const Status walked = RunSaltTasks(pool, max_workers, groups, [&](size_t g) {
-    runs[g] = NewestInShards(g * per_group, (g + 1) * per_group, prefix, after, max,
-                             window_start_ms, filter, topics);
+    NewestInShards(g * per_group, (g + 1) * per_group, prefix, after, max, window_start_ms,
+                   filter, topics, &runs[g]);
     return Status::Ok();
   });
   (void)walked;  // the tasks cannot fail
@@ -379,13 +391,11 @@ std::vector<LastCache::IdNewest> LastCache::NewestAfter(std::string_view prefix,
   return ids;
 }
 
-std::vector<LastCache::IdNewest> LastCache::NewestInShards(size_t first_shard, size_t end_shard,
-                                                           std::string_view prefix,
-                                                           std::string_view after, size_t max,
-                                                           int64_t window_start_ms,
-                                                           const PartitionFilter* filter,
-                                                           const TopicOrder* topics) {
-  std::vector<IdNewest> ids;
+void LastCache::NewestInShards(size_t first_shard, size_t end_shard, std::string_view prefix,
+                               std::string_view after, size_t max, int64_t window_start_ms,
+                               const PartitionFilter* filter, const TopicOrder* topics,
+                               std::vector<IdNewest>* run) {
+  std::vector<IdNewest>& ids = *run;
   auto by_id = [](const IdNewest& a, const IdNewest& b) { return a.id < b.id; };
   const std::string_view start = std::max(prefix, after);
   std::vector<CachedEvent> newest;
@@ -418,7 +428,6 @@ std::vector<LastCache::IdNewest> LastCache::NewestInShards(size_t first_shard, s
     }
   }
   std::sort(ids.begin(), ids.end(), by_id);
-  return ids;
 }
 
 void LastCache::ForgetPartitions(const PartitionFilter& drop) {

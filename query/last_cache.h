@@ -238,11 +238,11 @@ class LastCache final : public store::WriteObserver {
   bool CollectLocked(const Entry& entry, int n, int64_t window_start_ms,
                      const PartitionFilter* filter, const TopicOrder* topics,
                      std::vector<CachedEvent>* out) const;
-  // NewestAfter over the shards [first_shard, end_shard) alone, in id order.
-  std::vector<IdNewest> NewestInShards(size_t first_shard, size_t end_shard,
-                                       std::string_view prefix, std::string_view after,
-                                       size_t max, int64_t window_start_ms,
-                                       const PartitionFilter* filter, const TopicOrder* topics);
+  // NewestAfter over the shards [first_shard, end_shard) alone, in id order, into `run` (empty).
+  void NewestInShards(size_t first_shard, size_t end_shard, std::string_view prefix,
+                      std::string_view after, size_t max, int64_t window_start_ms,
+                      const PartitionFilter* filter, const TopicOrder* topics,
+                      std::vector<IdNewest>* run);
   // The floor every lookup applies to `entry`: its own, and the rebuild's.
   int64_t FloorOf(const Entry& entry) const;
 

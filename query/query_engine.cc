@@ -183,6 +183,7 @@ Result<LatestAllPage> QueryEngine::LatestAll(std::string_view prefix, std::strin
                               MaxWorkersPerQuery());
       if (ids.empty()) break;
       cursor = ids.back().id;
+      page.events.reserve(page.events.size() + ids.size());
       for (LastCache::IdNewest& id : ids) {
         if (id.newest) {
           page.events.push_back(FromCached(std::move(id.id), std::move(*id.newest)));
