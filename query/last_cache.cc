@@ -350,8 +350,8 @@ std::vector<LastCache::IdNewest> LastCache::NewestAfter(std::string_view prefix,
   const size_t per_group = shard_count_ / groups;
   // Each run is sized here, on the caller's thread, for the ids its shards hold (at most `max`):
   // grown by doubling on a pool thread and freed here, a run of 50k ids took fresh pages from
-  // the kernel on every early walk, a page fault each (docs/BENCHMARKS.md, "The cache inside
-  // Write, counted").
+  // the kernel on every early walk, a page fault each (docs/BENCHMARKS.md, "the walk's page
+  // faults").
   std::vector<std::vector<IdNewest>> runs(groups);
   for (size_t g = 0; g < groups; ++g) {
     size_t held = 0;
