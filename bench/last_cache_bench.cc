@@ -433,10 +433,6 @@ int Main() {
   Record("range_events_per_s", static_cast<double>(range_events) / range_s);
   Record("ingest_cache_on_events_per_s", ingest_on_rate);
   Record("ingest_cache_off_events_per_s", ingest_off_rate);
-  Record("ingest_cache_on_page_faults", static_cast<double>(ingest.on_usage.faults));
-  Record("ingest_cache_off_page_faults", static_cast<double>(ingest.off_usage.faults));
-  Record("ingest_cache_on_kernel_s", ingest.on_usage.kernel_s);
-  Record("ingest_cache_off_kernel_s", ingest.off_usage.kernel_s);
   Record("rebuild_100k_s", rebuild.rebuild_s);
   Record("newest_bucket_100k_s", rebuild.newest_s);
   Record("rebuild_100k_cpu_s", rebuild.rebuild_cpu_s);
