@@ -63,12 +63,28 @@ void Cluster::RefreshFreshness() {
   ownership_->SetReadiness(ready.ok(), ready.message());
 }
 
-query::PartitionFilter Cluster::Filter() {
-  const std::shared_ptr<const ingest::OwnershipSnapshot> snapshot = LocalShared();
+QueryView Cluster::View() {
+  QueryView view;
+  view.ownership = LocalShared();
+  view.filter = FilterOf(*view.ownership);
+  return view;
+}
+
+LocalHead Cluster::Head(const ingest::OwnershipSnapshot& snapshot) const {
+  LocalHead head = identity_;
+  head.partitions = snapshot.Serving();
+  head.stale = snapshot.Stale();
+  std::sort(head.partitions.begin(), head.partitions.end());
+  std::sort(head.stale.begin(), head.stale.end());
+  head.complete = head.stale.empty();
+  return head;
+}
+
+query::PartitionFilter Cluster::FilterOf(const ingest::OwnershipSnapshot& snapshot) {
   std::vector<std::pair<uint16_t, int32_t>> serving;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const ingest::OwnedPartition& p : snapshot->partitions) {
+    for (const ingest::OwnedPartition& p : snapshot.partitions) {
       if (!p.serving()) continue;
       auto it = topic_numbers_.find(p.topic);
       if (it == topic_numbers_.end()) {

@@ -48,6 +48,18 @@ struct ClusterOptions {
   int64_t freshness_refresh_ms = 200;
 };
 
+// One query's view of this instance (CONTRACT.md "Group answers": one snapshot per query): its
+// ownership taken once, when the query starts, and the filter built from it that every read of the
+// query applies (the rows of the partitions serving in it). The head the answer carries is built
+// from the same snapshot (Cluster::Head), so a partition that changes state while the query runs
+// is reported as the reads saw it: served at the snapshot, its rows were read; else none were.
+// Rows never leave the store while a query runs (a revoked partition's stay; the last-N cache
+// falls back to the store for what it forgot), so what served at the snapshot was read whole.
+struct QueryView {
+  std::shared_ptr<const ingest::OwnershipSnapshot> ownership;
+  query::PartitionFilter filter;
+};
+
 // One instance's part in answering for the whole consumer group (CONTRACT.md, `cluster.peers` and
 // "Cluster mode in production settings"): its ownership and the freshness of each partition, the
 // filter its query engine applies, the partitions the group must cover, and its peers' clients.
@@ -91,8 +103,11 @@ class Cluster {
   }
   int64_t max_staleness_ms() const { return ownership_->options().max_staleness_ms; }
 
-  // The filter of one query: only rows of the partitions Local() serves.
-  query::PartitionFilter Filter();
+  // The view one query reads through: a snapshot (LocalShared) and its filter.
+  QueryView View();
+  // What this instance says of itself for a query that read through a view of `snapshot`: the
+  // partitions serving in it covered, the rest it owns stale.
+  LocalHead Head(const ingest::OwnershipSnapshot& snapshot) const;
 
   // Every partition of the topics as last read, and the topics not known yet; never waits.
   GroupPartitions KnownPartitions() const;
@@ -108,6 +123,8 @@ class Cluster {
 
  private:
   void RefreshFreshness();
+  // Only rows of the partitions serving in `snapshot`.
+  query::PartitionFilter FilterOf(const ingest::OwnershipSnapshot& snapshot);
 
   // Constant after construction.
   const ClusterOptions options_;

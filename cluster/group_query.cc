@@ -25,34 +25,6 @@ void Warn(const std::string& message) {
   }
 }
 
-// The partitions served in both snapshots: a query that ran between them covered them whole.
-Partitions ServingInBoth(const ingest::OwnershipSnapshot& a, const ingest::OwnershipSnapshot& b) {
-  Partitions out;
-  for (const store::TopicPartition& tp : a.Serving()) {
-    if (b.IsServing(tp.topic, tp.partition)) out.push_back(tp);
-  }
-  return out;
-}
-
-// What this instance says of itself after a query that covered `covered`: the rest of what it
-// owns (in `after`) is stale.
-LocalHead HeadOf(const Cluster* cluster, Partitions covered,
-                 const ingest::OwnershipSnapshot& after) {
-  LocalHead head = cluster->identity();
-  std::sort(covered.begin(), covered.end());
-  for (const ingest::OwnedPartition& p : after.partitions) {
-    const store::TopicPartition tp{p.topic, p.partition};
-    if (!std::binary_search(covered.begin(), covered.end(), tp)) head.stale.push_back(tp);
-  }
-  head.partitions = std::move(covered);
-  head.complete = head.stale.empty();
-  return head;
-}
-
-bool Covers(const Partitions& sorted, const std::string& topic, int32_t partition) {
-  return std::binary_search(sorted.begin(), sorted.end(), store::TopicPartition{topic, partition});
-}
-
 PeerEvent ToPeerEvent(const query::Event& e) {
   PeerEvent pe;
   pe.ts_ms = e.ts_ms;
@@ -95,11 +67,6 @@ bool AcceptStatus(Cluster* cluster, const PeerReply& reply, LocalHead* head, std
 }
 
 }  // namespace
-
-LocalHead HeadBetween(const Cluster* cluster, const ingest::OwnershipSnapshot& before,
-                      const ingest::OwnershipSnapshot& after) {
-  return HeadOf(cluster, ServingInBoth(before, after), after);
-}
 
 size_t GroupSize(Cluster* cluster) { return 1 + cluster->peers().options().peers.size(); }
 
@@ -151,18 +118,12 @@ std::string WithLocal(const std::string& path, const std::string& query) {
 
 LocalPart AnswerLocally(Cluster* cluster, const GroupQuery& q) {
   LocalPart out;
-  const std::shared_ptr<const ingest::OwnershipSnapshot> before = cluster->LocalShared();
-  std::vector<query::Event> events;
+  const QueryView view = cluster->View();
   std::vector<query::UnindexedSpan> unindexed;
-  out.status = q.run(&events, &unindexed);
-  const std::shared_ptr<const ingest::OwnershipSnapshot> after = cluster->LocalShared();
+  out.status = q.run(view.filter, &out.events, &unindexed);
   if (!out.status.ok()) return out;
-  out.head = HeadOf(cluster, ServingInBoth(*before, *after), *after);
+  out.head = cluster->Head(*view.ownership);
   out.head.unindexed = std::move(unindexed);
-  // Rows of a partition that stopped serving during the query are left out: not covered.
-  for (query::Event& e : events) {
-    if (Covers(out.head.partitions, e.topic, e.partition)) out.events.push_back(std::move(e));
-  }
   return out;
 }
 
@@ -211,10 +172,11 @@ GroupAnswer AnswerForGroup(Cluster* cluster, const GroupQuery& q) {
 ScanEnd ScanLocally(Cluster* cluster, const GroupScan& scan,
                     const std::function<bool(std::string_view)>& line) {
   ScanEnd end;
-  const ingest::OwnershipSnapshot before = cluster->Local();
+  const QueryView view = cluster->View();
   std::string text;
-  const Status st =
-      cluster->engine()->Scan(scan.from_ms, scan.to_ms, scan.limit, [&](const query::Event& e) {
+  const Status st = cluster->engine()->Scan(
+      scan.from_ms, scan.to_ms, scan.limit,
+      [&](const query::Event& e) {
         if (scan.stopping && scan.stopping()) return false;
         text.clear();
         wire::AppendEventJson(e, &text);
@@ -223,11 +185,11 @@ ScanEnd ScanLocally(Cluster* cluster, const GroupScan& scan,
           return false;
         }
         return true;
-      });
-  const ingest::OwnershipSnapshot after = cluster->Local();
+      },
+      &view.filter);
   end.status = st;
   if (end.cut || !st.ok()) return end;
-  const LocalHead head = HeadOf(cluster, ServingInBoth(before, after), after);
+  const LocalHead head = cluster->Head(*view.ownership);
   std::string members;
   AppendLocalHead(head, &members);
   // The head's own ,"complete":... goes: the line starts with it (ParseScanLine looks for it).
@@ -245,12 +207,13 @@ ScanEnd ScanGroup(Cluster* cluster, const GroupScan& scan,
   int64_t remaining = scan.limit;
   auto stopping = [&] { return scan.stopping && scan.stopping(); };
 
-  // 1. Who serves what: every instance's /v1/cluster?local=true, this one's in process.
-  ingest::OwnershipSnapshot mine;
+  // 1. Who serves what: every instance's /v1/cluster?local=true, this one's in process: the view
+  // its share below is read through.
+  QueryView mine;
   std::vector<PeerReply> replies =
-      cluster->peers().AskAll("/v1/cluster?local=true", [&] { mine = cluster->Local(); });
+      cluster->peers().AskAll("/v1/cluster?local=true", [&] { mine = cluster->View(); });
   std::vector<PeerCoverage> coverage(1 + replies.size());
-  coverage[0] = {true, mine.Serving(), mine.Stale()};
+  coverage[0] = {true, mine.ownership->Serving(), mine.ownership->Stale()};
   for (size_t i = 0; i < replies.size(); ++i) {
     LocalHead head;
     std::string why;
@@ -281,24 +244,25 @@ ScanEnd ScanGroup(Cluster* cluster, const GroupScan& scan,
   // not its to give (a partition the decision gives another instance), and the answer would be
   // short of `limit` while complete.
   {
-    const ingest::OwnershipSnapshot before = cluster->Local();
     std::string text;
-    const Status st = cluster->engine()->Scan(scan.from_ms, scan.to_ms, query::kNoLimit,
-                                              [&](const query::Event& e) {
-                                                if (stopping() || remaining <= 0) return false;
-                                                if (!owned_by(0, e.topic, e.partition)) return true;
-                                                text.clear();
-                                                wire::AppendEventJson(e, &text);
-                                                --remaining;
-                                                if (!line(text)) {
-                                                  end.cut = true;
-                                                  return false;
-                                                }
-                                                return true;
-                                              });
+    const Status st = cluster->engine()->Scan(
+        scan.from_ms, scan.to_ms, query::kNoLimit,
+        [&](const query::Event& e) {
+          if (stopping() || remaining <= 0) return false;
+          if (!owned_by(0, e.topic, e.partition)) return true;
+          text.clear();
+          wire::AppendEventJson(e, &text);
+          --remaining;
+          if (!line(text)) {
+            end.cut = true;
+            return false;
+          }
+          return true;
+        },
+        &mine.filter);
     if (end.cut) return end;
     if (!st.ok()) Warn("scan: this instance's part failed: " + st.ToString());
-    check_covered(0, ServingInBoth(before, cluster->Local()), st.ok());
+    check_covered(0, coverage[0].covered, st.ok());
   }
   const std::string target = "/v1/scan?from=" + std::to_string(scan.from_ms) +
                              "&to=" + std::to_string(scan.to_ms) + "&local=true";
@@ -412,7 +376,7 @@ std::string LocalStatusJson(Cluster* cluster) {
   }
   body.append(",\"lag\":" + std::to_string(lag) +
               ",\"max_staleness_ms\":" + std::to_string(cluster->max_staleness_ms()));
-  AppendLocalHead(HeadOf(cluster, s.Serving(), s), &body);
+  AppendLocalHead(cluster->Head(s), &body);
   body.push_back('}');
   return body;
 }

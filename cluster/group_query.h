@@ -23,15 +23,16 @@ struct GroupQuery {
   std::string peer_target;
   int64_t limit = 0;
   query::Order order = query::Order::kDesc;
-  // This instance's events, with its query engine's partition filter applied (Cluster::Filter),
-  // and for index queries the unindexed spans.
-  std::function<Status(std::vector<query::Event>* events,
+  // This instance's events, read with `filter` (the query's view: Cluster::View) applied to every
+  // read, and for index queries the unindexed spans.
+  std::function<Status(const query::PartitionFilter& filter, std::vector<query::Event>* events,
                        std::vector<query::UnindexedSpan>* unindexed)>
       run;
 };
 
-// This instance's part: its events of the partitions it served for the whole query, and what it
-// says of itself (a `?local=true` answer's head).
+// This instance's part: its events of the partitions serving in the query's one view of its
+// ownership (Cluster::View), and what it says of itself from that same view (a `?local=true`
+// answer's head).
 struct LocalPart {
   Status status;
   std::vector<query::Event> events;
@@ -49,11 +50,6 @@ struct GroupAnswer {
   CoverageDecision coverage;
 };
 GroupAnswer AnswerForGroup(Cluster* cluster, const GroupQuery& q);
-
-// What this instance says of itself after a query that ran between `before` and `after`: the
-// partitions served in both (covered whole), the rest of what it owns in `after` stale.
-LocalHead HeadBetween(const Cluster* cluster, const ingest::OwnershipSnapshot& before,
-                      const ingest::OwnershipSnapshot& after);
 
 // A query whose answer is not one list of events (the device queries, CONTRACT.md "Device state
 // and series"), as every instance runs it: each writes its `?local=true` answer, which the asking

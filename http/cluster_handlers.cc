@@ -23,8 +23,7 @@ namespace {
 
 constexpr size_t kFlushBytes = 32 << 10;
 
-// A per-id query (latest or range) as a ClusterQuery: the engine applies the cluster's partition
-// filter itself.
+// A per-id query (latest or range) as a ClusterQuery, read through the query's view.
 Status IdClusterQuery(HttpServer::Impl& impl, Endpoint endpoint, const std::string& id,
                       const std::string& rest, HttpServer::Impl::ClusterQuery* cq) {
   const bool latest = endpoint == Endpoint::kLatest;
@@ -48,11 +47,12 @@ Status IdClusterQuery(HttpServer::Impl& impl, Endpoint endpoint, const std::stri
   cq->group.order = latest ? query::Order::kDesc : range_params.order;
   query::QueryEngine* engine = impl.backend.engine;
   cq->group.run = [engine, id, latest, latest_params, range_params](
-                      std::vector<query::Event>* events, std::vector<query::UnindexedSpan>*) {
+                      const query::PartitionFilter& filter, std::vector<query::Event>* events,
+                      std::vector<query::UnindexedSpan>*) {
     Result<std::vector<query::Event>> got =
-        latest ? engine->Latest(id, latest_params.n)
+        latest ? engine->Latest(id, latest_params.n, &filter)
                : engine->Range(id, range_params.from_ms, range_params.to_ms, range_params.limit,
-                               range_params.order);
+                               range_params.order, &filter);
     if (!got.ok()) return got.status();
     *events = std::move(got).value();
     return Status::Ok();

@@ -31,11 +31,6 @@
 namespace hotrow::http {
 namespace {
 
-bool Covers(const cluster::LocalHead& head, const std::string& topic, int32_t partition) {
-  return std::binary_search(head.partitions.begin(), head.partitions.end(),
-                            store::TopicPartition{topic, partition});
-}
-
 // A finite number in its shortest exact form; null for what JSON cannot hold (an overflowed sum).
 void AppendNumber(double v, std::string* out) {
   if (!std::isfinite(v)) {
@@ -115,19 +110,11 @@ bool HttpServer::Impl::DeviceRoute(const httplib::Request& req,
 }
 
 Result<std::string> HttpServer::Impl::LatestAllBody(const LatestAllParams& params, bool local) {
-  ingest::OwnershipSnapshot before;
-  if (local) before = backend.cluster->Local();
-  Result<query::LatestAllPage> page =
-      backend.engine->LatestAll(params.prefix, params.after, params.limit);
+  const cluster::QueryView view = local ? backend.cluster->View() : cluster::QueryView{};
+  Result<query::LatestAllPage> page = backend.engine->LatestAll(
+      params.prefix, params.after, params.limit, local ? &view.filter : nullptr);
   if (!page.ok()) return page.status();
   std::string body = "{\"events\":";
-  cluster::LocalHead head;
-  if (local) {
-    head = cluster::HeadBetween(backend.cluster, before, backend.cluster->Local());
-    // Rows of a partition that stopped serving while the query ran are left out: not covered.
-    std::erase_if(page->events,
-                  [&](const query::Event& e) { return !Covers(head, e.topic, e.partition); });
-  }
   AppendEvents(page->events, &body);
   body.append(",\"next\":");
   if (page->next) {
@@ -135,7 +122,7 @@ Result<std::string> HttpServer::Impl::LatestAllBody(const LatestAllParams& param
   } else {
     body.append("null");
   }
-  if (local) cluster::AppendLocalHead(head, &body);
+  if (local) cluster::AppendLocalHead(backend.cluster->Head(*view.ownership), &body);
   body.push_back('}');
   return body;
 }
@@ -154,27 +141,19 @@ void HttpServer::Impl::LatestAll(std::string_view raw_query, bool local, httplib
 }
 
 Result<std::string> HttpServer::Impl::LatestIdsBody(const LatestIdsParams& params, bool local) {
-  ingest::OwnershipSnapshot before;
-  if (local) before = backend.cluster->Local();
+  const cluster::QueryView view = local ? backend.cluster->View() : cluster::QueryView{};
   Result<std::vector<std::vector<query::Event>>> answer =
-      backend.engine->LatestMany(params.ids, params.n);
+      backend.engine->LatestMany(params.ids, params.n, local ? &view.filter : nullptr);
   if (!answer.ok()) return answer.status();
-  cluster::LocalHead head;
-  if (local) head = cluster::HeadBetween(backend.cluster, before, backend.cluster->Local());
   std::string body = "{\"ids\":{";
   for (size_t i = 0; i < params.ids.size(); ++i) {
     if (i != 0) body.push_back(',');
     wire::AppendJsonString(params.ids[i], &body);
     body.push_back(':');
-    std::vector<query::Event>& events = (*answer)[i];
-    if (local) {
-      std::erase_if(events,
-                    [&](const query::Event& e) { return !Covers(head, e.topic, e.partition); });
-    }
-    AppendEvents(events, &body);
+    AppendEvents((*answer)[i], &body);
   }
   body.push_back('}');
-  if (local) cluster::AppendLocalHead(head, &body);
+  if (local) cluster::AppendLocalHead(backend.cluster->Head(*view.ownership), &body);
   body.push_back('}');
   return body;
 }
@@ -222,15 +201,15 @@ void SeriesSubject::AppendJson(std::string* out) const {
 
 Result<std::string> HttpServer::Impl::SeriesBody(const SeriesSubject& subject,
                                                  const SeriesParams& params, bool local) {
-  ingest::OwnershipSnapshot before;
-  if (local) before = backend.cluster->Local();
+  const cluster::QueryView view = local ? backend.cluster->View() : cluster::QueryView{};
+  const query::PartitionFilter* filter = local ? &view.filter : nullptr;
   Result<query::IndexSeriesAnswer> answer = query::IndexSeriesAnswer{};
   if (subject.by_index()) {
     answer = backend.engine->IndexSeries(subject.index_field, subject.index_value, params.field,
-                                         params.from_ms, params.to_ms, params.step_ms);
+                                         params.from_ms, params.to_ms, params.step_ms, filter);
   } else {
     Result<query::SeriesAnswer> series = backend.engine->Series(
-        subject.id, params.field, params.from_ms, params.to_ms, params.step_ms);
+        subject.id, params.field, params.from_ms, params.to_ms, params.step_ms, filter);
     if (!series.ok()) return series.status();
     answer->series = std::move(series).value();
   }
@@ -261,8 +240,7 @@ Result<std::string> HttpServer::Impl::SeriesBody(const SeriesSubject& subject,
   body.append("],\"skipped\":{\"absent\":" + std::to_string(series.absent) +
               ",\"not_number\":" + std::to_string(series.not_number) + "}");
   if (local) {
-    cluster::LocalHead head =
-        cluster::HeadBetween(backend.cluster, before, backend.cluster->Local());
+    cluster::LocalHead head = backend.cluster->Head(*view.ownership);
     head.unindexed = std::move(answer->unindexed);
     cluster::AppendLocalHead(head, &body);
   } else {

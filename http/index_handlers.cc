@@ -111,11 +111,11 @@ bool HttpServer::Impl::IndexRoute(const std::vector<std::string>& s, std::string
                           (rest.empty() ? "" : "?" + rest);
     q.group.limit = latest ? latest_params->n : range_params->limit;
     q.group.order = latest ? query::Order::kDesc : range_params->order;
-    auto filter = std::make_shared<query::PartitionFilter>(backend.cluster->Filter());
-    q.group.run = [store = backend.store, filter, field, value, latest, n = latest_params->n,
-                   r = *range_params](std::vector<query::Event>* events,
+    q.group.run = [store = backend.store, field, value, latest, n = latest_params->n,
+                   r = *range_params](const query::PartitionFilter& filter,
+                                      std::vector<query::Event>* events,
                                       std::vector<query::UnindexedSpan>* unindexed) {
-      const query::IndexQuery index(store, nullptr, filter.get());
+      const query::IndexQuery index(store, nullptr, &filter);
       Result<query::IndexAnswer> answer =
           latest ? index.Latest(field, value, n)
                  : index.Range(field, value, r.from_ms, r.to_ms, r.limit, r.order);

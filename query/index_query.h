@@ -64,7 +64,7 @@ class IndexQuery {
   // `store` is not owned and must outlive this object; `work` (may be null) counts cursors,
   // seeks and rows read, as the engine's queries do.
   // `filter` (may be null: every row; not owned) keeps only the rows of the partitions it accepts,
-  // before the limit, as QueryOptions::partition_filter does for the id queries (cluster mode).
+  // before the limit, as the id queries' filter does (cluster mode).
   IndexQuery(store::EventStore* store, QueryWork* work, const PartitionFilter* filter = nullptr)
       : store_(store), work_(work), filter_(filter) {}
 

@@ -92,7 +92,8 @@ int QueryEngine::threads() const { return pool_->size(); }
 
 int QueryEngine::MaxWorkersPerQuery() const { return pool_->size() - 1; }
 
-Result<std::vector<Event>> QueryEngine::Latest(std::string_view id, int n) {
+Result<std::vector<Event>> QueryEngine::Latest(std::string_view id, int n,
+                                               const PartitionFilter* filter) {
   if (n < 1 || n > kMaxLatest) {
     return Status::InvalidArgument("n must be between 1 and " + std::to_string(kMaxLatest) +
                                    ", got " + std::to_string(n));
@@ -100,28 +101,27 @@ Result<std::vector<Event>> QueryEngine::Latest(std::string_view id, int n) {
   Admission admission(&running_, options_.max_concurrent_queries);
   if (!admission.admitted()) return BusyStatus(options_.max_concurrent_queries);
   std::vector<Event> out;
-  HOTROW_RETURN_IF_ERROR(LatestAdmitted(id, n, &out));
+  HOTROW_RETURN_IF_ERROR(LatestAdmitted(id, n, filter, &out));
   return out;
 }
 
-Status QueryEngine::LatestAdmitted(std::string_view id, int n, std::vector<Event>* out,
-                                   const TopicOrder* topics) {
+Status QueryEngine::LatestAdmitted(std::string_view id, int n, const PartitionFilter* filter,
+                                   std::vector<Event>* out, const TopicOrder* topics) {
   out->clear();
   if (cache_ != nullptr && n <= cache_->depth()) {
-    const PartitionFilter filter =
-        options_.partition_filter ? options_.partition_filter() : nullptr;
     std::vector<CachedEvent> cached;
     std::optional<TopicOrder> own;  // ties in time order topics by name
     if (topics == nullptr) topics = &own.emplace(*store_);
-    if (cache_->Latest(id, keying::IdHash(id), n, store_->WindowStartMs(),
-                       filter ? &filter : nullptr, &cached, topics)) {
+    if (cache_->Latest(id, keying::IdHash(id), n, store_->WindowStartMs(), filter, &cached,
+                       topics)) {
       out->reserve(cached.size());
       for (CachedEvent& c : cached) out->push_back(FromCached(std::string(id), std::move(c)));
       return Status::Ok();
     }
   }
   out->reserve(static_cast<size_t>(std::min(n, 64)));
-  return RangeAdmitted(id, 0, kMaxTimeMs, n, Order::kDesc, RangeOut{.events = out, .latest = true});
+  return RangeAdmitted(id, 0, kMaxTimeMs, n, Order::kDesc,
+                       RangeOut{.events = out, .latest = true, .filter = filter});
 }
 
 Event QueryEngine::FromCached(std::string id, CachedEvent&& cached) const {
@@ -136,7 +136,8 @@ Event QueryEngine::FromCached(std::string id, CachedEvent&& cached) const {
 }
 
 Result<std::vector<std::vector<Event>>> QueryEngine::LatestMany(const std::vector<std::string>& ids,
-                                                                int n) {
+                                                                int n,
+                                                                const PartitionFilter* filter) {
   if (n < 1 || n > kMaxLatest) {
     return Status::InvalidArgument("n must be between 1 and " + std::to_string(kMaxLatest) +
                                    ", got " + std::to_string(n));
@@ -150,13 +151,13 @@ Result<std::vector<std::vector<Event>>> QueryEngine::LatestMany(const std::vecto
   std::vector<std::vector<Event>> out(ids.size());
   const TopicOrder topics(*store_);
   for (size_t i = 0; i < ids.size(); ++i) {
-    HOTROW_RETURN_IF_ERROR(LatestAdmitted(ids[i], n, &out[i], &topics));
+    HOTROW_RETURN_IF_ERROR(LatestAdmitted(ids[i], n, filter, &out[i], &topics));
   }
   return out;
 }
 
 Result<LatestAllPage> QueryEngine::LatestAll(std::string_view prefix, std::string_view after,
-                                             int64_t limit) {
+                                             int64_t limit, const PartitionFilter* filter) {
   if (limit < 1 || limit > kMaxLatestAllLimit) {
     return Status::InvalidArgument("limit must be between 1 and " +
                                    std::to_string(kMaxLatestAllLimit) + ", got " +
@@ -168,7 +169,6 @@ Result<LatestAllPage> QueryEngine::LatestAll(std::string_view prefix, std::strin
   const size_t wanted = static_cast<size_t>(limit) + 1;
   LatestAllPage page;
   const int64_t window_start = store_->WindowStartMs();
-  const PartitionFilter filter = options_.partition_filter ? options_.partition_filter() : nullptr;
   if (cache_ != nullptr && cache_->Complete(window_start)) {
     // Every id with a row in the window has an entry: walk them in id order. An id whose entry
     // cannot tell its newest event exactly is read from the store.
@@ -178,9 +178,8 @@ Result<LatestAllPage> QueryEngine::LatestAll(std::string_view prefix, std::strin
     std::vector<Event> newest;
     while (page.events.size() < wanted) {
       std::vector<LastCache::IdNewest> ids =
-          cache_->NewestAfter(prefix, cursor, wanted - page.events.size(), window_start,
-                              filter ? &filter : nullptr, &topics, pool_.get(),
-                              MaxWorkersPerQuery());
+          cache_->NewestAfter(prefix, cursor, wanted - page.events.size(), window_start, filter,
+                              &topics, pool_.get(), MaxWorkersPerQuery());
       if (ids.empty()) break;
       cursor = ids.back().id;
       page.events.reserve(page.events.size() + ids.size());
@@ -191,8 +190,9 @@ Result<LatestAllPage> QueryEngine::LatestAll(std::string_view prefix, std::strin
         }
         // The cache cannot tell this id (and counted the miss): read the store, as latest-N does.
         newest.clear();
-        HOTROW_RETURN_IF_ERROR(RangeAdmitted(id.id, 0, kMaxTimeMs, 1, Order::kDesc,
-                                             RangeOut{.events = &newest, .latest = true}));
+        HOTROW_RETURN_IF_ERROR(
+            RangeAdmitted(id.id, 0, kMaxTimeMs, 1, Order::kDesc,
+                          RangeOut{.events = &newest, .latest = true, .filter = filter}));
         if (!newest.empty()) page.events.push_back(std::move(newest.front()));
       }
     }
@@ -201,7 +201,7 @@ Result<LatestAllPage> QueryEngine::LatestAll(std::string_view prefix, std::strin
     run.store = store_;
     run.pool = pool_.get();
     run.max_workers = MaxWorkersPerQuery();
-    run.filter = filter ? &filter : nullptr;
+    run.filter = filter;
     run.work = &work_;
     const TopicOrder topics(*store_);
     run.topics = &topics;
@@ -217,17 +217,16 @@ Result<LatestAllPage> QueryEngine::LatestAll(std::string_view prefix, std::strin
 template <typename Answer>
 Result<Answer> QueryEngine::WithSeriesRun(
     std::string_view field, int64_t from_ms, int64_t to_ms, int64_t step_ms,
-    const std::function<Result<Answer>(const SeriesRun&)>& series) {
+    const PartitionFilter* filter, const std::function<Result<Answer>(const SeriesRun&)>& series) {
   HOTROW_RETURN_IF_ERROR(CheckSeriesArgs(from_ms, to_ms, step_ms));
   if (field.empty()) return Status::InvalidArgument("the field is empty");
   Admission admission(&running_, options_.max_concurrent_queries);
   if (!admission.admitted()) return BusyStatus(options_.max_concurrent_queries);
-  const PartitionFilter filter = options_.partition_filter ? options_.partition_filter() : nullptr;
   SeriesRun run;
   run.store = store_;
   run.pool = pool_.get();
   run.max_workers = MaxWorkersPerQuery();
-  run.filter = filter ? &filter : nullptr;
+  run.filter = filter;
   run.work = &work_;
   const TopicOrder topics(*store_);  // ties in time order topics by name
   run.topics = &topics;
@@ -235,8 +234,10 @@ Result<Answer> QueryEngine::WithSeriesRun(
 }
 
 Result<SeriesAnswer> QueryEngine::Series(std::string_view id, std::string_view field,
-                                         int64_t from_ms, int64_t to_ms, int64_t step_ms) {
-  return WithSeriesRun<SeriesAnswer>(field, from_ms, to_ms, step_ms, [&](const SeriesRun& run) {
+                                         int64_t from_ms, int64_t to_ms, int64_t step_ms,
+                                         const PartitionFilter* filter) {
+  return WithSeriesRun<SeriesAnswer>(field, from_ms, to_ms, step_ms, filter,
+                                     [&](const SeriesRun& run) {
     return IdSeries(run, id, field, from_ms, to_ms, step_ms);
   });
 }
@@ -244,17 +245,19 @@ Result<SeriesAnswer> QueryEngine::Series(std::string_view id, std::string_view f
 Result<IndexSeriesAnswer> QueryEngine::IndexSeries(std::string_view index_field,
                                                    std::string_view value, std::string_view field,
                                                    int64_t from_ms, int64_t to_ms,
-                                                   int64_t step_ms) {
+                                                   int64_t step_ms,
+                                                   const PartitionFilter* filter) {
   return WithSeriesRun<IndexSeriesAnswer>(
-      field, from_ms, to_ms, step_ms, [&](const SeriesRun& run) {
+      field, from_ms, to_ms, step_ms, filter, [&](const SeriesRun& run) {
         return query::IndexSeries(run, index_field, value, field, from_ms, to_ms, step_ms);
       });
 }
 
 Result<std::vector<Event>> QueryEngine::Range(std::string_view id, int64_t from_ms, int64_t to_ms,
-                                              int64_t limit, Order order) {
+                                              int64_t limit, Order order,
+                                              const PartitionFilter* filter) {
   std::vector<Event> out;
-  Status s = RangeImpl(id, from_ms, to_ms, limit, order, RangeOut{.events = &out});
+  Status s = RangeImpl(id, from_ms, to_ms, limit, order, RangeOut{.events = &out, .filter = filter});
   if (!s.ok()) return s;
   return out;
 }
@@ -300,8 +303,7 @@ Status QueryEngine::RangeAdmitted(std::string_view id, int64_t from_ms, int64_t 
   const IdSalts id_salts(store_->salter(), id);
 
   auto buckets = store_->Buckets();  // oldest first
-  const PartitionFilter filter = options_.partition_filter ? options_.partition_filter() : nullptr;
-  const PartitionFilter* filter_or_null = filter ? &filter : nullptr;
+  const PartitionFilter* filter_or_null = out.filter;
   // Ties in time order topics by name (query/topic_order.h).
   const TopicOrder topics(*store_);
   if (limit <= kSmallQueryLimit) {
@@ -354,17 +356,19 @@ Status QueryEngine::RangeAdmitted(std::string_view id, int64_t from_ms, int64_t 
   return RangeOverBuckets(spec, buckets, limit);
 }
 
-Status QueryEngine::Scan(int64_t from_ms, int64_t to_ms, int64_t limit, const EventSink& sink) {
-  return ScanImpl(from_ms, to_ms, limit, &sink, nullptr, nullptr);
+Status QueryEngine::Scan(int64_t from_ms, int64_t to_ms, int64_t limit, const EventSink& sink,
+                         const PartitionFilter* filter) {
+  return ScanImpl(from_ms, to_ms, limit, &sink, nullptr, nullptr, filter);
 }
 
 Status QueryEngine::ScanEncoded(int64_t from_ms, int64_t to_ms, int64_t limit,
                                 const EventEncoder& encode, const TextSink& sink) {
-  return ScanImpl(from_ms, to_ms, limit, nullptr, &encode, &sink);
+  return ScanImpl(from_ms, to_ms, limit, nullptr, &encode, &sink, nullptr);
 }
 
 Status QueryEngine::ScanImpl(int64_t from_ms, int64_t to_ms, int64_t limit, const EventSink* sink,
-                             const EventEncoder* encode, const TextSink* text_sink) {
+                             const EventEncoder* encode, const TextSink* text_sink,
+                             const PartitionFilter* filter) {
   if (from_ms < 0) return Status::InvalidArgument("from must not be negative");
   if (from_ms >= to_ms) {
     return Status::InvalidArgument("from must be before to (from=" + std::to_string(from_ms) +
@@ -395,7 +399,6 @@ Status QueryEngine::ScanImpl(int64_t from_ms, int64_t to_ms, int64_t limit, cons
   // writes one: with 4 (2 per pool thread) the worker ran dry and this thread did 60 % of the
   // reads (range_http_bench, CPU per scan); with 8 the split is even.
   const size_t max_open = static_cast<size_t>(std::max(8, 4 * pool_->size()));
-  const PartitionFilter filter = options_.partition_filter ? options_.partition_filter() : nullptr;
 
   std::vector<std::unique_ptr<SaltStream>> open;
   QueryRun run(pool_.get(), MaxWorkersPerQuery(), &options_.pool_fill_hook);
@@ -414,7 +417,7 @@ Status QueryEngine::ScanImpl(int64_t from_ms, int64_t to_ms, int64_t limit, cons
       spec.budget = remaining;
       spec.work = &work_;
       spec.encode = encode;
-      spec.filter = filter ? &filter : nullptr;
+      spec.filter = filter;
       open.push_back(std::make_unique<SaltStream>(pending[next].bucket, store_, std::move(spec),
                                                   options_.chunk_events, options_.chunk_events));
       open.back()->Prefetch(&run);

@@ -62,10 +62,6 @@ struct QueryOptions {
   // range, over [min_ts, max_ts) (the query's bounds clipped to the window); may block to hold
   // that thread. Default: none.
   std::function<void(int64_t min_ts, int64_t max_ts)> pool_fill_hook;
-  // When set, called once at the start of every query for the filter it applies to each row
-  // (cluster mode: only the partitions this instance serves; rows of partitions it owned before
-  // stay in its store and are skipped). Default: none (every row).
-  std::function<PartitionFilter()> partition_filter;
   // Events kept per id by the last-N cache (query/last_cache.h), which answers latest-N with
   // n <= this, the latest of many ids and the latest of every id without reading the store
   // when it can do so exactly; 0 turns it off. query.last_cache. Default: 16.
@@ -126,6 +122,11 @@ using TextSink = std::function<bool(std::string_view text, int64_t events)>;
 // Errors: bad arguments are InvalidArgument naming the argument; a failing salt fails the query at
 // once with its Status; too many queries at once is Busy.
 //
+// Partitions. A query given a `filter` returns only the rows of the partitions it accepts (cluster
+// mode: those this instance served when the query took its one snapshot of its ownership,
+// cluster::QueryView; rows of partitions it owned before stay in its store and are skipped), and
+// applies that one filter to every read it makes, the last-N cache's included. Null: every row.
+//
 // Thread-safety: every method may be called from many threads at once.
 class QueryEngine {
  public:
@@ -138,11 +139,13 @@ class QueryEngine {
   // The n newest events of `id`, newest first; ties in time by (topic name, partition, offset)
   // descending (query/topic_order.h). Walks buckets newest to oldest and opens no bucket once n are
   // found. REQUIRES nothing: n outside 1..10000 is InvalidArgument.
-  Result<std::vector<Event>> Latest(std::string_view id, int n);
+  Result<std::vector<Event>> Latest(std::string_view id, int n,
+                                    const PartitionFilter* filter = nullptr);
 
   // Events of `id` with from_ms <= ts < to_ms in `order`, at most `limit` (1..100000).
   Result<std::vector<Event>> Range(std::string_view id, int64_t from_ms, int64_t to_ms,
-                                   int64_t limit, Order order);
+                                   int64_t limit, Order order,
+                                   const PartitionFilter* filter = nullptr);
   // The same, streamed to `sink`.
   Status RangeTo(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit, Order order,
                  const EventSink& sink);
@@ -155,7 +158,8 @@ class QueryEngine {
   // Every event of every id with from_ms <= ts < to_ms, at most `limit` (>= 1; kNoLimit for none),
   // streamed to `sink` bucket by bucket, oldest bucket first, salts in parallel. In no particular
   // order within a bucket. Memory stays bounded whatever the store holds.
-  Status Scan(int64_t from_ms, int64_t to_ms, int64_t limit, const EventSink& sink);
+  Status Scan(int64_t from_ms, int64_t to_ms, int64_t limit, const EventSink& sink,
+              const PartitionFilter* filter = nullptr);
   // The same scan, each event encoded by `encode` on the thread that read it (the pool's, mostly),
   // handed to `sink` as ready text a chunk at a time: the caller's serial part is writing it out.
   Status ScanEncoded(int64_t from_ms, int64_t to_ms, int64_t limit, const EventEncoder& encode,
@@ -163,25 +167,28 @@ class QueryEngine {
 
   // The n newest events of each of `ids` (at most kMaxLatestIds), each as Latest answers it, in
   // the order of `ids`. InvalidArgument for too many ids or a bad n.
-  Result<std::vector<std::vector<Event>>> LatestMany(const std::vector<std::string>& ids, int n);
+  Result<std::vector<std::vector<Event>>> LatestMany(const std::vector<std::string>& ids, int n,
+                                                     const PartitionFilter* filter = nullptr);
 
   // One page of the newest event (as Latest(id, 1) answers it) of every id with an event in the
   // window: the first `limit` (1..kMaxLatestAllLimit) ids after `after` that start with `prefix`,
   // in byte order. Walks the last-N cache when it holds every id of the window, else reads the
   // store (query/latest_all.h).
-  Result<LatestAllPage> LatestAll(std::string_view prefix, std::string_view after, int64_t limit);
+  Result<LatestAllPage> LatestAll(std::string_view prefix, std::string_view after, int64_t limit,
+                                  const PartitionFilter* filter = nullptr);
 
   // The series of the numeric payload field `field` over the events of `id` with
   // from_ms <= ts < to_ms, in steps of step_ms (query/series.h). InvalidArgument for arguments
   // CheckSeriesArgs refuses or an empty field.
   Result<SeriesAnswer> Series(std::string_view id, std::string_view field, int64_t from_ms,
-                              int64_t to_ms, int64_t step_ms);
+                              int64_t to_ms, int64_t step_ms,
+                              const PartitionFilter* filter = nullptr);
 
   // The same over the events whose indexed `index_field` equals `value` (query/index_series.h),
   // with the buckets made before the field was indexed.
   Result<IndexSeriesAnswer> IndexSeries(std::string_view index_field, std::string_view value,
                                         std::string_view field, int64_t from_ms, int64_t to_ms,
-                                        int64_t step_ms);
+                                        int64_t step_ms, const PartitionFilter* filter = nullptr);
 
   int threads() const;
 
@@ -200,7 +207,7 @@ class QueryEngine {
   // The checks every series shares, then `series` on a SeriesRun of this engine.
   template <typename Answer>
   Result<Answer> WithSeriesRun(std::string_view field, int64_t from_ms, int64_t to_ms,
-                               int64_t step_ms,
+                               int64_t step_ms, const PartitionFilter* filter,
                                const std::function<Result<Answer>(const SeriesRun&)>& series);
 
   store::EventStore* const store_;
@@ -211,7 +218,8 @@ class QueryEngine {
   std::unique_ptr<LastCache> cache_;           // null when off
   std::unique_ptr<LastCacheRebuild> rebuild_;  // null when off
   Status ScanImpl(int64_t from_ms, int64_t to_ms, int64_t limit, const EventSink* sink,
-                  const EventEncoder* encode, const TextSink* text_sink);
+                  const EventEncoder* encode, const TextSink* text_sink,
+                  const PartitionFilter* filter);
   int MaxWorkersPerQuery() const;
   // Where a range's events go: into `events`, to `sink`, or encoded by `encode` to `text`; set one.
   struct RangeOut {
@@ -220,6 +228,7 @@ class QueryEngine {
     const EventEncoder* encode = nullptr;
     const TextSink* text = nullptr;
     bool latest = false;  // Latest N: no bucket is read past the answer
+    const PartitionFilter* filter = nullptr;  // the query's (null: every row)
   };
   // Range, RangeTo and RangeEncoded.
   Status RangeImpl(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit, Order order,
@@ -231,8 +240,8 @@ class QueryEngine {
   Event FromCached(std::string id, CachedEvent&& cached) const;
   // Latest without taking a query slot: from the cache when it can answer, else the store.
   // `topics` (null: made here) orders ties in time; a caller asking many ids makes it once.
-  Status LatestAdmitted(std::string_view id, int n, std::vector<Event>* out,
-                        const TopicOrder* topics = nullptr);
+  Status LatestAdmitted(std::string_view id, int n, const PartitionFilter* filter,
+                        std::vector<Event>* out, const TopicOrder* topics = nullptr);
   mutable QueryWork work_;
 };
 

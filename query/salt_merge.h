@@ -127,7 +127,7 @@ struct StreamSpec {
   // on the pool. A scan takes the text a chunk at a time (TakeEncoded), a merge an event at a time
   // (FrontText). Not owned.
   const EventEncoder* encode = nullptr;
-  // Only rows of partitions it accepts (QueryOptions::partition_filter); null for all. Not owned.
+  // Only rows of partitions it accepts (the query's filter: QueryEngine); null for all. Not owned.
   const PartitionFilter* filter = nullptr;
   // When set, every stream using it is of the same bucket with the same within_id_prefix and
   // all their Fills run on one thread. Not owned.

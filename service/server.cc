@@ -54,12 +54,9 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
                stats.buckets.size(), stats.events);
 
   HOTROW_RETURN_IF_ERROR(server->StartCluster(config));
-  query::QueryOptions query_options = config.ToQueryOptions();
-  if (server->cluster_->enabled()) {
-    // Only the partitions this instance owns with a complete window are answered for.
-    cluster::Cluster* cluster = server->cluster_.get();
-    query_options.partition_filter = [cluster] { return cluster->Filter(); };
-  }
+  // In cluster mode each query reads through its own view of the ownership (cluster::QueryView),
+  // handed to the engine by the HTTP handlers: only the partitions this instance serves.
+  const query::QueryOptions query_options = config.ToQueryOptions();
   server->engine_ = std::make_unique<query::QueryEngine>(server->store_.get(), query_options);
   server->cluster_->set_engine(server->engine_.get());
   if (server->cluster_->enabled()) {

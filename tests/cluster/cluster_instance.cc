@@ -47,8 +47,6 @@ std::unique_ptr<Instance> Instance::Start(const InstanceOptions& options) {
   in->cluster_ = std::make_unique<Cluster>(cluster, in->ownership_.get(), in->store_.get());
   query::QueryOptions q;
   q.threads = 1;
-  Cluster* c = in->cluster_.get();
-  q.partition_filter = [c] { return c->Filter(); };
   in->engine_ = std::make_unique<query::QueryEngine>(in->store_.get(), q);
   in->cluster_->set_engine(in->engine_.get());
   in->metrics_ = std::make_unique<http::Metrics>();

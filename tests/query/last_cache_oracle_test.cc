@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <map>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -119,7 +120,7 @@ class LastCacheOracleTest : public ::testing::TestWithParam<Param> {
     // Both engines ask the same filter: the partitions "this instance" serves.
     auto serving = serving_;
     store::EventStore* s = store_.get();
-    auto filter = [serving, s] {
+    filter_ = [serving, s] {
       auto copy = std::make_shared<std::set<TopicPartition>>(*serving);
       return query::PartitionFilter([copy, s](uint16_t topic, int32_t partition) {
         return copy->count({s->TopicName(topic).value_or("?"), partition}) != 0;
@@ -128,7 +129,6 @@ class LastCacheOracleTest : public ::testing::TestWithParam<Param> {
     QueryOptions q;
     q.threads = 2;
     q.chunk_events = 3;
-    q.partition_filter = filter;
     q.last_cache = 0;
     reads_store_ = std::make_unique<QueryEngine>(store_.get(), q);
     q.last_cache = kDepth;
@@ -249,8 +249,9 @@ class LastCacheOracleTest : public ::testing::TestWithParam<Param> {
     ids.push_back("never-written");
     for (const std::string& id : ids) {
       for (int n : {1, 2, kDepth, kDepth + 1}) {
-        Result<std::vector<Event>> got = cached_->Latest(id, n);
-        Result<std::vector<Event>> from_store = reads_store_->Latest(id, n);
+        const query::PartitionFilter filter = filter_();  // one per query, as a handler's
+        Result<std::vector<Event>> got = cached_->Latest(id, n, &filter);
+        Result<std::vector<Event>> from_store = reads_store_->Latest(id, n, &filter);
         ASSERT_TRUE(got.ok() && from_store.ok()) << Where(step);
         ++queries_;
         const std::vector<Event> want = Want(id, n);
@@ -264,7 +265,8 @@ class LastCacheOracleTest : public ::testing::TestWithParam<Param> {
     }
     std::vector<std::string> some(ids.begin(), ids.begin() + 20);
     some.push_back("never-written");
-    Result<std::vector<std::vector<Event>>> many = cached_->LatestMany(some, 2);
+    const query::PartitionFilter filter = filter_();
+    Result<std::vector<std::vector<Event>>> many = cached_->LatestMany(some, 2, &filter);
     ASSERT_TRUE(many.ok());
     for (size_t i = 0; i < some.size(); ++i) ASSERT_EQ((*many)[i], Want(some[i], 2)) << Where(step);
     // Every page of the latest of every id, and of one prefix.
@@ -281,7 +283,7 @@ class LastCacheOracleTest : public ::testing::TestWithParam<Param> {
         std::vector<Event> got;
         std::string after;
         for (int page = 0; page < 100; ++page) {
-          Result<query::LatestAllPage> p = engine->LatestAll(prefix, after, 17);
+          Result<query::LatestAllPage> p = engine->LatestAll(prefix, after, 17, &filter);
           ASSERT_TRUE(p.ok()) << Where(step) << p.status().ToString();
           if (engine == cached_.get() && p->from_cache) ++latest_all_from_cache_;
           got.insert(got.end(), p->events.begin(), p->events.end());
@@ -301,6 +303,8 @@ class LastCacheOracleTest : public ::testing::TestWithParam<Param> {
   std::unique_ptr<QueryEngine> cached_;
   std::unique_ptr<QueryEngine> reads_store_;
   std::shared_ptr<std::set<TopicPartition>> serving_;
+  // The filter of one query of both engines: the partitions in serving_ when it is made.
+  std::function<query::PartitionFilter()> filter_;
   Oracle oracle_;
   std::vector<std::string> ids_;
   std::map<TopicPartition, int64_t> next_offset_;
@@ -430,7 +434,8 @@ TEST_P(LastCacheOracleTest, AnAnswerDuringWritesSeesEveryWriteThatReturnedAndHit
           }
         } else {
           a.hit = false;
-          Result<std::vector<Event>> got = cached_->Latest(a.id, a.n);
+          const query::PartitionFilter filter = filter_();
+          Result<std::vector<Event>> got = cached_->Latest(a.id, a.n, &filter);
           if (!got.ok()) std::abort();
           a.answer = std::move(got).value();
         }

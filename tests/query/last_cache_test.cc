@@ -32,7 +32,7 @@ class LastCacheTest : public QueryEngineTest {
     q.threads = threads;
     q.last_cache = depth;
     q.last_cache_bytes = bytes;
-    q.partition_filter = std::move(filter);
+    filter_ = std::move(filter);
     auto engine = std::make_unique<QueryEngine>(store_.get(), q);
     engine->WaitForCacheRebuild();
     return engine;
@@ -41,11 +41,21 @@ class LastCacheTest : public QueryEngineTest {
     QueryOptions q;
     q.threads = 2;
     q.last_cache = 0;
-    q.partition_filter = std::move(filter);
+    filter_ = std::move(filter);
     return std::make_unique<QueryEngine>(store_.get(), q);
   }
-  static std::vector<Event> Get(QueryEngine* engine, const std::string& id, int n) {
-    Result<std::vector<Event>> got = engine->Latest(id, n);
+  // The filter one query reads through (the one CachedEngine or StoreEngine was made with), made
+  // now; null: every row.
+  std::optional<query::PartitionFilter> Filter() const {
+    if (!filter_) return std::nullopt;
+    return filter_();
+  }
+  static const query::PartitionFilter* Ptr(const std::optional<query::PartitionFilter>& f) {
+    return f ? &*f : nullptr;
+  }
+  std::vector<Event> Get(QueryEngine* engine, const std::string& id, int n) const {
+    const std::optional<query::PartitionFilter> filter = Filter();
+    Result<std::vector<Event>> got = engine->Latest(id, n, Ptr(filter));
     EXPECT_TRUE(got.ok()) << got.status().ToString();
     return got.ok() ? *got : std::vector<Event>{};
   }
@@ -59,6 +69,8 @@ class LastCacheTest : public QueryEngineTest {
                          << testing::DiffEvents(want, got);
     return hit;
   }
+
+  std::function<query::PartitionFilter()> filter_;  // the engines' queries' (empty: none)
 };
 
 TEST_F(LastCacheTest, AWriteIsAnsweredFromTheCacheOnceItReturnedWithNoStoreRead) {
@@ -298,8 +310,9 @@ TEST_F(LastCacheTest, TheWalkOfEveryIdCountsAnIdItCannotTellOnce) {
   auto cached = CachedEngine(4, size_t{8} << 20, filter);
   auto store = StoreEngine(filter);
   const query::LastCacheStats before = cached->Cache().cache;
-  Result<query::LatestAllPage> got = cached->LatestAll("", "", 10);
-  Result<query::LatestAllPage> want = store->LatestAll("", "", 10);
+  const std::optional<query::PartitionFilter> f = Filter();
+  Result<query::LatestAllPage> got = cached->LatestAll("", "", 10, Ptr(f));
+  Result<query::LatestAllPage> want = store->LatestAll("", "", 10, Ptr(f));
   ASSERT_TRUE(got.ok() && want.ok());
   EXPECT_TRUE(got->from_cache);
   EXPECT_EQ(got->events, want->events);
@@ -440,16 +453,17 @@ TEST_F(LastCacheTest, LatestManyAndLatestAllFromTheCacheEqualTheStoreRead) {
     SCOPED_TRACE("threads " + std::to_string(threads));
     auto cached = CachedEngine(4, size_t{8} << 20, {}, threads);
     std::vector<std::string> ids = {"dev-1", "nobody", "dev-36", "dev-1"};
-    Result<std::vector<std::vector<Event>>> many = cached->LatestMany(ids, 3);
-    Result<std::vector<std::vector<Event>>> want_many = store->LatestMany(ids, 3);
+    const std::optional<query::PartitionFilter> f = Filter();
+    Result<std::vector<std::vector<Event>>> many = cached->LatestMany(ids, 3, Ptr(f));
+    Result<std::vector<std::vector<Event>>> want_many = store->LatestMany(ids, 3, Ptr(f));
     ASSERT_TRUE(many.ok() && want_many.ok());
     EXPECT_EQ(*many, *want_many);
     for (const std::string prefix : {"", "dev-1", "dev-2", "zzz"}) {
       for (int64_t limit : {1, 5, 100}) {
         std::string after;
         while (true) {
-          Result<query::LatestAllPage> got = cached->LatestAll(prefix, after, limit);
-          Result<query::LatestAllPage> want = store->LatestAll(prefix, after, limit);
+          Result<query::LatestAllPage> got = cached->LatestAll(prefix, after, limit, Ptr(f));
+          Result<query::LatestAllPage> want = store->LatestAll(prefix, after, limit, Ptr(f));
           ASSERT_TRUE(got.ok() && want.ok());
           EXPECT_TRUE(got->from_cache);
           EXPECT_FALSE(want->from_cache);

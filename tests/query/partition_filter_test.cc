@@ -1,4 +1,4 @@
-// QueryOptions::partition_filter: a query returns only the rows of the partitions the filter
+// A query's partition filter (QueryEngine): a query returns only the rows of the partitions the filter
 // accepts, and a filtered-out partition never uses up a latest-N or a limit (cluster mode: an
 // instance answers only for the partitions it owns, whatever else its store still holds).
 
@@ -79,11 +79,9 @@ class PartitionFilterTest : public ::testing::Test {
     query::QueryOptions q;
     q.threads = 2;
     q.chunk_events = 3;
-    q.partition_filter = [this]() -> query::PartitionFilter {
-      ++filters_made_;
-      return [this](uint16_t topic, int32_t partition) {
-        return topic == topic_number_ && accepted_.count(partition) != 0;
-      };
+    filter_ = [this](uint16_t topic, int32_t partition) {
+      ++filter_calls_;
+      return topic == topic_number_ && accepted_.count(partition) != 0;
     };
     engine_ = std::make_unique<query::QueryEngine>(store_.get(), q);
   }
@@ -95,19 +93,20 @@ class PartitionFilterTest : public ::testing::Test {
   uint16_t topic_number_ = 0;
   const std::set<int32_t> accepted_ = {1, 3};
   testing::Oracle oracle_;
-  std::atomic<int> filters_made_{0};
+  query::PartitionFilter filter_;
+  std::atomic<int> filter_calls_{0};
 };
 
 TEST_F(PartitionFilterTest, LatestAndRangeReturnOnlyAcceptedPartitionsAndAreNeverShort) {
   const int64_t window = store_->WindowStartMs();
   for (int n : {1, 5, 20, 300}) {
-    auto got = engine_->Latest("dev-1", n);
+    auto got = engine_->Latest("dev-1", n, &filter_);
     ASSERT_TRUE(got.ok()) << got.status().ToString();
     EXPECT_EQ(testing::DiffEvents(oracle_.Latest("dev-1", n, window), got.value()), "") << n;
   }
   for (int64_t limit : {3, 1000}) {
     for (Order order : {Order::kDesc, Order::kAsc}) {
-      auto got = engine_->Range("dev-3", kT0, kT0 + kTtlMs, limit, order);
+      auto got = engine_->Range("dev-3", kT0, kT0 + kTtlMs, limit, order, &filter_);
       ASSERT_TRUE(got.ok()) << got.status().ToString();
       EXPECT_EQ(
           testing::DiffEvents(oracle_.Range("dev-3", kT0, kT0 + kTtlMs, limit, order, window),
@@ -116,15 +115,18 @@ TEST_F(PartitionFilterTest, LatestAndRangeReturnOnlyAcceptedPartitionsAndAreNeve
           << limit;
     }
   }
-  EXPECT_GT(filters_made_.load(), 0);
+  EXPECT_GT(filter_calls_.load(), 0);
 }
 
 TEST_F(PartitionFilterTest, ScanReturnsOnlyAcceptedPartitions) {
   std::vector<Event> got;
-  Status st = engine_->Scan(kT0, kT0 + kTtlMs, query::kNoLimit, [&](const Event& e) {
-    got.push_back(e);
-    return true;
-  });
+  Status st = engine_->Scan(
+      kT0, kT0 + kTtlMs, query::kNoLimit,
+      [&](const Event& e) {
+        got.push_back(e);
+        return true;
+      },
+      &filter_);
   ASSERT_TRUE(st.ok()) << st.ToString();
   testing::Oracle::SortCanonical(&got);
   EXPECT_EQ(testing::DiffEvents(oracle_.Scan(kT0, kT0 + kTtlMs, store_->WindowStartMs()), got),

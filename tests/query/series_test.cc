@@ -84,12 +84,10 @@ TEST_F(SeriesTest, EqualsTheAggregatesOfTheEventsWrittenWhateverTheSaltsAndBucke
     // Only partitions 0..2; `from` is before the window's start (kT0): steps count from it.
     QueryOptions q;
     q.threads = 2;
-    q.partition_filter = [] {
-      return query::PartitionFilter([](uint16_t, int32_t p) { return p < 3; });
-    };
+    const query::PartitionFilter filter = [](uint16_t, int32_t p) { return p < 3; };
     QueryEngine engine(store_.get(), q);
     const int64_t from = kT0 - 3'333, to = kT0 + 58'500, step = 4'321;
-    Result<query::SeriesAnswer> got = engine.Series("x", "m.temp", from, to, step);
+    Result<query::SeriesAnswer> got = engine.Series("x", "m.temp", from, to, step, &filter);
     ASSERT_TRUE(got.ok()) << got.status().ToString();
 
     struct Want {

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -68,7 +69,7 @@ class LastCacheRebalanceTest : public IngestTestBase {
     ASSERT_NE(inner_, nullptr);
     store::EventStore* inner = inner_.get();
     ownership_ = std::make_unique<PartitionOwnership>(inner);
-    auto filter = [this, inner] {
+    filter_ = [this, inner] {
       OwnershipSnapshot snapshot;
       {
         std::lock_guard lock(pin_mu_);
@@ -83,7 +84,6 @@ class LastCacheRebalanceTest : public IngestTestBase {
     };
     query::QueryOptions q;
     q.threads = 2;
-    q.partition_filter = filter;
     q.last_cache = 0;
     reads_store_ = std::make_unique<query::QueryEngine>(inner, q);
     q.last_cache = 16;
@@ -145,8 +145,9 @@ class LastCacheRebalanceTest : public IngestTestBase {
       char id[16];
       std::snprintf(id, sizeof(id), "dev-%06d", d);
       for (int n : {1, 3, 16}) {
-        Result<std::vector<query::Event>> got = cached_->Latest(id, n);
-        Result<std::vector<query::Event>> want = reads_store_->Latest(id, n);
+        const query::PartitionFilter filter = filter_();  // one per query, as a handler's
+        Result<std::vector<query::Event>> got = cached_->Latest(id, n, Ptr(filter));
+        Result<std::vector<query::Event>> want = reads_store_->Latest(id, n, Ptr(filter));
         ASSERT_TRUE(got.ok() && want.ok());
         ASSERT_EQ(*got, *want) << name << ": latest " << n << " of " << id << "\n"
                                << hotrow::testing::DiffEvents(*want, *got);
@@ -157,8 +158,9 @@ class LastCacheRebalanceTest : public IngestTestBase {
       std::string after;
       std::vector<query::Event> got_all, want_all;
       for (int page = 0; page < 100; ++page) {
-        Result<query::LatestAllPage> got = cached_->LatestAll("", after, limit);
-        Result<query::LatestAllPage> want = reads_store_->LatestAll("", after, limit);
+        const query::PartitionFilter filter = filter_();
+        Result<query::LatestAllPage> got = cached_->LatestAll("", after, limit, Ptr(filter));
+        Result<query::LatestAllPage> want = reads_store_->LatestAll("", after, limit, Ptr(filter));
         ASSERT_TRUE(got.ok() && want.ok());
         ASSERT_EQ(got->events, want->events) << name << ": latest of every id after " << after;
         ASSERT_EQ(got->next, want->next) << name;
@@ -186,6 +188,11 @@ class LastCacheRebalanceTest : public IngestTestBase {
   bool every_partition_ = false;  // guarded by pin_mu_
   std::unique_ptr<store::EventStore> inner_;
   std::unique_ptr<query::QueryEngine> cached_;
+  // The filter of one query of both engines, made at the query's start (empty: every row).
+  std::function<query::PartitionFilter()> filter_;
+  static const query::PartitionFilter* Ptr(const query::PartitionFilter& f) {
+    return f ? &f : nullptr;
+  }
   std::unique_ptr<query::QueryEngine> reads_store_;
   std::unique_ptr<service::CacheOwnership> sync_;
   const Ingestor* ingestor_a_ = nullptr;
