@@ -12,12 +12,17 @@ CoverageDecision DecideCoverage(const GroupPartitions& all,
                                 const std::vector<PeerCoverage>& peers) {
   CoverageDecision out;
   std::set<store::TopicPartition> owned_stale;
+  // Every partition the group must cover: the metadata's and every one an instance reports as
+  // assigned to it (a topic that grew is known to the instances it was assigned to before the
+  // metadata is read again), so none is ever absent from both.
+  std::set<store::TopicPartition> every(all.partitions.begin(), all.partitions.end());
   for (size_t i = 0; i < peers.size(); ++i) {
     if (!peers[i].answered) continue;
     for (const store::TopicPartition& tp : peers[i].covered) out.owner.emplace(tp, i);
     owned_stale.insert(peers[i].stale.begin(), peers[i].stale.end());
+    every.insert(peers[i].stale.begin(), peers[i].stale.end());
   }
-  for (const store::TopicPartition& tp : all.partitions) {
+  for (const store::TopicPartition& tp : every) {
     if (out.owner.count(tp) != 0) continue;
     (owned_stale.count(tp) != 0 ? out.stale : out.missing).push_back(tp);
   }

@@ -48,8 +48,10 @@ struct CoverageDecision {
   std::map<store::TopicPartition, size_t> owner;
 };
 
-// `all` is what the brokers' metadata says (GroupPartitions); a covered partition outside it
-// (metadata older than a new partition) counts as well. A topic whose list is unknown makes the
+// `all` is what the brokers' metadata says (GroupPartitions); the partitions to cover are those
+// and every partition an answering instance reports as assigned (covered or stale): a partition
+// outside the metadata (metadata older than a new partition) counts as covered when an instance
+// covers it and as stale when one owns it without serving it. A topic whose list is unknown makes the
 // answer incomplete however many instances answer (CONTRACT.md: a partition list that cannot be
 // read is not an empty list).
 CoverageDecision DecideCoverage(const GroupPartitions& all, const std::vector<PeerCoverage>& peers);

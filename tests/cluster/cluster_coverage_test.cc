@@ -50,6 +50,25 @@ TEST(ClusterCoverageTest, CompleteOnlyWhenEveryPartitionIsCovered) {
   EXPECT_EQ(d.missing, (Partitions{{"t", 4}}));
 }
 
+// A topic that grew from 4 to 6 partitions before the metadata was read again: the instances
+// report 4 and 5 as assigned. One that is assigned but not yet serving is stale, never absent
+// from both lists; one covered counts as covered.
+TEST(ClusterCoverageTest, APartitionOnlyTheInstancesKnowIsCoveredOrStaleNeverIgnored) {
+  std::vector<PeerCoverage> peers(2);
+  peers[0] = {true, {{"t", 0}, {"t", 1}, {"t", 4}}, {}};
+  peers[1] = {true, {{"t", 2}, {"t", 3}}, {{"t", 5}}};
+  CoverageDecision d = DecideCoverage(All(4), peers);
+  EXPECT_FALSE(d.complete);
+  EXPECT_EQ(d.stale, (Partitions{{"t", 5}}));
+  EXPECT_TRUE(d.missing.empty());
+  EXPECT_EQ(d.owner.at(TopicPartition{"t", 4}), 0u);
+  peers[1].covered.push_back({"t", 5});
+  peers[1].stale.clear();
+  d = DecideCoverage(All(4), peers);
+  EXPECT_TRUE(d.complete) << "every partition the instances report is covered";
+  EXPECT_EQ(d.owner.at(TopicPartition{"t", 5}), 1u);
+}
+
 TEST(ClusterCoverageTest, AnUnknownPartitionListIsNeverComplete) {
   std::vector<PeerCoverage> peers = {{true, {{"t", 0}}, {}}, {true, {{"t", 1}}, {}}};
   GroupPartitions unknown;
