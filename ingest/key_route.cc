@@ -1,0 +1,39 @@
+#include "ingest/key_route.h"
+
+#include <librdkafka/rdkafka.h>
+
+namespace hotrow::ingest {
+
+Result<KeyPartitioner> ParseKeyPartitioner(std::string_view text) {
+  if (text == "off") return KeyPartitioner::kOff;
+  if (text == "murmur2") return KeyPartitioner::kMurmur2;
+  if (text == "crc32") return KeyPartitioner::kCrc32;
+  return Status::InvalidArgument("must be off, murmur2 or crc32, got \"" + std::string(text) +
+                                 "\"");
+}
+
+const char* KeyPartitionerName(KeyPartitioner partitioner) {
+  switch (partitioner) {
+    case KeyPartitioner::kMurmur2:
+      return "murmur2";
+    case KeyPartitioner::kCrc32:
+      return "crc32";
+    case KeyPartitioner::kOff:
+      break;
+  }
+  return "off";
+}
+
+int32_t PartitionForKey(KeyPartitioner partitioner, std::string_view key,
+                        int32_t partition_count) {
+  // Neither function reads its topic or opaques: a keyed record's partition depends on the key
+  // and the count alone, which is what lets a reader of the topic recompute it.
+  if (partitioner == KeyPartitioner::kMurmur2) {
+    return rd_kafka_msg_partitioner_murmur2(nullptr, key.data(), key.size(), partition_count,
+                                            nullptr, nullptr);
+  }
+  return rd_kafka_msg_partitioner_consistent(nullptr, key.data(), key.size(), partition_count,
+                                             nullptr, nullptr);
+}
+
+}  // namespace hotrow::ingest
