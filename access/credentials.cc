@@ -40,8 +40,10 @@ Result<std::shared_ptr<const CredentialsSnapshot>> Credentials::Read(uint64_t ge
     snapshot->certificate = std::move(certificate).value();
   }
   if (!options_.peer_ca_file.empty()) {
-    Status ca = CheckCaCertFile(options_.peer_ca_file);
-    if (!ca.ok()) return Status::InvalidArgument("cluster.peer_ca: " + ca.message());
+    Result<std::shared_ptr<const TrustedCas>> cas =
+        TrustedCas::Load("cluster.peer_ca", options_.peer_ca_file);
+    if (!cas.ok()) return cas.status();
+    snapshot->peer_cas = std::move(cas).value();
   }
   return std::shared_ptr<const CredentialsSnapshot>(std::move(snapshot));
 }
@@ -62,14 +64,19 @@ std::shared_ptr<const CredentialsSnapshot> Credentials::Current() const {
   return current_;
 }
 
-void Credentials::ConfigurePeerClient(const CredentialsSnapshot& snapshot,
-                                      httplib::Client* client) const {
+Status Credentials::ConfigurePeerClient(const CredentialsSnapshot& snapshot,
+                                        httplib::Client* client) const {
   if (!snapshot.token.empty()) client->set_bearer_token_auth(snapshot.token);
-  if (!tls()) return;
+  if (!tls()) return Status::Ok();
   // httplib verifies the chain and that the certificate names the host asked (its DNS or IP
-  // subjectAltName); this says against which CAs.
+  // subjectAltName); this says against which CAs: those read into the snapshot, never the file
+  // (which may have changed, or broken, since).
   client->enable_server_certificate_verification(true);
-  if (!options_.peer_ca_file.empty()) client->set_ca_cert_path(options_.peer_ca_file);
+  if (snapshot.peer_cas != nullptr && !snapshot.peer_cas->VerifyWith(client->ssl_context())) {
+    return Status::InvalidArgument("cluster.peer_ca: OpenSSL refused the CAs of " +
+                                   options_.peer_ca_file + " for a peer client");
+  }
+  return Status::Ok();
 }
 
 }  // namespace hotrow::access

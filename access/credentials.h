@@ -6,6 +6,11 @@
 // clients are both handed this object and ask it on every connection or request; neither copies
 // what it holds at start-up, so a SIGHUP (Reload) reaches both (CONTRACT.md, "Cluster mode in
 // production settings").
+//
+// Every file is read at Open and at Reload only, and what it holds is kept in memory: nothing
+// reads a file behind the operator's back (an edited file takes effect at the next SIGHUP, not at
+// the next connection), and a file broken at a reload changes nothing for anyone, old clients or
+// new (tests/cluster/cluster_peer_ca_test.cc).
 
 #include <atomic>
 #include <cstdint>
@@ -38,12 +43,15 @@ struct CredentialsOptions {
 // The certificate chain and private key an HTTPS server presents, read and checked together.
 // Immutable once made; shared by the connections that use it.
 class ServerCertificate;
+// The CAs of cluster.peer_ca, parsed (access/tls.h).
+class TrustedCas;
 
 // What one generation of the credentials holds. Immutable; a reload makes a new one.
 struct CredentialsSnapshot {
   uint64_t generation = 0;                               // 1 at Open, +1 per successful Reload
   std::string token;                                     // empty: none
   std::shared_ptr<const ServerCertificate> certificate;  // null: plain HTTP
+  std::shared_ptr<const TrustedCas> peer_cas;            // null: the system's CAs
 };
 
 // Thread-safety: every method may be called from any thread. Current() is a shared_ptr copy under
@@ -51,14 +59,15 @@ struct CredentialsSnapshot {
 class Credentials {
  public:
   // Reads every file of `options` and checks it (the token is a token68, the certificate and key
-  // match, the CA file holds a certificate). InvalidArgument naming the key and the file
-  // otherwise, or when only one of the TLS files is set.
+  // match, the CA file holds certificates that parse). InvalidArgument naming the key and the
+  // file otherwise, or when only one of the TLS files is set.
   static Result<std::unique_ptr<Credentials>> Open(const CredentialsOptions& options);
 
-  // Re-reads the token file, the certificate and key, and checks the CA file. All or nothing: on
-  // any failure nothing changes and the error (naming the file) is returned. New connections to
-  // the server and new requests to peers use the new values; idle peer clients made with the old
-  // ones are replaced (see generation()).
+  // Re-reads the token file, the certificate and key, and the CA file. All or nothing: on any
+  // failure nothing changes (every client, including those made afterwards, keeps the values held
+  // before) and the error (naming the file) is returned. New connections to the server and new
+  // requests to peers use the new values; idle peer clients made with the old ones are replaced
+  // (see generation()).
   Status Reload();
 
   const CredentialsOptions& options() const { return options_; }
@@ -73,10 +82,11 @@ class Credentials {
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
   // Makes `client` (made for a peer's "scheme://host:port") send the current token and, over
-  // HTTPS, verify the peer's certificate against cluster.peer_ca (or the system's CAs) and its
-  // name against the host asked. The values of `snapshot` are used: a client is tied to one
-  // generation.
-  void ConfigurePeerClient(const CredentialsSnapshot& snapshot, httplib::Client* client) const;
+  // HTTPS, verify the peer's certificate against the CAs of cluster.peer_ca as read into
+  // `snapshot` (or the system's CAs) and its name against the host asked. The values of
+  // `snapshot` are used: a client is tied to one generation. InvalidArgument when OpenSSL refuses
+  // the CAs (the client must then not be used: it would verify against the system's CAs).
+  Status ConfigurePeerClient(const CredentialsSnapshot& snapshot, httplib::Client* client) const;
 
  private:
   explicit Credentials(CredentialsOptions options) : options_(std::move(options)) {}

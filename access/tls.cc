@@ -219,6 +219,51 @@ bool ServerCertificate::UseOn(SSL_CTX* ctx) const {
   return SSL_CTX_check_private_key(ctx) == 1;
 }
 
+Result<std::shared_ptr<const TrustedCas>> TrustedCas::Load(const std::string& key,
+                                                           const std::string& ca_file) {
+  Result<std::string> text = ReadPemFile(key, ca_file);
+  if (!text.ok()) return text.status();
+  std::shared_ptr<TrustedCas> out(new TrustedCas());
+  out->store_ = X509_STORE_new();
+  if (out->store_ == nullptr) {
+    return Status::InvalidArgument(Named(key, ca_file) + ": OpenSSL could not make a store");
+  }
+  BioPtr bio = MemoryBio(*text);
+  ERR_clear_error();
+  for (;;) {
+    // _AUX: "TRUSTED CERTIFICATE" blocks too, as OpenSSL's own CA file loading accepts.
+    X509Ptr cert(PEM_read_bio_X509_AUX(bio.get(), nullptr, NoPassword, nullptr), &X509_free);
+    if (!cert) {
+      if (out->size_ > 0 && AtEndOfPem()) break;
+      if (out->size_ == 0) {
+        return Status::InvalidArgument(
+            Named(key, ca_file) +
+            ": holds no PEM certificate (\"-----BEGIN CERTIFICATE-----\"): " + OpenSslReason());
+      }
+      return Status::InvalidArgument(Named(key, ca_file) + ": certificate " +
+                                     std::to_string(out->size_ + 1) +
+                                     " cannot be read: " + OpenSslReason());
+    }
+    if (X509_STORE_add_cert(out->store_, cert.get()) != 1) {  // takes its own reference
+      return Status::InvalidArgument(Named(key, ca_file) + ": certificate " +
+                                     std::to_string(out->size_ + 1) +
+                                     " is refused: " + OpenSslReason());
+    }
+    ++out->size_;
+  }
+  ERR_clear_error();
+  return std::shared_ptr<const TrustedCas>(std::move(out));
+}
+
+TrustedCas::~TrustedCas() {
+  if (store_ != nullptr) X509_STORE_free(store_);
+}
+
+bool TrustedCas::VerifyWith(SSL_CTX* ctx) const {
+  // set1: the context holds a reference of its own and frees it with itself.
+  return ctx != nullptr && SSL_CTX_set1_verify_cert_store(ctx, store_) == 1;
+}
+
 Result<std::unique_ptr<httplib::Server>> NewHttplibServer(const Credentials* credentials) {
   if (!credentials->tls()) {
     return std::unique_ptr<httplib::Server>(std::make_unique<httplib::Server>());
@@ -272,18 +317,8 @@ Status CheckServerTlsFiles(const std::string& cert_file, const std::string& key_
 }
 
 Status CheckCaCertFile(const std::string& ca_file) {
-  Result<std::string> text = ReadPemFile("", ca_file);
-  if (!text.ok()) return text.status();
-  BioPtr bio = MemoryBio(*text);
-  ERR_clear_error();
-  X509Ptr first(PEM_read_bio_X509(bio.get(), nullptr, NoPassword, nullptr), &X509_free);
-  if (!first) {
-    return Status::InvalidArgument(
-        ca_file +
-        ": holds no PEM certificate (\"-----BEGIN CERTIFICATE-----\"): " + OpenSslReason());
-  }
-  ERR_clear_error();
-  return Status::Ok();
+  Result<std::shared_ptr<const TrustedCas>> cas = TrustedCas::Load("", ca_file);
+  return cas.ok() ? Status::Ok() : cas.status();
 }
 
 std::string CertificateVerifyError(long verify_result) {

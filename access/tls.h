@@ -54,6 +54,38 @@ class ServerCertificate {
   EVP_PKEY* key_ = nullptr;
 };
 
+// The CAs a client trusts (cluster.peer_ca), read from their PEM file once and kept in memory:
+// clients verify against this store, never against the file, so an edited file changes nothing
+// until it is read again (Credentials::Reload, on SIGHUP), and a file broken since is refused by
+// that read while the CAs already held stay in force. Immutable once made; the X509_STORE is
+// freed when the last holder (this object or an SSL context it was handed to) lets go.
+//
+// Thread-safety: const methods from any thread; one store may verify many handshakes at once.
+class TrustedCas {
+ public:
+  // Reads every PEM certificate of `ca_file` into a store. InvalidArgument, one line naming
+  // `key` ("cluster.peer_ca") and the file, when it cannot be read, holds no PEM certificate, or
+  // holds one that cannot be parsed.
+  static Result<std::shared_ptr<const TrustedCas>> Load(const std::string& key,
+                                                        const std::string& ca_file);
+  ~TrustedCas();
+  TrustedCas(const TrustedCas&) = delete;
+  TrustedCas& operator=(const TrustedCas&) = delete;
+
+  // Makes `ctx` (a client's) verify servers' chains against these CAs only: they become its
+  // verify store, which OpenSSL consults instead of the context's own store (where httplib puts
+  // the system's CAs at its first connection). The context takes its own reference. False when
+  // `ctx` is null or OpenSSL refuses.
+  bool VerifyWith(SSL_CTX* ctx) const;
+  // How many certificates the file held.
+  size_t size() const { return size_; }
+
+ private:
+  TrustedCas() = default;
+  X509_STORE* store_ = nullptr;
+  size_t size_ = 0;
+};
+
 // The server HttpServer runs: a plain httplib::Server without TLS, else an httplib::SSLServer
 // whose every handshake presents the certificate `credentials` holds at that moment (so a
 // Credentials::Reload reaches new connections without a restart). `credentials` is not owned and

@@ -40,7 +40,7 @@ int RunServe(const ServeFlags& flags) {
           "serve: SIGHUP received; http.token_file, http.tls_cert, http.tls_key and "
           "cluster.peer_ca re-read");
     } else {
-      spdlog::error("serve: SIGHUP received; keeping the old token and certificate: {}",
+      spdlog::error("serve: SIGHUP received; keeping the old token, certificate and CAs: {}",
                     reloaded.message());
     }
   }

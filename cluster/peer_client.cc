@@ -54,7 +54,7 @@ PeerClients::Pooled PeerClients::Take(const std::string& peer) {
       std::make_unique<httplib::Client>(std::string(options_.credentials->scheme()) + "://" + peer);
   pooled.client->set_keep_alive(true);
   SetTimeouts(pooled.client.get(), options_.timeout_ms);
-  options_.credentials->ConfigurePeerClient(*now, pooled.client.get());
+  pooled.configured = options_.credentials->ConfigurePeerClient(*now, pooled.client.get());
   return pooled;
 }
 
@@ -99,6 +99,10 @@ PeerReply PeerClients::Ask(const std::string& peer, const std::string& target,
   reply.peer = peer;
   try {
     Pooled pooled = Take(peer);
+    if (!pooled.configured.ok()) {
+      reply.error = pooled.configured.message();
+      return reply;
+    }
     httplib::Result res = post_json != nullptr
                               ? pooled.client->Post(target, *post_json, "application/json")
                               : pooled.client->Get(target);
@@ -167,6 +171,10 @@ bool PeerClients::Stream(const std::string& peer, const std::string& target,
                          const std::function<bool(const char*, size_t)>& on_data,
                          std::string* error) {
   Pooled pooled = Take(peer);
+  if (!pooled.configured.ok()) {
+    *error = pooled.configured.message();
+    return false;
+  }
   int status = 0;
   bool stopped = false;
   httplib::Result res = pooled.client->Get(

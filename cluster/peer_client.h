@@ -80,6 +80,7 @@ class PeerClients {
   struct Pooled {
     uint64_t generation = 0;
     std::unique_ptr<httplib::Client> client;
+    Status configured;  // not ok: the client cannot verify as asked and must not be used
   };
   Pooled Take(const std::string& peer);
   void Return(const std::string& peer, Pooled pooled);

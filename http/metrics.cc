@@ -98,6 +98,8 @@ struct Metrics::Families {
   prometheus::Histogram* latency[kKinds.size()] = {};
   prometheus::Family<prometheus::Counter>* responses = nullptr;
   prometheus::Counter* auth[kAuthOutcomes.size()] = {};
+  prometheus::Counter* reloads_ok = nullptr;
+  prometheus::Counter* reloads_failed = nullptr;
   std::mutex responses_mu;
   std::map<int, prometheus::Counter*> responses_by_code;  // guarded by responses_mu
 };
@@ -132,6 +134,14 @@ Metrics::Metrics() : families_(std::make_unique<Families>()) {
   for (size_t i = 0; i < kAuthOutcomes.size(); ++i) {
     families_->auth[i] = &auth.Add({{"outcome", std::string(kAuthOutcomes[i])}});
   }
+  auto& reloads = prometheus::BuildCounter()
+                      .Name("hotrow_access_reloads_total")
+                      .Help(
+                          "Re-reads of the token, TLS and CA files (SIGHUP), by outcome; a "
+                          "failed one keeps every old value")
+                      .Register(families_->registry);
+  families_->reloads_ok = &reloads.Add({{"outcome", "ok"}});
+  families_->reloads_failed = &reloads.Add({{"outcome", "failed"}});
 }
 
 Metrics::~Metrics() = default;
@@ -140,6 +150,10 @@ void Metrics::RecordQuery(QueryKind kind, QueryOutcome outcome, double seconds) 
   const auto k = static_cast<size_t>(kind);
   families_->queries[k][static_cast<size_t>(outcome)]->Increment();
   if (outcome == QueryOutcome::kOk) families_->latency[k]->Observe(seconds);
+}
+
+void Metrics::RecordAccessReload(bool ok) {
+  (ok ? families_->reloads_ok : families_->reloads_failed)->Increment();
 }
 
 void Metrics::RecordAuth(std::string_view outcome) {

@@ -49,6 +49,9 @@ class Metrics {
   void RecordHttpResponse(int status);
   // One bearer-token decision (http/auth.h): "ok", "missing", "malformed" or "wrong".
   void RecordAuth(std::string_view outcome);
+  // One re-read of the access files (access/credentials.h, Reload, on SIGHUP): ok, or failed
+  // (every old value kept).
+  void RecordAccessReload(bool ok);
 
   // The whole exposition. `ingest` is null when this process does not ingest (then no ingest
   // metric is written).

@@ -160,7 +160,11 @@ Server::~Server() {
   if (!st.ok()) spdlog::error("stop: {}", st.ToString());
 }
 
-Status Server::ReloadAccess() { return credentials_->Reload(); }
+Status Server::ReloadAccess() {
+  Status reloaded = credentials_->Reload();
+  metrics_->RecordAccessReload(reloaded.ok());
+  return reloaded;
+}
 
 std::string Server::http_address() const { return http_ ? http_->address() : ""; }
 

@@ -206,5 +206,87 @@ TEST_F(HttpTlsTest, ARoundTripIsVerifiedAgainstTheTrustedCa) {
   listener.join();
 }
 
+TEST_F(HttpTlsTest, TrustedCasHoldEveryCertificateOrNameTheBadOne) {
+  Result<std::shared_ptr<const TrustedCas>> one =
+      TrustedCas::Load("cluster.peer_ca", Path("server.crt"));
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ((*one)->size(), 1u);
+  Result<std::shared_ptr<const TrustedCas>> two =
+      TrustedCas::Load("cluster.peer_ca", Path("chain.crt"));
+  ASSERT_TRUE(two.ok()) << two.status().ToString();
+  EXPECT_EQ((*two)->size(), 2u);
+  const Result<std::shared_ptr<const TrustedCas>> bad_second =
+      TrustedCas::Load("cluster.peer_ca", Path("bad-chain.crt"));
+  ASSERT_FALSE(bad_second.ok());
+  EXPECT_EQ(bad_second.status().message().rfind(
+                "cluster.peer_ca: " + Path("bad-chain.crt") + ": certificate 2 cannot be read", 0),
+            0u)
+      << bad_second.status().message();
+  for (const char* bad : {"missing.crt", "garbage.pem", "empty.pem", "server.key"}) {
+    const Result<std::shared_ptr<const TrustedCas>> cas =
+        TrustedCas::Load("cluster.peer_ca", Path(bad));
+    ASSERT_FALSE(cas.ok()) << bad;
+    EXPECT_EQ(cas.status().message().rfind("cluster.peer_ca: " + Path(bad), 0), 0u)
+        << cas.status().message();
+  }
+}
+
+// A client given TrustedCas verifies against the CAs read, not against the file (gone or
+// rewritten since) nor the system's CAs, and still checks the host name.
+TEST_F(HttpTlsTest, TrustedCasVerifyFromMemory) {
+  Result<std::unique_ptr<httplib::Server>> made =
+      NewHttplibServer(Path("server.crt"), Path("server.key"));
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  httplib::Server& server = **made;
+  server.Get("/hello", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("hello over TLS", "text/plain");
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread listener([&] { server.listen_after_bind(); });
+  if (!hotrow::testing::WaitFor([&] { return server.is_running(); })) {
+    server.stop();
+    listener.join();
+    FAIL() << "the TLS server did not start";
+  }
+  const std::string url = "https://127.0.0.1:" + std::to_string(port);
+
+  const std::string ca_file = Path("memory-ca.pem");
+  WriteFile(ca_file, ReadFile(Path("server.crt")));
+  Result<std::shared_ptr<const TrustedCas>> trusted = TrustedCas::Load("cluster.peer_ca", ca_file);
+  ASSERT_TRUE(trusted.ok()) << trusted.status().ToString();
+  WriteFile(ca_file, "not a certificate any more\n");
+  Result<std::shared_ptr<const TrustedCas>> other =
+      TrustedCas::Load("cluster.peer_ca", Path("other.crt"));
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+
+  for (int round = 0; round < 2; ++round) {  // several clients share one store
+    httplib::Client good(url);
+    good.enable_server_certificate_verification(true);
+    ASSERT_TRUE((*trusted)->VerifyWith(good.ssl_context()));
+    httplib::Result res = good.Get("/hello");
+    ASSERT_TRUE(res) << httplib::to_string(res.error());
+    EXPECT_EQ(res->body, "hello over TLS");
+  }
+  httplib::Client bad(url);
+  bad.enable_server_certificate_verification(true);
+  ASSERT_TRUE((*other)->VerifyWith(bad.ssl_context()));
+  httplib::Result refused = bad.Get("/hello");
+  EXPECT_FALSE(refused);
+  EXPECT_EQ(refused.error(), httplib::Error::SSLServerVerification);
+
+  httplib::Client wrong_host("https://localhost:" + std::to_string(port));
+  wrong_host.enable_server_certificate_verification(true);
+  ASSERT_TRUE((*trusted)->VerifyWith(wrong_host.ssl_context()));
+  httplib::Result wrong = wrong_host.Get("/hello");
+  EXPECT_FALSE(wrong);
+  EXPECT_EQ(wrong.error(), httplib::Error::SSLServerVerification);
+  EXPECT_EQ(wrong_host.get_openssl_verify_result(), X509_V_OK);  // the chain is fine, the name not
+
+  EXPECT_FALSE((*trusted)->VerifyWith(nullptr));
+  server.stop();
+  listener.join();
+}
+
 }  // namespace
 }  // namespace hotrow::access

@@ -28,6 +28,7 @@
 #include "query/query_engine.h"
 #include "tests/support/oracle.h"
 #include "tests/support/process.h"
+#include "tests/support/prometheus_text.h"
 #include "tests/support/temp_dir.h"
 #include "wire/event_json.h"
 
@@ -191,6 +192,73 @@ class ClusterE2ETest : public ::testing::Test {
     return "";
   }
 
+  // The partitions of topic "events" in a {"events": [..]} object ("partitions", "stale").
+  static std::set<int32_t> PartitionsOf(const json& j) {
+    std::set<int32_t> out;
+    if (j.contains("events")) {
+      for (const json& p : j.at("events")) out.insert(p.get<int32_t>());
+    }
+    return out;
+  }
+
+  // The partitions `instance` owns, as its /v1/cluster?local=true says, checked against its
+  // /metrics: it serves each of them and nothing else, each with its rebuild done, none stale.
+  void ExpectServesAllItOwns(int instance, std::set<int32_t>* owned) {
+    auto [status, body] = Get(instance, "/v1/cluster?local=true");
+    ASSERT_EQ(status, 200) << body;
+    const json local = json::parse(body);
+    *owned = PartitionsOf(local.at("partitions"));
+    EXPECT_FALSE(owned->empty()) << "instance " << instance << " owns nothing: " << body;
+    EXPECT_EQ(PartitionsOf(local.at("stale")), std::set<int32_t>{}) << body;
+    EXPECT_TRUE(local.at("complete").get<bool>()) << body;
+    std::set<int32_t> listed;
+    for (const json& p : local.at("owned")) {
+      listed.insert(p.at("partition").get<int32_t>());
+      EXPECT_TRUE(p.at("serving").get<bool>()) << p.dump();
+      EXPECT_EQ(p.at("progress").get<double>(), 1.0) << p.dump();
+    }
+    EXPECT_EQ(listed, *owned) << body;
+
+    auto [metrics_status, text] = Get(instance, "/metrics");
+    ASSERT_EQ(metrics_status, 200);
+    std::vector<std::string> bad;
+    const std::vector<testing::MetricSample> metrics = testing::ParsePrometheusText(text, &bad);
+    EXPECT_EQ(bad, std::vector<std::string>{});
+    std::set<int32_t> serving;
+    for (const testing::MetricSample& s :
+         testing::FindSamples(metrics, "hotrow_partition_serving", {{"topic", "events"}})) {
+      EXPECT_EQ(s.value, 1.0) << "instance " << instance << " partition "
+                              << s.labels.at("partition") << " not serving";
+      serving.insert(std::stoi(s.labels.at("partition")));
+    }
+    EXPECT_EQ(serving, *owned) << "instance " << instance;
+    std::set<int32_t> rebuilt;
+    for (const testing::MetricSample& s : testing::FindSamples(
+             metrics, "hotrow_partition_rebuild_progress", {{"topic", "events"}})) {
+      EXPECT_EQ(s.value, 1.0) << "instance " << instance << " partition "
+                              << s.labels.at("partition") << " rebuild progress";
+      rebuilt.insert(std::stoi(s.labels.at("partition")));
+    }
+    EXPECT_EQ(rebuilt, *owned) << "instance " << instance;
+    EXPECT_EQ(testing::MetricValue(metrics, "hotrow_rebuilding_partitions"), 0.0);
+    EXPECT_EQ(testing::MetricValue(metrics, "hotrow_stale_partitions"), 0.0);
+    EXPECT_EQ(testing::MetricValue(metrics, "hotrow_assigned_partitions"),
+              static_cast<double>(owned->size()));
+  }
+
+  // The instances in `alive` own every partition of the topic between them, each once.
+  void ExpectOwnershipSplitsTheTopic(const std::vector<int>& alive,
+                                     std::map<int, std::set<int32_t>>* owned) {
+    std::multiset<int32_t> all;
+    for (int i : alive) {
+      ASSERT_NO_FATAL_FAILURE(ExpectServesAllItOwns(i, &(*owned)[i]));
+      all.insert((*owned)[i].begin(), (*owned)[i].end());
+    }
+    std::multiset<int32_t> expected;
+    for (int32_t p = 0; p < kPartitions; ++p) expected.insert(p);
+    EXPECT_EQ(all, expected) << "the partitions owned, over every instance";
+  }
+
   // Every instance in `alive` answers a complete scan holding exactly `total` records.
   bool AllComplete(const std::vector<int>& alive, size_t total) {
     for (int i : alive) {
@@ -252,23 +320,39 @@ TEST_F(ClusterE2ETest, EveryInstanceAnswersForTheGroupAndAKilledOnesPartitionsAr
   // 1. Every instance owns some partitions, and answers for all of them, like the oracle.
   const std::vector<int> all = {0, 1, 2};
   ASSERT_TRUE(WaitFor([&] { return AllComplete(all, kFirst); }, 90s, 200ms)) << Logs();
-  for (int i = 0; i < kInstances; ++i) {
-    auto [status, body] = Get(i, "/v1/cluster?local=true");
-    ASSERT_EQ(status, 200) << body;
-    EXPECT_FALSE(json::parse(body).at("partitions").empty())
-        << "instance " << i << " owns nothing: " << body;
-  }
+  std::map<int, std::set<int32_t>> owned;
+  ASSERT_NO_FATAL_FAILURE(ExpectOwnershipSplitsTheTopic(all, &owned));
   const Answer before = ScanAll(0);
   ASSERT_EQ(CheckWhole(before.events, kFirst), "");
   for (int i = 0; i < kInstances; ++i)
     ASSERT_NO_FATAL_FAILURE(ExpectMatchesOracle(i, before.events));
-  // A local answer covers only the instance's partitions, and says which.
-  {
+  // A local answer covers only the instance's partitions, says which, and holds every record of
+  // them.
+  for (int i = 0; i < kInstances; ++i) {
     auto [status, body] =
-        Get(1, "/v1/scan?from=0&to=" + std::to_string(kMaxTimeMs) + "&local=true");
+        Get(i, "/v1/scan?from=0&to=" + std::to_string(kMaxTimeMs) + "&local=true");
     ASSERT_EQ(status, 200);
-    EXPECT_NE(body.find("\"partitions\""), std::string::npos);
-    EXPECT_LT(std::count(body.begin(), body.end(), '\n'), kFirst);
+    std::set<std::pair<int32_t, int64_t>> got, expected;
+    json last;
+    std::istringstream lines(body);
+    for (std::string line; std::getline(lines, line);) {
+      const json j = json::parse(line);
+      if (j.contains("complete")) {
+        last = j;
+        continue;
+      }
+      ASSERT_TRUE(last.is_null()) << "an event after the last line: " << line;
+      const Event e = FromJson(j);
+      EXPECT_TRUE(got.insert({e.partition, e.offset}).second) << "twice: " << line;
+    }
+    ASSERT_TRUE(last.is_object()) << "no last line";
+    EXPECT_EQ(PartitionsOf(last.at("partitions")), owned[i]) << last.dump();
+    EXPECT_EQ(PartitionsOf(last.at("stale")), std::set<int32_t>{}) << last.dump();
+    EXPECT_TRUE(last.at("complete").get<bool>()) << last.dump();
+    for (const Event& e : before.events) {
+      if (owned[i].count(e.partition) != 0) expected.insert({e.partition, e.offset});
+    }
+    EXPECT_EQ(got, expected) << "instance " << i << "'s local scan";
   }
 
   // 2. Kill one; records keep coming. No answer is ever silently short: either it says
@@ -334,12 +418,14 @@ TEST_F(ClusterE2ETest, EveryInstanceAnswersForTheGroupAndAKilledOnesPartitionsAr
   for (const auto& instance : cluster.at("instances"))
     answered += instance.at("answered").get<bool>();
   EXPECT_EQ(answered, 2) << body;
-  // /metrics shows the ownership: nothing rebuilding any more, each owned partition serving.
-  auto [metrics_status, metrics] = Get(0, "/metrics");
-  ASSERT_EQ(metrics_status, 200);
-  EXPECT_NE(metrics.find("hotrow_rebuilding_partitions 0"), std::string::npos) << metrics;
-  EXPECT_NE(metrics.find("hotrow_partition_serving{"), std::string::npos) << metrics;
-  EXPECT_NE(metrics.find("hotrow_partition_rebuild_progress{"), std::string::npos) << metrics;
+  for (const auto& instance : cluster.at("instances")) {
+    if (instance.at("address") == "127.0.0.1:" + std::to_string(ports_[2])) {
+      EXPECT_FALSE(instance.at("answered").get<bool>()) << body;
+    }
+  }
+  // The survivors own the killed one's partitions now, each serving with its rebuild done.
+  std::map<int, std::set<int32_t>> owned_after;
+  ASSERT_NO_FATAL_FAILURE(ExpectOwnershipSplitsTheTopic(alive, &owned_after));
 }
 
 }  // namespace

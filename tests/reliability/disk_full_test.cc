@@ -1,7 +1,8 @@
 // A full disk under `hotrow serve`: the store lives on a small tmpfs the test mounts, the test
 // fills it, and ingestion must stop (partitions paused) while queries keep answering, report the
-// full disk in /readyz, /v1/stats, /metrics and the log, and resume by itself once space is back,
-// with every produced record stored exactly once and the store intact across a restart.
+// full disk in /readyz (its reason), /v1/stats and /metrics (out_of_disk, paused partitions), and
+// resume by itself once space is back, with every produced record stored exactly once and the
+// store intact across a restart.
 // The store-level test checks the same recovery without the service, and that expiry (the way a
 // full hot store frees space by itself) still drops buckets while RocksDB refuses writes.
 //
@@ -31,6 +32,7 @@
 #include "tests/ingest/kafka_test_util.h"
 #include "tests/reliability/disk_support.h"
 #include "tests/support/process.h"
+#include "tests/support/prometheus_text.h"
 #include "tests/support/temp_dir.h"
 
 namespace hotrow {
@@ -225,6 +227,30 @@ class DiskFullServeTest : public ::testing::Test {
 
   uint64_t Ingested() { return serve_->Stats().value("ingested", uint64_t{0}); }
 
+  // /metrics, parsed.
+  std::vector<testing::MetricSample> Metrics() {
+    auto [status, text] = serve_->Get("/metrics");
+    EXPECT_EQ(status, 200) << text;
+    std::vector<std::string> bad;
+    std::vector<testing::MetricSample> samples = testing::ParsePrometheusText(text, &bad);
+    EXPECT_EQ(bad, std::vector<std::string>{});
+    return samples;
+  }
+
+  // The sum of the samples named `name` over every partition of the topic.
+  static double SumOverPartitions(const std::vector<testing::MetricSample>& samples,
+                                  const std::string& name) {
+    double sum = 0;
+    for (const auto& s : testing::FindSamples(samples, name, {{"topic", kTopic}})) sum += s.value;
+    return sum;
+  }
+
+  // /readyz: its status and body.
+  std::pair<int, json> Readyz() {
+    auto [status, body] = serve_->Get("/readyz");
+    return {status, json::parse(body, nullptr, false)};
+  }
+
   // Every event a full scan returns, by (partition, offset), with how often each came.
   std::map<std::pair<int32_t, int64_t>, std::vector<json>> Scan() {
     const int64_t to = WallClock::Default()->NowMs() + 3'600'000;
@@ -289,19 +315,20 @@ TEST_F(DiskFullServeTest, PausesOnAFullDiskKeepsAnsweringAndResumesWhenSpaceRetu
   }
   ASSERT_TRUE(full) << "the store never ran out of space; " << serve_->Log();
 
-  // Reported everywhere.
-  auto [ready_status, ready_body] = serve_->Get("/readyz");
-  EXPECT_EQ(ready_status, 503);
-  EXPECT_NE(ready_body.find("disk"), std::string::npos) << ready_body;
-  auto [metrics_status, metrics] = serve_->Get("/metrics");
-  EXPECT_EQ(metrics_status, 200);
-  EXPECT_NE(metrics.find("hotrow_out_of_disk 1"), std::string::npos);
-  EXPECT_NE(serve_->Log().find("the disk is full"), std::string::npos);
+  // Reported everywhere: not ready, saying why; out of disk in /v1/stats and /metrics.
+  const auto [ready_status, ready] = Readyz();
+  EXPECT_EQ(ready_status, 503) << ready.dump();
+  EXPECT_EQ(ready, json({{"ready", false}, {"reason", "ingestion paused: the disk is full"}}));
+  EXPECT_EQ(testing::MetricValue(Metrics(), "hotrow_out_of_disk"), 1.0);
+  const json stats_full = serve_->Stats();
+  EXPECT_NE(stats_full.value("last_error", "").find("no space"), std::string::npos)
+      << stats_full.dump();
   EXPECT_TRUE(serve_->Running());
 
-  // Consuming is paused: the partitions say so, and records produced now stay in Kafka (the lag
-  // grows to cover them) while the stored count does not move.
+  // Consuming is paused: the partitions say so (in /v1/stats and /metrics), and records produced
+  // now stay in Kafka (the lag grows to cover them) while the stored count does not move.
   ASSERT_TRUE(WaitFor([&] { return PausedPartitions(serve_->Stats()) == kPartitions; }, 30s, 50ms));
+  EXPECT_EQ(SumOverPartitions(Metrics(), "hotrow_partition_paused"), double{kPartitions});
   const uint64_t stored_while_full = Ingested();
   const int64_t lag_before = SumPartitions(serve_->Stats(), "lag");
   Produce(300);
@@ -318,16 +345,25 @@ TEST_F(DiskFullServeTest, PausesOnAFullDiskKeepsAnsweringAndResumesWhenSpaceRetu
   ExpectScanMatchesOracle(/*complete=*/false);
   EXPECT_EQ(Scan().size(), stored_while_full);
 
-  // Space comes back: ingestion resumes by itself and catches up, every record exactly once.
+  // Space comes back: ingestion resumes by itself and catches up, every record exactly once:
+  // those stored before, those that waited in Kafka while the disk was full, those produced after.
   std::filesystem::remove(filler);
-  ASSERT_TRUE(WaitFor([&] { return serve_->Get("/readyz").first == 200; }, 60s, 100ms))
-      << serve_->Log();
+  ASSERT_TRUE(WaitFor([&] { return Readyz().first == 200; }, 60s, 100ms)) << serve_->Log();
+  EXPECT_EQ(Readyz().second, json({{"ready", true}}));
   Produce(200);
   ASSERT_TRUE(WaitFor([&] { return Ingested() >= static_cast<uint64_t>(produced_); }, 60s, 100ms))
       << serve_->Stats().dump();
-  EXPECT_FALSE(serve_->Stats().value("out_of_disk", true));
-  EXPECT_NE(serve_->Log().find("accepts writes again"), std::string::npos);
+  ASSERT_TRUE(WaitFor([&] { return SumPartitions(serve_->Stats(), "lag") == 0; }, 30s, 100ms))
+      << serve_->Stats().dump();
+  const json stats_after = serve_->Stats();
+  EXPECT_EQ(stats_after.value("ingested", uint64_t{0}), static_cast<uint64_t>(produced_));
+  EXPECT_FALSE(stats_after.value("out_of_disk", true));
+  EXPECT_EQ(PausedPartitions(stats_after), 0) << stats_after.dump();
+  const std::vector<testing::MetricSample> metrics_after = Metrics();
+  EXPECT_EQ(testing::MetricValue(metrics_after, "hotrow_out_of_disk"), 0.0);
+  EXPECT_EQ(SumOverPartitions(metrics_after, "hotrow_partition_paused"), 0.0);
   ExpectScanMatchesOracle(/*complete=*/true);
+  EXPECT_EQ(Scan().size(), static_cast<size_t>(produced_));
 
   // Nothing is damaged: a clean stop, and a restart on the same store answers the same.
   EXPECT_EQ(serve_->Stop(), 0) << serve_->Log();
