@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "ingest/broker_offsets.h"
+#include "ingest/key_route.h"
 #include "ingest/partition_ownership.h"
 #include "store/event_store.h"
 
@@ -84,6 +85,10 @@ struct IngestOptions {
   // Told of every assignment and revocation (which partitions this instance answers for, see
   // partition_ownership.h). Not owned; must outlive the Ingestor. Default: none.
   PartitionOwnership* ownership = nullptr;
+  // cluster.route_by_key: with an ownership, every stored record is checked against the rule
+  // that its key is its event id and `route_by_key` puts that key in its partition
+  // (PartitionOwnership::RouteChecked, RouteBroken; ingest/key_route.h). Default: off.
+  KeyPartitioner route_by_key = KeyPartitioner::kOff;
   // For tests: called by the poller thread before each poll (a test may block in it to freeze
   // the poller). Default: none.
   std::function<void()> before_poll_for_test;

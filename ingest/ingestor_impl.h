@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <deque>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -159,6 +160,10 @@ struct PartitionCursor {
   // older than the window are skipped as cold until the first one inside it.
   bool cold_run = false;
   bool cold_logged = false;  // a cold record of this partition was logged
+  // Routing by key (IngestOptions::route_by_key): the topic's partition count its records are
+  // checked against (0: not checked), and whether one broke the rule.
+  int32_t route_partitions = 0;
+  bool route_broken = false;
 };
 
 // What Stats() reports per partition, shared between the threads under stats_mu_.
@@ -234,6 +239,14 @@ class IngestorImpl final : public Ingestor {
   std::optional<std::string> TopicName(uint16_t number) const { return store_->TopicName(number); }
   void Reject(PartitionCursor* cursor, const rd_kafka_message_t* msg, const char* reason,
               const std::string& detail, int64_t now_ms);
+  // Routing by key: a stored record whose key is not its id, or that the partitioner puts
+  // elsewhere, makes its partition unroutable (before the record reaches a writer).
+  void CheckRoute(PartitionCursor* cursor, const rd_kafka_message_t* msg, std::string_view key,
+                  std::string_view id);
+  // The partition count of each of `topics` (from the brokers' metadata, within `timeout_ms`);
+  // a topic left out is not known.
+  std::map<std::string, int32_t> PartitionCounts(const std::set<std::string>& topics,
+                                                 int timeout_ms);
   PartitionCursor* Cursor(const char* topic, int32_t partition);
   bool ResolveTopicNumber(PartitionCursor* cursor);
   void CountGap(PartitionCursor* cursor, int64_t offset);
@@ -339,6 +352,7 @@ class IngestorImpl final : public Ingestor {
   std::atomic<uint64_t> rejected_[kReasonCount] = {};
   std::atomic<uint64_t> lost_to_retention_{0};
   std::atomic<uint64_t> skipped_cold_{0};
+  std::atomic<uint64_t> route_broken_{0};  // records that broke the route_by_key rule
   std::atomic<uint64_t> index_absent_{0};
   std::atomic<uint64_t> index_not_scalar_{0};
   std::atomic<uint64_t> index_too_long_{0};

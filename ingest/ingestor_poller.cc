@@ -151,6 +151,9 @@ void IngestorImpl::HandleMessage(const rd_kafka_message_t* msg) {
   // The first event inside the window ends the cold run: an older one after it is a late event,
   // rejected as expired.
   cursor->cold_run = false;
+  if (cursor->route_partitions > 0 && !cursor->route_broken) {
+    CheckRoute(cursor, msg, view.key, parsed_.id);
+  }
 
   keying::RowKey key;
   key.salt = store_->salter().SaltOf(cursor->tp.topic, cursor->tp.partition, offset, parsed_.id);
@@ -171,6 +174,28 @@ void IngestorImpl::HandleMessage(const rd_kafka_message_t* msg) {
   cursor->lane->batcher.AddRow(cursor->tp, offset, std::move(encoded_key), std::move(value), now,
                                std::move(parsed_.index));
   touched_lane_ = cursor->lane;
+}
+
+void IngestorImpl::CheckRoute(PartitionCursor* cursor, const rd_kafka_message_t* msg,
+                              std::string_view key, std::string_view id) {
+  const char* broke = nullptr;
+  if (msg->key == nullptr || key != id) {
+    broke = "its key is not its event id";
+  } else if (PartitionForKey(options_.route_by_key, key, cursor->route_partitions) !=
+             cursor->tp.partition) {
+    broke = "its key belongs in another partition";
+  }
+  if (broke == nullptr) return;
+  cursor->route_broken = true;
+  route_broken_.fetch_add(1, std::memory_order_relaxed);
+  if (options_.ownership != nullptr) {
+    options_.ownership->RouteBroken(cursor->tp.topic, cursor->tp.partition);
+  }
+  spdlog::warn(
+      "ingest: {}@{}: {} ({} of {} partitions): per-id queries ask every instance for this "
+      "partition while it stays owned here (cluster.route_by_key)",
+      Describe(cursor->tp), msg->offset, broke, KeyPartitionerName(options_.route_by_key),
+      cursor->route_partitions);
 }
 
 void IngestorImpl::SkipCold(PartitionCursor* cursor, const rd_kafka_message_t* msg, int64_t time_ms,

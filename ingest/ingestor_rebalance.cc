@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -119,6 +120,31 @@ std::vector<StartOffsetInputs> IngestorImpl::GatherStartInputs(
   return out;
 }
 
+std::map<std::string, int32_t> IngestorImpl::PartitionCounts(const std::set<std::string>& topics,
+                                                             int timeout_ms) {
+  std::map<std::string, int32_t> counts;
+  for (const std::string& topic : topics) {
+    rd_kafka_topic_t* rkt = rd_kafka_topic_new(consumer_, topic.c_str(), nullptr);
+    if (rkt == nullptr) continue;
+    const rd_kafka_metadata_t* md = nullptr;
+    const rd_kafka_resp_err_t err = rd_kafka_metadata(consumer_, 0, rkt, &md, timeout_ms);
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR && md != nullptr) {
+      for (int i = 0; i < md->topic_cnt; ++i) {
+        if (md->topics[i].err == RD_KAFKA_RESP_ERR_NO_ERROR && md->topics[i].partition_cnt > 0 &&
+            topic == md->topics[i].topic) {
+          counts[topic] = md->topics[i].partition_cnt;
+        }
+      }
+    } else {
+      NoteError("kafka consumer: no partition count for " + topic + " (cluster.route_by_key): " +
+                rd_kafka_err2str(err));
+    }
+    if (md != nullptr) rd_kafka_metadata_destroy(md);
+    rd_kafka_topic_destroy(rkt);
+  }
+  return counts;
+}
+
 void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool cooperative) {
   // Where each partition starts: see ChooseStartOffset (start_offset.h).
   std::map<TopicPartition, int64_t> ends;
@@ -164,6 +190,16 @@ void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool co
       info.written_next = -1;
     }
   }
+  // Routing by key: the partition counts the records are checked against (the group
+  // rebalances when a topic grows, so an assignment knows the count that holds for it).
+  std::map<std::string, int32_t> route_counts;
+  const bool route = options_.route_by_key != KeyPartitioner::kOff &&
+                     options_.ownership != nullptr && partitions->cnt > 0;
+  if (route) {
+    std::set<std::string> topics;
+    for (int i = 0; i < partitions->cnt; ++i) topics.insert(partitions->elems[i].topic);
+    route_counts = PartitionCounts(topics, 2000);
+  }
   for (int i = 0; i < partitions->cnt; ++i) {
     const rd_kafka_topic_partition_t& p = partitions->elems[i];
     const StartOffset& start = starts[static_cast<size_t>(i)];
@@ -177,6 +213,20 @@ void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool co
     run ? cursor.lane->batcher.MarkRunStart(tp, *run) : cursor.lane->batcher.ClearRunStart(tp);
     cursor.expected = p.offset >= 0 ? p.offset : -1;
     cursor.cold_run = start.may_read_cold;
+    if (route) {
+      auto count = route_counts.find(tp.topic);
+      cursor.route_partitions = count != route_counts.end() ? count->second : 0;
+      if (cursor.route_partitions > 0) {
+        // Resumed at the store's offset: what the store holds from before was not checked by this
+        // process, and may be in the window until its latest event time (at most max_future
+        // ahead of now) has left it. Otherwise the store holds none of the window from before.
+        const int64_t checked_from = start.reason == StartReason::kStore
+                                         ? store_->NowMs() + options_.max_future_ms
+                                         : INT64_MIN;
+        options_.ownership->RouteChecked(tp.topic, tp.partition, cursor.route_partitions,
+                                         checked_from);
+      }
+    }
     spdlog::info("ingest: assigned {} from {} ({})", Describe(tp), DescribeOffset(p.offset),
                  start.Describe());
   }

@@ -91,6 +91,24 @@ void PartitionOwnership::Assigned(const std::string& topic, int32_t partition, i
   ++version_;
 }
 
+void PartitionOwnership::RouteChecked(const std::string& topic, int32_t partition,
+                                      int32_t partition_count, int64_t checked_from_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = owned_.find(store::TopicPartition{topic, partition});
+  if (it == owned_.end()) return;
+  it->second.route_checked_from_ms = checked_from_ms;
+  it->second.p.route_partitions = partition_count;
+  ++version_;
+}
+
+void PartitionOwnership::RouteBroken(const std::string& topic, int32_t partition) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = owned_.find(store::TopicPartition{topic, partition});
+  if (it == owned_.end() || it->second.route_broken) return;
+  it->second.route_broken = true;
+  ++version_;
+}
+
 void PartitionOwnership::Revoked(const std::string& topic, int32_t partition) {
   std::lock_guard<std::mutex> lock(mu_);
   if (owned_.erase(store::TopicPartition{topic, partition}) > 0) {
@@ -174,6 +192,8 @@ OwnershipSnapshot PartitionOwnership::Snapshot() const {
       p.staleness_ms = std::max<int64_t>(0, now_ms - s.seen.front().first);
     }
     p.fresh = p.staleness_ms >= 0 && p.staleness_ms <= options_.max_staleness_ms;
+    p.routable = s.route_checked_from_ms.has_value() && !s.route_broken &&
+                 p.route_partitions > 0 && *s.route_checked_from_ms < window_start;
     out.partitions.push_back(std::move(p));
   }
   return out;

@@ -63,6 +63,12 @@ struct OwnedPartition {
   std::string not_ready;
   // staleness_ms is known and within max_staleness_ms.
   bool fresh = false;
+  // Routing by key (cluster.route_by_key, ingest/key_route.h): every record of the partition the
+  // store holds in the window was checked as it was ingested (its key is its event id, and the
+  // partitioner puts that key in this partition of `route_partitions`), and none broke the rule.
+  // Then the partition holds no event of an id the partitioner puts elsewhere.
+  bool routable = false;
+  int32_t route_partitions = 0;  // the topic's partition count it was checked against; 0: none
 
   bool serving() const { return ready && window_complete && fresh; }
   // Not serving although owned: answers name it "stale".
@@ -126,6 +132,16 @@ class PartitionOwnership {
   // now (-1 unknown). Partitions not owned are ignored.
   void UpdatePosition(const std::string& topic, int32_t partition, int64_t position,
                       int64_t high_watermark);
+  // Routing by key: from now on the records of the owned partition are checked against the rule
+  // (OwnedPartition::routable) with `partition_count` partitions; those the store holds from
+  // before had event times below `checked_from_ms` (the store's clock; INT64_MIN: the store holds
+  // none of the window from before: the consumer reads the whole window). The partition is
+  // routable once the window starts after checked_from_ms, unless RouteBroken. Not owned: ignored.
+  void RouteChecked(const std::string& topic, int32_t partition, int32_t partition_count,
+                    int64_t checked_from_ms);
+  // A record of the owned partition broke the rule: it is not routable while it stays owned
+  // (called before the record is handed to a store writer, so no answer reads it routed).
+  void RouteBroken(const std::string& topic, int32_t partition);
   // Whether the instance can answer at all (Ingestor::Ready): when not, no partition serves, and
   // `why` says so. Starts ready.
   void SetReadiness(bool ready, const std::string& why);
@@ -143,6 +159,8 @@ class PartitionOwnership {
   struct State {
     OwnedPartition p;
     std::optional<int64_t> run_holds_from_ms;  // Assigned's
+    std::optional<int64_t> route_checked_from_ms;  // RouteChecked's; none: not checked
+    bool route_broken = false;
     std::deque<std::pair<int64_t, int64_t>> seen;  // (first seen ms, high watermark)
   };
   static constexpr int64_t kSeenLongAgo = INT64_MIN;
