@@ -169,18 +169,26 @@ Result<LatestAllPage> QueryEngine::LatestAll(std::string_view prefix, std::strin
   LatestAllPage page;
   const int64_t window_start = store_->WindowStartMs();
   const PartitionFilter filter = options_.partition_filter ? options_.partition_filter() : nullptr;
-  if (cache_ != nullptr && cache_->Complete(window_start)) {
+  page.from_cache = cache_ != nullptr && cache_->Complete(window_start);
+  if (page.from_cache) {
     // Every id with a row in the window has an entry: walk them in id order. An id whose entry
     // cannot tell its newest event exactly is read from the store.
-    page.from_cache = true;
     const TopicOrder topics(*store_);
     std::string cursor(after);
     std::vector<Event> newest;
     while (page.events.size() < wanted) {
-      std::vector<LastCache::IdNewest> ids =
+      std::optional<std::vector<LastCache::IdNewest>> walked =
           cache_->NewestAfter(prefix, cursor, wanted - page.events.size(), window_start,
                               filter ? &filter : nullptr, &topics, pool_.get(),
-                              MaxWorkersPerQuery());
+                              MaxWorkersPerQuery(), &options_.cache_walk_hook);
+      if (!walked) {
+        // A shard lost an id of the window while the walk ran (an eviction, a partition
+        // forgotten): the whole page is read from the store, below.
+        page.from_cache = false;
+        page.events.clear();
+        break;
+      }
+      std::vector<LastCache::IdNewest>& ids = *walked;
       if (ids.empty()) break;
       cursor = ids.back().id;
       page.events.reserve(page.events.size() + ids.size());
@@ -196,7 +204,8 @@ Result<LatestAllPage> QueryEngine::LatestAll(std::string_view prefix, std::strin
         if (!newest.empty()) page.events.push_back(std::move(newest.front()));
       }
     }
-  } else {
+  }
+  if (!page.from_cache) {
     LatestAllRun run;
     run.store = store_;
     run.pool = pool_.get();

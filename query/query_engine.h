@@ -73,6 +73,9 @@ struct QueryOptions {
   // The memory that cache may hold; past it the least recently written ids are evicted.
   // query.last_cache_bytes. Default: 64 MiB.
   size_t last_cache_bytes = size_t{64} << 20;
+  // For tests: runs before the walk of every id (LatestAll from that cache) reads a shard of it
+  // (query/last_cache.h, WalkHook). Default: none.
+  WalkHook cache_walk_hook;
 };
 
 // One page of the newest event of every id (QueryEngine::LatestAll).
