@@ -240,6 +240,7 @@ Result<Answer> QueryEngine::WithSeriesRun(
   run.work = &work_;
   const TopicOrder topics(*store_);  // ties in time order topics by name
   run.topics = &topics;
+  run.decided_hook = &options_.salts_decided_hook;
   return series(run);
 }
 
@@ -328,7 +329,7 @@ Status QueryEngine::RangeAdmitted(std::string_view id, int64_t from_ms, int64_t 
       return (*out.text)(text, 1);
     };
     return SmallRange(cursors_.get(), store_, buckets, id_salts, id, from, to_ms, limit, order,
-                      &work_, take, filter_or_null, &topics);
+                      &work_, take, filter_or_null, &topics, &options_.salts_decided_hook);
   }
   // Into `out.events` when given: a bucket merged on this thread copies each event in, one read
   // ahead moves them.
@@ -347,6 +348,7 @@ Status QueryEngine::RangeAdmitted(std::string_view id, int64_t from_ms, int64_t 
   // Latest N opens no bucket once it has its answer; a range reads the next buckets ahead.
   spec.ahead = !out.latest;
   spec.hook = &options_.pool_fill_hook;
+  spec.decided_hook = &options_.salts_decided_hook;
   spec.salts = &id_salts;
   spec.id = id;
   spec.from_ms = from;
