@@ -2,7 +2,8 @@
 // other. An eviction or a ForgetPartitions that lands in a shard the walk has not read yet must
 // neither skip an id nor repeat one: every page, and every page after it, is what an engine that
 // reads the store answers. The cache's walk hook (QueryOptions::cache_walk_hook) lands them there:
-// it runs on the walking thread before each shard is read.
+// it runs on the walking thread before each shard is read. With one query thread the shards are
+// read in order on the caller; with two, in two groups at once (the caller and a pool worker).
 
 #include <gtest/gtest.h>
 
@@ -32,16 +33,16 @@ using testing::TestEvent;
 constexpr int64_t kBucketMs = 1000;
 constexpr int64_t kTtlMs = 10 * kBucketMs;
 constexpr int64_t kT0 = 1'700'000'000'000;
-// Two shards of 512 KiB (LastCache makes a shard per 256 KiB or more, in powers of two).
+// Four shards of 256 KiB (LastCache makes shards of 256 KiB or more, in powers of two).
 constexpr size_t kCacheBytes = size_t{1} << 20;
 constexpr int kDevices = 100;
 // Big enough that a few hundred ids fill a shard.
 const std::string kPayloadPad(2000, 'x');
 
-class LatestWalkTest : public ::testing::Test {
+class LatestWalkTest : public ::testing::TestWithParam<int> {
  protected:
   // A store, an engine with the cache whose walk runs `hook` before each shard, and one that
-  // reads the store. One query thread: the walk reads the shards in order on the caller.
+  // reads the store, with GetParam() query threads.
   void Open(std::function<void(size_t shard)> hook) {
     cached_.reset();
     reads_store_.reset();
@@ -60,7 +61,7 @@ class LatestWalkTest : public ::testing::Test {
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
     QueryOptions q;
-    q.threads = 1;
+    q.threads = GetParam();
     q.last_cache = 4;
     q.last_cache_bytes = kCacheBytes;
     q.cache_walk_hook = std::move(hook);
@@ -142,7 +143,7 @@ class LatestWalkTest : public ::testing::Test {
 
 // Ids "other-N" written after the devices evict the least recently written ids of every shard,
 // the devices first.
-TEST_F(LatestWalkTest, AnEvictionInAShardNotYetWalkedSkipsNoIdOnAnyPage) {
+TEST_P(LatestWalkTest, AnEvictionInAShardNotYetWalkedSkipsNoIdOnAnyPage) {
   for (int64_t limit : {1000, 7}) {
     SCOPED_TRACE("page of " + std::to_string(limit));
     std::atomic<bool> fired{false};
@@ -162,7 +163,7 @@ TEST_F(LatestWalkTest, AnEvictionInAShardNotYetWalkedSkipsNoIdOnAnyPage) {
 
 // The cache forgets partition 1 (this instance stopped owning it) while the walk runs; the
 // engine's filter (none here) still accepts it, so its devices stay in the answer.
-TEST_F(LatestWalkTest, APartitionForgottenMidWalkSkipsNoIdOnAnyPage) {
+TEST_P(LatestWalkTest, APartitionForgottenMidWalkSkipsNoIdOnAnyPage) {
   for (int64_t limit : {1000, 7}) {
     SCOPED_TRACE("page of " + std::to_string(limit));
     std::atomic<bool> fired{false};
@@ -175,6 +176,11 @@ TEST_F(LatestWalkTest, APartitionForgottenMidWalkSkipsNoIdOnAnyPage) {
     EXPECT_TRUE(fired.load());
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(, LatestWalkTest, ::testing::Values(1, 2),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::to_string(info.param) + "_threads";
+                         });
 
 }  // namespace
 }  // namespace hotrow::latest_walk_test
