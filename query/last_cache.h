@@ -150,8 +150,7 @@ class LastCache final : public store::WriteObserver {
                                                    size_t max, int64_t window_start_ms,
                                                    const PartitionFilter* filter,
                                                    const TopicOrder* topics,
-                                                   ThreadPool* pool = nullptr,
-                                                   int max_workers = 0,
+                                                   ThreadPool* pool = nullptr, int max_workers = 0,
                                                    const WalkHook* hook = nullptr);
 
   // Removes the rows of the partitions `drop` accepts (topic number, partition): this instance
@@ -259,8 +258,8 @@ class LastCache final : public store::WriteObserver {
   // false (and `run` of no use) when one of them, as it was read, may lack an id of the window.
   bool NewestInShards(size_t first_shard, size_t end_shard, std::string_view prefix,
                       std::string_view after, size_t max, int64_t window_start_ms,
-                      const PartitionFilter* filter, const TopicOrder* topics,
-                      const WalkHook* hook, std::vector<IdNewest>* run);
+                      const PartitionFilter* filter, const TopicOrder* topics, const WalkHook* hook,
+                      std::vector<IdNewest>* run);
   // The floor every lookup applies to `entry`: its own, and the rebuild's.
   int64_t FloorOf(const Entry& entry) const;
   // Whether `shard` holds an entry for every id of it with a row at or after window_start_ms: the

@@ -177,10 +177,9 @@ Result<LatestAllPage> QueryEngine::LatestAll(std::string_view prefix, std::strin
     std::string cursor(after);
     std::vector<Event> newest;
     while (page.events.size() < wanted) {
-      std::optional<std::vector<LastCache::IdNewest>> walked =
-          cache_->NewestAfter(prefix, cursor, wanted - page.events.size(), window_start,
-                              filter ? &filter : nullptr, &topics, pool_.get(),
-                              MaxWorkersPerQuery(), &options_.cache_walk_hook);
+      std::optional<std::vector<LastCache::IdNewest>> walked = cache_->NewestAfter(
+          prefix, cursor, wanted - page.events.size(), window_start, filter ? &filter : nullptr,
+          &topics, pool_.get(), MaxWorkersPerQuery(), &options_.cache_walk_hook);
       if (!walked) {
         // A shard lost an id of the window while the walk ran (an eviction, a partition
         // forgotten): the whole page is read from the store, below.

@@ -38,8 +38,8 @@ Result<SeriesAnswer> IdSeries(const SeriesRun& run, std::string_view id, std::st
                   internal::SeriesTask* out) -> Status {
     const store::Bucket& bucket = *span.bucket;
     PayloadField reader(field);
-    auto it = bucket.NewIterator(keying::IdTimeKeyRange(span.salt, id_hash, lo, hi), true,
-                                 at.get());
+    auto it =
+        bucket.NewIterator(keying::IdTimeKeyRange(span.salt, id_hash, lo, hi), true, at.get());
     uint64_t rows = 0;
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       ++rows;

@@ -150,7 +150,9 @@ TEST_P(LatestWalkTest, AnEvictionInAShardNotYetWalkedSkipsNoIdOnAnyPage) {
     ASSERT_NO_FATAL_FAILURE(Open([&](size_t shard) {
       if (shard != 1 || fired.exchange(true)) return;
       std::vector<TestEvent> others;
-      for (int i = 0; i < 600; ++i) others.push_back(Ev("other-" + std::to_string(i), kT0 + 500, 0));
+      for (int i = 0; i < 600; ++i) {
+        others.push_back(Ev("other-" + std::to_string(i), kT0 + 500, 0));
+      }
       Write(others);
     }));
     ASSERT_NO_FATAL_FAILURE(WriteDevices());
