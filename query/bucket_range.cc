@@ -30,11 +30,16 @@ Status MergeBucket(const BucketRangeSpec& spec, const std::shared_ptr<const stor
   const int64_t wanted = *out.remaining;
   // Read on this thread alone, the salts pass one cursor on (most read out in their first Fill).
   CursorShelf shelf;
+  // Decided after spec.at was taken (RangeOverBuckets): it covers every row read at it.
   const std::vector<uint8_t>& salts = spec.salts->In(*bucket);
+  std::vector<uint8_t> holding;
+  for (uint8_t salt : salts) {
+    if (bucket->MayHoldId(salt, spec.salts->id_hash())) holding.push_back(salt);
+  }
+  if (spec.decided_hook != nullptr && *spec.decided_hook) (*spec.decided_hook)(bucket->start_ms());
   std::vector<std::unique_ptr<SaltStream>> owned;
   std::vector<SaltStream*> streams;
-  for (uint8_t salt : salts) {
-    if (!bucket->MayHoldId(salt, spec.salts->id_hash())) continue;  // no row of the id there
+  for (uint8_t salt : holding) {
     StreamSpec s;
     s.range = keying::IdTimeKeyRange(salt, spec.salts->id_hash(), spec.from_ms, spec.to_ms);
     s.within_id_prefix = true;
@@ -50,6 +55,7 @@ Status MergeBucket(const BucketRangeSpec& spec, const std::shared_ptr<const stor
     s.filter = spec.filter;
     s.encode = spec.encode;
     s.shelf = workers == 0 ? &shelf : nullptr;
+    s.at = spec.at;
     // Each salt first reads about twice its share of what is still missing.
     const size_t share = static_cast<size_t>(2 * wanted / static_cast<int64_t>(salts.size()));
     const size_t first =
@@ -271,9 +277,13 @@ Status ReadAhead(const BucketRangeSpec& spec,
 
 }  // namespace
 
-Status RangeOverBuckets(const BucketRangeSpec& spec,
+Status RangeOverBuckets(const BucketRangeSpec& given,
                         const std::vector<std::shared_ptr<const store::Bucket>>& buckets,
                         int64_t limit) {
+  // Taken before any bucket's salts are decided (MergeBucket), held until every read is done.
+  const std::shared_ptr<const store::ReadPoint> at = given.store->ReadPointNow();
+  BucketRangeSpec spec = given;
+  spec.at = at.get();
   // One bucket at a time, its salts read on the pool, straight to the sinks: every bucket for
   // latest N or without pool workers; else the first one only, so that a range the first bucket
   // fills (a busy id) reads no other.

@@ -29,6 +29,8 @@ struct BucketRangeSpec {
   // the answer is complete (latest N).
   bool ahead = true;
   const QueryRun::FillHook* hook = nullptr;  // QueryOptions::pool_fill_hook; not owned
+  // QueryOptions::salts_decided_hook, run once each bucket's salts are decided; not owned.
+  const SaltsDecidedHook* decided_hook = nullptr;
   const IdSalts* salts = nullptr;
   std::string_view id;
   int64_t from_ms = 0;  // clipped to the window
@@ -46,6 +48,8 @@ struct BucketRangeSpec {
   // When set (with a `sink` appending to it), the events of a bucket read ahead are moved into it
   // rather than copied through `sink`. Not owned.
   std::vector<Event>* events = nullptr;
+  // Where every cursor of the range reads: set by RangeOverBuckets, whatever the caller gave.
+  const store::ReadPoint* at = nullptr;
 };
 
 // Emits the events of spec.id in [from_ms, to_ms) from `buckets` (the answer's order, each
@@ -59,6 +63,12 @@ struct BucketRangeSpec {
 // started rather than wait. A bucket read ahead may read up to what was still missing when it
 // started; it stops once the buckets before it hold the rest of the answer. Memory: the events of
 // the buckets read ahead, at most `limit` each.
+//
+// Every cursor reads at one ReadPoint of the store, taken before any bucket's salts are decided
+// (which salts may hold the id: the id filter, and under salt_by adaptive whether the bucket
+// spread it): the writer marks both before a row is readable and never unmarks them, so the
+// decision covers every row the cursors see, and a write landing while the range runs is read
+// whole or not at all, however many salts and threads read the bucket.
 //
 // Returns once nothing it started runs. The first failure fails the range.
 Status RangeOverBuckets(const BucketRangeSpec& spec,

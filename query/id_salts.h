@@ -16,6 +16,13 @@ namespace hotrow::query {
 //   every salt in one that did (store::Bucket::SpreadsId).
 // Callers still skip the salts the bucket's id filter rules out (store::Bucket::NewestIdTsBound).
 //
+// When to decide: after the read point of every cursor that reads the salts decided (a cursor
+// made or refreshed, or a store::ReadPoint taken), never before. The writer marks an id spread
+// before its row is readable and never unmarks it within the bucket, so a decision made after the
+// read point covers every row read there: if the id is not spread then, no row of it outside its
+// home salt is visible. Decided before, a write that turns the id hot in between is read half
+// (its rows in the home salt, not those in the others). The id filter's bounds are the same.
+//
 // Thread-safety: not safe for concurrent use; one per query.
 class IdSalts {
  public:

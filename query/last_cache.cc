@@ -323,23 +323,25 @@ bool LastCache::CollectLocked(const Entry& e, int n, int64_t window_start_ms,
   return exact;
 }
 
-bool LastCache::Complete(int64_t window_start_ms) const {
+bool LastCache::WholeLocked(const Shard& shard, int64_t window_start_ms) const {
   const int64_t known = known_from_ms_.load(std::memory_order_acquire);
   if (known != kNoFloor && known - 1 >= window_start_ms) return false;
+  return shard.retired_ms < window_start_ms;
+}
+
+bool LastCache::Complete(int64_t window_start_ms) const {
   for (size_t s = 0; s < shard_count_; ++s) {
     std::lock_guard lock(shards_[s].mu);
-    if (shards_[s].retired_ms >= window_start_ms) return false;
+    if (!WholeLocked(shards_[s], window_start_ms)) return false;
   }
   return true;
 }
 
-std::vector<LastCache::IdNewest> LastCache::NewestAfter(std::string_view prefix,
-                                                        std::string_view after, size_t max,
-                                                        int64_t window_start_ms,
-                                                        const PartitionFilter* filter,
-                                                        const TopicOrder* topics, ThreadPool* pool,
-                                                        int max_workers) {
-  if (max == 0) return {};
+std::optional<std::vector<LastCache::IdNewest>> LastCache::NewestAfter(
+    std::string_view prefix, std::string_view after, size_t max, int64_t window_start_ms,
+    const PartitionFilter* filter, const TopicOrder* topics, ThreadPool* pool, int max_workers,
+    const WalkHook* hook) {
+  if (max == 0) return std::vector<IdNewest>();
   // One run per thread, each over a contiguous range of shards (both counts powers of two or
   // one), merged here.
   size_t groups = 1;
@@ -362,11 +364,13 @@ std::vector<LastCache::IdNewest> LastCache::NewestAfter(std::string_view prefix,
     runs[g].reserve(std::min(held, max));
   }
   const Status walked = RunSaltTasks(pool, max_workers, groups, [&](size_t g) {
-    NewestInShards(g * per_group, (g + 1) * per_group, prefix, after, max, window_start_ms,
-                   filter, topics, &runs[g]);
-    return Status::Ok();
+    if (NewestInShards(g * per_group, (g + 1) * per_group, prefix, after, max, window_start_ms,
+                       filter, topics, hook, &runs[g])) {
+      return Status::Ok();
+    }
+    return Status::Cancelled("a shard of the cache may lack an id of the window");
   });
-  (void)walked;  // the tasks cannot fail
+  if (!walked.ok()) return std::nullopt;  // the caller reads the store
   std::vector<IdNewest> ids;
   if (groups == 1) {
     ids = std::move(runs.front());
@@ -391,10 +395,10 @@ std::vector<LastCache::IdNewest> LastCache::NewestAfter(std::string_view prefix,
   return ids;
 }
 
-void LastCache::NewestInShards(size_t first_shard, size_t end_shard, std::string_view prefix,
+bool LastCache::NewestInShards(size_t first_shard, size_t end_shard, std::string_view prefix,
                                std::string_view after, size_t max, int64_t window_start_ms,
                                const PartitionFilter* filter, const TopicOrder* topics,
-                               std::vector<IdNewest>* run) {
+                               const WalkHook* hook, std::vector<IdNewest>* run) {
   std::vector<IdNewest>& ids = *run;
   auto by_id = [](const IdNewest& a, const IdNewest& b) { return a.id < b.id; };
   const std::string_view start = std::max(prefix, after);
@@ -403,8 +407,12 @@ void LastCache::NewestInShards(size_t first_shard, size_t end_shard, std::string
   // stop there, so a small page copies a few pages' events rather than one per shard.
   std::optional<std::string> bound;
   for (size_t s = first_shard; s < end_shard; ++s) {
+    if (hook != nullptr && *hook) (*hook)(s);
     Shard& shard = shards_[s];
     std::lock_guard lock(shard.mu);
+    // Judged under the lock this shard is read under: an id evicted or forgotten since the walk
+    // began has raised retired_ms, and leaving it out would skip it.
+    if (!WholeLocked(shard, window_start_ms)) return false;
     size_t taken = 0;
     for (auto it = shard.entries.lower_bound(start); it != shard.entries.end() && taken < max;
          ++it) {
@@ -428,6 +436,7 @@ void LastCache::NewestInShards(size_t first_shard, size_t end_shard, std::string
     }
   }
   std::sort(ids.begin(), ids.end(), by_id);
+  return true;
 }
 
 void LastCache::ForgetPartitions(const PartitionFilter& drop) {

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -30,6 +31,11 @@ struct LastCacheOptions {
   // ids are evicted (query.last_cache_bytes). Default: 64 MiB.
   size_t max_bytes = size_t{64} << 20;
 };
+
+// For tests: runs before the walk of every id (LastCache::NewestAfter) reads shard `shard`, on
+// the thread that reads it, with no lock held; may write to the store or forget partitions, as an
+// eviction or a rebalance landing mid-walk would.
+using WalkHook = std::function<void(size_t shard)>;
 
 // One event as the cache keeps it: the key fields (the topic as the store's number) and the
 // payload.
@@ -131,11 +137,21 @@ class LastCache final : public store::WriteObserver {
   // left out), each with its newest event as Latest(id, 1) tells it: a page of the latest of
   // every id, read in one pass under each shard's lock, where a Latest per id looked each id up
   // again. The shards are read in contiguous groups on up to `max_workers` threads of `pool`
-  // besides the caller (0: on the caller alone), and the groups' runs merged here.
-  std::vector<IdNewest> NewestAfter(std::string_view prefix, std::string_view after, size_t max,
-                                    int64_t window_start_ms, const PartitionFilter* filter,
-                                    const TopicOrder* topics, ThreadPool* pool = nullptr,
-                                    int max_workers = 0);
+  // besides the caller (0: on the caller alone), and the groups' runs merged here. `hook` (null:
+  // none) runs before each shard is read.
+  //
+  // nullopt when the cache cannot list every id: a shard, as it is read, may have lost an id with
+  // a row in the window (Complete's test, made again under each shard's own lock). Complete()
+  // before the walk is not enough: the shards are read one after the other, and an eviction or a
+  // ForgetPartitions in a shard not read yet would drop an id from the page unseen, and the page's
+  // `next` would move past it. Checked per shard, an id is listed unless its shard tells, under
+  // the lock the walk reads it under, that it may have gone; then the caller reads the store.
+  std::optional<std::vector<IdNewest>> NewestAfter(std::string_view prefix, std::string_view after,
+                                                   size_t max, int64_t window_start_ms,
+                                                   const PartitionFilter* filter,
+                                                   const TopicOrder* topics,
+                                                   ThreadPool* pool = nullptr, int max_workers = 0,
+                                                   const WalkHook* hook = nullptr);
 
   // Removes the rows of the partitions `drop` accepts (topic number, partition): this instance
   // no longer owns them. Their ids' floors rise accordingly.
@@ -238,13 +254,17 @@ class LastCache final : public store::WriteObserver {
   bool CollectLocked(const Entry& entry, int n, int64_t window_start_ms,
                      const PartitionFilter* filter, const TopicOrder* topics,
                      std::vector<CachedEvent>* out) const;
-  // NewestAfter over the shards [first_shard, end_shard) alone, in id order, into `run` (empty).
-  void NewestInShards(size_t first_shard, size_t end_shard, std::string_view prefix,
+  // NewestAfter over the shards [first_shard, end_shard) alone, in id order, into `run` (empty);
+  // false (and `run` of no use) when one of them, as it was read, may lack an id of the window.
+  bool NewestInShards(size_t first_shard, size_t end_shard, std::string_view prefix,
                       std::string_view after, size_t max, int64_t window_start_ms,
-                      const PartitionFilter* filter, const TopicOrder* topics,
+                      const PartitionFilter* filter, const TopicOrder* topics, const WalkHook* hook,
                       std::vector<IdNewest>* run);
   // The floor every lookup applies to `entry`: its own, and the rebuild's.
   int64_t FloorOf(const Entry& entry) const;
+  // Whether `shard` holds an entry for every id of it with a row at or after window_start_ms: the
+  // rebuild has read the window and nothing the shard retired can be in it. REQUIRES: shard.mu.
+  bool WholeLocked(const Shard& shard, int64_t window_start_ms) const;
 
   const LastCacheOptions options_;
   // Constant after construction.

@@ -169,17 +169,25 @@ Result<LatestAllPage> QueryEngine::LatestAll(std::string_view prefix, std::strin
   const size_t wanted = static_cast<size_t>(limit) + 1;
   LatestAllPage page;
   const int64_t window_start = store_->WindowStartMs();
-  if (cache_ != nullptr && cache_->Complete(window_start)) {
+  page.from_cache = cache_ != nullptr && cache_->Complete(window_start);
+  if (page.from_cache) {
     // Every id with a row in the window has an entry: walk them in id order. An id whose entry
     // cannot tell its newest event exactly is read from the store.
-    page.from_cache = true;
     const TopicOrder topics(*store_);
     std::string cursor(after);
     std::vector<Event> newest;
     while (page.events.size() < wanted) {
-      std::vector<LastCache::IdNewest> ids =
-          cache_->NewestAfter(prefix, cursor, wanted - page.events.size(), window_start, filter,
-                              &topics, pool_.get(), MaxWorkersPerQuery());
+      std::optional<std::vector<LastCache::IdNewest>> walked = cache_->NewestAfter(
+          prefix, cursor, wanted - page.events.size(), window_start, filter, &topics, pool_.get(),
+          MaxWorkersPerQuery(), &options_.cache_walk_hook);
+      if (!walked) {
+        // A shard lost an id of the window while the walk ran (an eviction, a partition
+        // forgotten): the whole page is read from the store, below.
+        page.from_cache = false;
+        page.events.clear();
+        break;
+      }
+      std::vector<LastCache::IdNewest>& ids = *walked;
       if (ids.empty()) break;
       cursor = ids.back().id;
       page.events.reserve(page.events.size() + ids.size());
@@ -196,7 +204,8 @@ Result<LatestAllPage> QueryEngine::LatestAll(std::string_view prefix, std::strin
         if (!newest.empty()) page.events.push_back(std::move(newest.front()));
       }
     }
-  } else {
+  }
+  if (!page.from_cache) {
     LatestAllRun run;
     run.store = store_;
     run.pool = pool_.get();
@@ -230,6 +239,7 @@ Result<Answer> QueryEngine::WithSeriesRun(
   run.work = &work_;
   const TopicOrder topics(*store_);  // ties in time order topics by name
   run.topics = &topics;
+  run.decided_hook = &options_.salts_decided_hook;
   return series(run);
 }
 
@@ -321,7 +331,7 @@ Status QueryEngine::RangeAdmitted(std::string_view id, int64_t from_ms, int64_t 
       return (*out.text)(text, 1);
     };
     return SmallRange(cursors_.get(), store_, buckets, id_salts, id, from, to_ms, limit, order,
-                      &work_, take, filter_or_null, &topics);
+                      &work_, take, filter_or_null, &topics, &options_.salts_decided_hook);
   }
   // Into `out.events` when given: a bucket merged on this thread copies each event in, one read
   // ahead moves them.
@@ -340,6 +350,7 @@ Status QueryEngine::RangeAdmitted(std::string_view id, int64_t from_ms, int64_t 
   // Latest N opens no bucket once it has its answer; a range reads the next buckets ahead.
   spec.ahead = !out.latest;
   spec.hook = &options_.pool_fill_hook;
+  spec.decided_hook = &options_.salts_decided_hook;
   spec.salts = &id_salts;
   spec.id = id;
   spec.from_ms = from;

@@ -49,6 +49,10 @@ inline constexpr int64_t kMaxLatestAllLimit = 100000;
 Status CheckRangeArgs(int64_t from_ms, int64_t to_ms, int64_t limit);
 inline constexpr int64_t kNoLimit = INT64_MAX;
 
+// For tests: runs once a per-id store read has decided which salts of the bucket starting at
+// `bucket_start_ms` it reads (query/id_salts.h), before it reads them.
+using SaltsDecidedHook = std::function<void(int64_t bucket_start_ms)>;
+
 struct QueryOptions {
   // Threads of the per-salt pool. 0 means the number of cores. Default: 0.
   int threads = 0;
@@ -69,6 +73,13 @@ struct QueryOptions {
   // The memory that cache may hold; past it the least recently written ids are evicted.
   // query.last_cache_bytes. Default: 64 MiB.
   size_t last_cache_bytes = size_t{64} << 20;
+  // For tests: runs before the walk of every id (LatestAll from that cache) reads a shard of it
+  // (query/last_cache.h, WalkHook). Default: none.
+  WalkHook cache_walk_hook;
+  // For tests: runs on the reading thread after a per-id read of the store (latest, range,
+  // series) has decided a bucket's salts, before it reads them; may write to the store, as a
+  // write turning the id hot at that moment would. Default: none.
+  SaltsDecidedHook salts_decided_hook;
 };
 
 // One page of the newest event of every id (QueryEngine::LatestAll).

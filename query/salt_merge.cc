@@ -237,7 +237,7 @@ void SaltStream::Fill(QueryRun* run) {
       iter_->SetRange(spec_.range);
     }
     if (iter_ == nullptr) {
-      iter_ = bucket_->NewIterator(spec_.range, spec_.within_id_prefix);
+      iter_ = bucket_->NewIterator(spec_.range, spec_.within_id_prefix, spec_.at);
       if (spec_.work) spec_.work->iterators_created.fetch_add(1, std::memory_order_relaxed);
     }
     if (!positioned_) {

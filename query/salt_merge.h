@@ -132,6 +132,9 @@ struct StreamSpec {
   // When set, every stream using it is of the same bucket with the same within_id_prefix and
   // all their Fills run on one thread. Not owned.
   CursorShelf* shelf = nullptr;
+  // Where the stream's cursor reads (store::ReadPoint; the shelf's cursors must read there too);
+  // null: the store as it is when the cursor is made. Not owned.
+  const store::ReadPoint* at = nullptr;
 };
 
 // The rows of one salt of one bucket, read in chunks by tasks on the pool while the query merges.

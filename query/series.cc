@@ -23,18 +23,23 @@ Result<SeriesAnswer> IdSeries(const SeriesRun& run, std::string_view id, std::st
 
   const IdSalts id_salts(run.store->salter(), id);
   const uint64_t id_hash = id_salts.id_hash();
+  // Taken before the buckets are listed and their salts decided: the decisions then cover every
+  // row read at it (query/id_salts.h).
+  const std::shared_ptr<const store::ReadPoint> at = run.store->ReadPointNow();
   std::vector<internal::SeriesSpan> spans;
   for (const auto& bucket : run.store->Buckets()) {
     if (bucket->end_ms() <= from || bucket->start_ms() >= to_ms) continue;
     for (uint8_t salt : id_salts.In(*bucket)) {
       if (bucket->MayHoldId(salt, id_hash)) spans.push_back({bucket, salt});
     }
+    if (run.decided_hook != nullptr && *run.decided_hook) (*run.decided_hook)(bucket->start_ms());
   }
   auto read = [&](const internal::SeriesSpan& span, int64_t lo, int64_t hi,
                   internal::SeriesTask* out) -> Status {
     const store::Bucket& bucket = *span.bucket;
     PayloadField reader(field);
-    auto it = bucket.NewIterator(keying::IdTimeKeyRange(span.salt, id_hash, lo, hi), true);
+    auto it =
+        bucket.NewIterator(keying::IdTimeKeyRange(span.salt, id_hash, lo, hi), true, at.get());
     uint64_t rows = 0;
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       ++rows;

@@ -48,7 +48,8 @@ Status SmallRange(CursorCache* cache, store::EventStore* store,
                   const std::vector<std::shared_ptr<const store::Bucket>>& live,
                   const IdSalts& salts, std::string_view id, int64_t from_ms, int64_t to_ms,
                   int64_t limit, Order order, QueryWork* work, const EventTaker& take,
-                  const PartitionFilter* filter, const TopicOrder* topics) {
+                  const PartitionFilter* filter, const TopicOrder* topics,
+                  const SaltsDecidedHook* decided_hook) {
   const uint64_t id_hash = salts.id_hash();
   const bool desc = order == Order::kDesc;
   const bool by_rank = topics != nullptr && !topics->InNumberOrder();
@@ -82,9 +83,8 @@ Status SmallRange(CursorCache* cache, store::EventStore* store,
     for (auto& entry : local->entries) {
       if (entry.bucket == bucket) cursor = entry.cursor.get();
     }
-    const std::vector<uint8_t>& bucket_salts = salts.In(*bucket);
     if (cursor == nullptr) {
-      AimAtSalt(bucket_salts[0], id_hash, from_ms, to_ms, &range);
+      // Aimed at a salt below, before each seek.
       auto fresh = bucket->NewIterator(range, /*within_id_prefix=*/true);
       cursor = fresh.get();
       local->entries.push_back({bucket, std::move(fresh)});
@@ -93,6 +93,12 @@ Status SmallRange(CursorCache* cache, store::EventStore* store,
       failure = st;
       break;
     }
+    // Decided once the cursor's read point is set, never before: the writer marks an id spread
+    // (and a salt as holding it, below) before the row is readable, and never unmarks it, so
+    // what is decided now covers every row the cursor can see. Decided before a refresh, a write
+    // that turned the id hot in between would be read half: its rows in the home salt only.
+    const std::vector<uint8_t>& bucket_salts = salts.In(*bucket);
+    if (decided_hook != nullptr && *decided_hook) (*decided_hook)(bucket->start_ms());
     for (Candidate& c : top) spare.push_back(std::move(c));
     top.clear();
     // The salts that may hold a row of the id in [from, to) (the bucket's id filter), newest

@@ -84,11 +84,14 @@ using EventTaker = std::function<bool(Event& event)>;
 // are sought (query/id_salts.h). Rows of partitions `filter` refuses (null: none) are skipped.
 // Ties in time order topics by `topics`' ranks (their names; null: the store's numbers); when
 // those are not the numbers' order a salt is read on through the rows tied with its worst kept
-// one.
+// one. A bucket's salts are decided after its cursor is made or refreshed, so that the decision
+// covers every row the cursor sees (query/id_salts.h); `decided_hook` (QueryOptions::
+// salts_decided_hook; null: none) runs right after.
 Status SmallRange(CursorCache* cache, store::EventStore* store,
                   const std::vector<std::shared_ptr<const store::Bucket>>& live,
                   const IdSalts& salts, std::string_view id, int64_t from_ms, int64_t to_ms,
                   int64_t limit, Order order, QueryWork* work, const EventTaker& take,
-                  const PartitionFilter* filter = nullptr, const TopicOrder* topics = nullptr);
+                  const PartitionFilter* filter = nullptr, const TopicOrder* topics = nullptr,
+                  const SaltsDecidedHook* decided_hook = nullptr);
 
 }  // namespace hotrow::query

@@ -552,6 +552,10 @@ std::vector<std::shared_ptr<const Bucket>> RocksEventStore::Buckets() const {
   return out;
 }
 
+std::shared_ptr<const ReadPoint> RocksEventStore::ReadPointNow() const {
+  return std::make_shared<RocksReadPoint>(db_);
+}
+
 void RocksEventStore::WaitForCompactions() {
   if (compactor_ != nullptr) compactor_->WaitIdle();
 }

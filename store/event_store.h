@@ -143,6 +143,22 @@ struct StoreStats {
   int64_t window_start_ms = 0;
 };
 
+// A moment of the store that several cursors read at (EventStore::ReadPointNow): a cursor made at
+// it, whenever it is made and in whichever bucket, sees the rows of every write that was readable
+// when the read point was taken, and none written after. So a query that takes one, then decides
+// what to read from what the writer marks before it writes (a bucket's id filter, its spread ids),
+// then makes its cursors at it, reads exactly what that decision covers. Rows are never
+// overwritten, so holding one keeps little alive; still, let go when the query is done.
+//
+// Thread-safety: immutable; may be shared by the threads of one query.
+class ReadPoint {
+ public:
+  virtual ~ReadPoint() = default;
+
+ protected:
+  ReadPoint() = default;
+};
+
 // A forward/backward cursor over the rows of one bucket, within fixed bounds. Wraps a RocksDB
 // iterator so that no other module includes RocksDB.
 //
@@ -164,7 +180,8 @@ class RowIterator {
   virtual void SetRange(const keying::KeyRange& range) = 0;
   // Makes rows written since the cursor was created (or last refreshed) visible, and reads the
   // bucket's table files as they are now, when either changed (a flush or compaction merged
-  // them); cheaper than a new cursor. Invalidates the position: follow with a Seek*.
+  // them); cheaper than a new cursor. Invalidates the position: follow with a Seek*. A cursor
+  // made at a ReadPoint stays at it: this does nothing.
   virtual Status RefreshIfStale() = 0;
 };
 
@@ -183,8 +200,11 @@ class Bucket {
   Status NotARow() const;
   // A cursor over the keys in `range`. `within_id_prefix` says that the range lies inside one
   // (salt, id) prefix, so the prefix bloom filter may skip the bucket's files without that id.
+  // It reads at `at` (taken from this bucket's store; not owned, held by the caller until the
+  // cursor is gone), or at null the store as it is now.
   virtual std::unique_ptr<RowIterator> NewIterator(const keying::KeyRange& range,
-                                                   bool within_id_prefix) const = 0;
+                                                   bool within_id_prefix,
+                                                   const ReadPoint* at = nullptr) const = 0;
   // An upper bound on the times of the rows of an id with hash `id_hash` in salt `salt` of this
   // bucket: each is below it. start_ms() when the salt holds no row of the id, so that a per-id
   // query skips it without a seek; end_ms() when unsure.
@@ -289,6 +309,10 @@ class EventStore {
 
   // The live buckets, oldest first. The snapshot holds them readable while it is kept.
   virtual std::vector<std::shared_ptr<const Bucket>> Buckets() const = 0;
+
+  // The store as it is now, for several cursors to read at (ReadPoint). Null when this store has
+  // none to give (a test's stand-in): each cursor then reads the store as it is when made.
+  virtual std::shared_ptr<const ReadPoint> ReadPointNow() const { return nullptr; }
 
   virtual StoreStats Stats() const = 0;
 

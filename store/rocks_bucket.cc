@@ -39,12 +39,15 @@ std::string_view RowBytes(rocksdb::Slice bytes, std::string* copy) {
 
 class RocksRowIterator final : public RowIterator {
  public:
+  // Reads at `snapshot` when not null (it outlives the cursor: RowIterator's caller holds its
+  // ReadPoint), else at the newest data.
   RocksRowIterator(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf,
                    const TableChanges* table_changes, const keying::KeyRange& range,
-                   bool within_id_prefix)
+                   bool within_id_prefix, const rocksdb::Snapshot* snapshot)
       : start_(range.start),
         limit_(range.limit),
         within_prefix_(within_id_prefix),
+        at_read_point_(snapshot != nullptr),
         table_changes_(table_changes) {
     lower_ = rocksdb::Slice(start_);
     upper_ = rocksdb::Slice(limit_);
@@ -60,6 +63,7 @@ class RocksRowIterator final : public RowIterator {
     // Buckets never hold range deletions (only the metadata column family has them): every seek
     // skips looking for tombstones.
     ro.ignore_range_deletions = true;
+    ro.snapshot = snapshot;
     // Both read before the iterator is made: at most what it sees, so a change is never missed.
     seq_ = db->GetLatestSequenceNumber();
     tables_ = table_changes_->count();
@@ -77,6 +81,7 @@ class RocksRowIterator final : public RowIterator {
   }
 
   Status RefreshIfStale() override {
+    if (at_read_point_) return Status::Ok();  // Refresh would move it to the newest data
     const rocksdb::SequenceNumber seq = db_->GetLatestSequenceNumber();
     const uint64_t tables = table_changes_->count();
     if (seq == seq_ && tables == tables_) return Status::Ok();
@@ -125,6 +130,7 @@ class RocksRowIterator final : public RowIterator {
   rocksdb::Slice lower_;
   rocksdb::Slice upper_;
   const bool within_prefix_;
+  const bool at_read_point_;
   rocksdb::DB* db_ = nullptr;
   const TableChanges* const table_changes_;  // outlives the cursor: its bucket holds it
   rocksdb::SequenceNumber seq_ = 0;
@@ -158,9 +164,13 @@ bool Bucket::Indexes(std::string_view field) const {
 }
 
 std::unique_ptr<RowIterator> RocksBucket::NewIterator(const keying::KeyRange& range,
-                                                      bool within_id_prefix) const {
+                                                      bool within_id_prefix,
+                                                      const ReadPoint* at) const {
+  // Every ReadPoint of this store is a RocksReadPoint (RocksEventStore::ReadPointNow).
+  const rocksdb::Snapshot* snapshot =
+      at != nullptr ? static_cast<const RocksReadPoint*>(at)->snapshot() : nullptr;
   return std::make_unique<RocksRowIterator>(db_.get(), cf_, table_changes_.get(), range,
-                                            within_id_prefix);
+                                            within_id_prefix, snapshot);
 }
 
 }  // namespace hotrow::store

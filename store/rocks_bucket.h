@@ -15,6 +15,22 @@
 
 namespace hotrow::store {
 
+// A ReadPoint as a RocksDB snapshot, released when the last holder lets go. Holds the database
+// open until then.
+class RocksReadPoint final : public ReadPoint {
+ public:
+  explicit RocksReadPoint(std::shared_ptr<rocksdb::DB> db)
+      : db_(std::move(db)), snapshot_(db_->GetSnapshot()) {}
+  ~RocksReadPoint() override { db_->ReleaseSnapshot(snapshot_); }
+  RocksReadPoint(const RocksReadPoint&) = delete;
+  RocksReadPoint& operator=(const RocksReadPoint&) = delete;
+  const rocksdb::Snapshot* snapshot() const { return snapshot_; }
+
+ private:
+  const std::shared_ptr<rocksdb::DB> db_;
+  const rocksdb::Snapshot* const snapshot_;
+};
+
 // Holds the database open for as long as any bucket (or the store) holds it; each bucket destroys
 // its column family handle when the last reader lets go, which is when a dropped bucket's files go.
 class RocksBucket final : public Bucket {
@@ -37,8 +53,8 @@ class RocksBucket final : public Bucket {
   // Records the bucket's index.fields. REQUIRES: before the bucket is shared with readers.
   void SetIndexFields(std::vector<std::string> fields) { set_index_fields(std::move(fields)); }
 
-  std::unique_ptr<RowIterator> NewIterator(const keying::KeyRange& range,
-                                           bool within_id_prefix) const override;
+  std::unique_ptr<RowIterator> NewIterator(const keying::KeyRange& range, bool within_id_prefix,
+                                           const ReadPoint* at = nullptr) const override;
 
   int64_t NewestIdTsBound(uint8_t salt, uint64_t id_hash) const override {
     return ids_->NewestTsBound(salt, id_hash);

@@ -42,6 +42,7 @@ class RocksEventStore final : public EventStore {
   Result<size_t> DropExpiredBuckets() override;
   int64_t NowMs() const override;
   std::vector<std::shared_ptr<const Bucket>> Buckets() const override;
+  std::shared_ptr<const ReadPoint> ReadPointNow() const override;
   StoreStats Stats() const override;
   void WaitForCompactions() override;
   void AddWriteObserver(WriteObserver* observer) override;
