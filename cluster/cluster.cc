@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
+
+#include "common/clock.h"
 
 namespace hotrow::cluster {
 
@@ -40,6 +43,23 @@ Cluster::Cluster(const ClusterOptions& options, ingest::PartitionOwnership* owne
                      [this] { return stopping_; });
     }
   });
+  if (options_.route_by_key == ingest::KeyPartitioner::kOff) return;
+  route_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "hotrow-route");
+    while (true) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stopping_) return;
+      }
+      RefreshRoute();
+      std::unique_lock<std::mutex> lock(route_mu_);
+      route_stale_ = false;
+      route_wake_.wait_for(lock, std::chrono::milliseconds(options_.route_refresh_ms), [this] {
+        std::lock_guard<std::mutex> stop(mu_);
+        return stopping_ || route_stale_;
+      });
+    }
+  });
 }
 
 Cluster::~Cluster() {
@@ -48,7 +68,59 @@ Cluster::~Cluster() {
     stopping_ = true;
   }
   wake_.notify_all();
+  {
+    std::lock_guard<std::mutex> lock(route_mu_);  // so that the route thread sees stopping_
+  }
+  route_wake_.notify_all();
   if (freshness_.joinable()) freshness_.join();
+  if (route_.joinable()) route_.join();
+}
+
+void Cluster::RefreshRoute() {
+  ingest::OwnershipSnapshot mine;
+  std::vector<PeerReply> replies =
+      peers_->AskAll("/v1/cluster?local=true", [&] { mine = Local(); });
+  std::vector<std::optional<LocalHead>> heads(1 + replies.size());
+  heads[0] = Head(mine);
+  for (size_t i = 0; i < replies.size(); ++i) {
+    if (!replies[i].answered) continue;
+    LocalHead head;
+    if (!ParseClusterLocal(replies[i].body, &head).ok() || !CheckPeer(head).ok()) continue;
+    heads[i + 1] = std::move(head);
+  }
+  RouteMap map = BuildRouteMap(KnownPartitions(), heads, WallClock::Default()->NowMs());
+  std::lock_guard<std::mutex> lock(route_mu_);
+  route_map_ = std::move(map);
+}
+
+std::optional<RoutePlan> Cluster::PlanRoute(const std::vector<std::string>& ids) const {
+  if (!routing()) return std::nullopt;
+  std::lock_guard<std::mutex> lock(route_mu_);
+  if (route_stale_) return std::nullopt;
+  return cluster::PlanRoute(route_map_, options_.route_by_key, ids, 1 + peers_->options().peers.size(),
+                            WallClock::Default()->NowMs(), 2 * options_.route_refresh_ms);
+}
+
+void Cluster::RouteMissed() {
+  {
+    std::lock_guard<std::mutex> lock(route_mu_);
+    route_stale_ = true;
+  }
+  route_wake_.notify_all();
+}
+
+void Cluster::CountRoute(bool routed, bool retried) {
+  (routed ? routed_ : everyone_).fetch_add(1, std::memory_order_relaxed);
+  if (retried) retried_.fetch_add(1, std::memory_order_relaxed);
+}
+
+RouteCounts Cluster::route_counts() const {
+  return RouteCounts{routed_.load(), everyone_.load(), retried_.load()};
+}
+
+RouteMap Cluster::route_map() const {
+  std::lock_guard<std::mutex> lock(route_mu_);
+  return route_map_;
 }
 
 void Cluster::RefreshFreshness() {
@@ -74,6 +146,19 @@ LocalHead Cluster::Head(const ingest::OwnershipSnapshot& snapshot) const {
   LocalHead head = identity_;
   head.partitions = snapshot.Serving();
   head.stale = snapshot.Stale();
+  if (options_.route_by_key != ingest::KeyPartitioner::kOff) {
+    std::set<std::string> disagree;
+    for (const ingest::OwnedPartition& p : snapshot.partitions) {
+      if (p.route_partitions <= 0) continue;
+      auto [it, added] = head.route_partitions.emplace(p.topic, p.route_partitions);
+      if (!added && it->second != p.route_partitions) disagree.insert(p.topic);
+      if (p.serving() && p.routable) head.routable.push_back({p.topic, p.partition});
+    }
+    for (const std::string& topic : disagree) {
+      head.route_partitions.erase(topic);
+      std::erase_if(head.routable, [&](const store::TopicPartition& tp) { return tp.topic == topic; });
+    }
+  }
   std::sort(head.partitions.begin(), head.partitions.end());
   std::sort(head.stale.begin(), head.stale.end());
   head.complete = head.stale.empty();

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "cluster/coverage.h"
 #include "cluster/local_answer.h"
 #include "cluster/peer_client.h"
+#include "cluster/route.h"
 #include "cluster/topic_metadata.h"
 #include "ingest/ingestor.h"
 #include "ingest/partition_ownership.h"
@@ -46,6 +48,20 @@ struct ClusterOptions {
   int64_t partitions_refresh_ms = 30000;
   // How often the ingestor's positions and readiness are read into the ownership. Default: 200 ms.
   int64_t freshness_refresh_ms = 200;
+  // cluster.route_by_key (cluster/route.h): per-id queries ask the instances serving their ids'
+  // partitions and those serving partitions not vouched for as routable. Default: off.
+  ingest::KeyPartitioner route_by_key = ingest::KeyPartitioner::kOff;
+  // How often the group's heads are read for routing (RouteMap), with route_by_key. A map older
+  // than twice this is not routed by. Default: 1 s.
+  int64_t route_refresh_ms = 1000;
+};
+
+// How per-id queries were answered (with cluster.route_by_key): by the instances their plan
+// named, by every instance, or by every instance after a routed answer came back incomplete.
+struct RouteCounts {
+  uint64_t routed = 0;
+  uint64_t everyone = 0;
+  uint64_t retried = 0;
 };
 
 // One query's view of this instance (CONTRACT.md "Group answers": one snapshot per query): its
@@ -66,8 +82,9 @@ struct QueryView {
 // The fan-out itself (ask, decide coverage, merge) is in cluster/group_query.h.
 //
 // Threads: hotrow-fresh (reads the ingestor's positions and readiness every
-// freshness_refresh_ms), hotrow-metadata (TopicMetadata) and hotrow-peer (PeerClients), only with
-// peers; all owned and joined by the destructor.
+// freshness_refresh_ms), hotrow-metadata (TopicMetadata), hotrow-peer (PeerClients) and, with
+// route_by_key, hotrow-route (reads the group's heads every route_refresh_ms), only with peers;
+// all owned and joined by the destructor.
 //
 // Thread-safety: every method may be called from any thread, except set_ingestor and set_engine
 // (once each, before queries).
@@ -112,6 +129,20 @@ class Cluster {
   // Every partition of the topics as last read, and the topics not known yet; never waits.
   GroupPartitions KnownPartitions() const;
 
+  // Routing (cluster/route.h): the plan for a query of `ids`, or nullopt to ask every instance
+  // (routing off, no recent map, or nothing to gain). The map is read in the background.
+  std::optional<RoutePlan> PlanRoute(const std::vector<std::string>& ids) const;
+  bool routing() const {
+    return enabled() && options_.route_by_key != ingest::KeyPartitioner::kOff;
+  }
+  // A routed answer came back incomplete (a handoff the map had not seen): reads the map again
+  // soon.
+  void RouteMissed();
+  void CountRoute(bool routed, bool retried);
+  RouteCounts route_counts() const;
+  // The last map (for /v1/cluster).
+  RouteMap route_map() const;
+
   // This instance's group and topics, as its ?local=true answers name them.
   const LocalHead& identity() const { return identity_; }
   // Ok when a peer's answer comes from an instance of the same group and topics; else counts
@@ -123,6 +154,7 @@ class Cluster {
 
  private:
   void RefreshFreshness();
+  void RefreshRoute();
   // Only rows of the partitions serving in `snapshot`.
   query::PartitionFilter FilterOf(const ingest::OwnershipSnapshot& snapshot);
 
@@ -143,6 +175,14 @@ class Cluster {
   bool stopping_ = false;                          // GUARDED_BY(mu_)
   std::map<std::string, uint16_t> topic_numbers_;  // GUARDED_BY(mu_)
   std::thread freshness_;
+
+  // Routing.
+  mutable std::mutex route_mu_;
+  std::condition_variable route_wake_;
+  RouteMap route_map_;      // GUARDED_BY(route_mu_)
+  bool route_stale_ = false;  // GUARDED_BY(route_mu_): read it again now
+  std::atomic<uint64_t> routed_{0}, everyone_{0}, retried_{0};
+  std::thread route_;
 };
 
 }  // namespace hotrow::cluster

@@ -70,13 +70,63 @@ bool AcceptStatus(Cluster* cluster, const PeerReply& reply, LocalHead* head, std
 
 size_t GroupSize(Cluster* cluster) { return 1 + cluster->peers().options().peers.size(); }
 
-GroupAskAnswer AskGroup(Cluster* cluster, const GroupAsk& ask) {
+namespace {
+
+// The peers a plan asks (null: every peer), and the partitions the answers must cover.
+const std::vector<bool>* PeersOf(const RoutePlan* plan, std::vector<bool>* peers) {
+  if (plan == nullptr) return nullptr;
+  peers->assign(plan->ask.begin() + 1, plan->ask.end());
+  return peers;
+}
+GroupPartitions ToCover(Cluster* cluster, const RoutePlan* plan) {
+  if (plan == nullptr) return cluster->KnownPartitions();
+  GroupPartitions needed;
+  needed.partitions = plan->needed;
+  return needed;
+}
+// What an answer covers and owns without serving, of the partitions a plan needs: an asked
+// instance's other partitions are not the answer's business.
+PeerCoverage CoverageOf(bool answered, Partitions covered, Partitions stale,
+                        const RoutePlan* plan) {
+  if (plan != nullptr) {
+    auto unneeded = [&](const store::TopicPartition& tp) {
+      return !std::binary_search(plan->needed.begin(), plan->needed.end(), tp);
+    };
+    std::erase_if(covered, unneeded);
+    std::erase_if(stale, unneeded);
+  }
+  return PeerCoverage{answered, std::move(covered), std::move(stale)};
+}
+
+// Asks the instances `plan` names (every instance without one), then, when a routed answer is
+// incomplete (a handoff the route map had not seen yet), every instance; counts which it was.
+template <typename Answer, typename Ask>
+Answer Routed(Cluster* cluster, const std::vector<std::string>& ids, const Ask& ask) {
+  const std::optional<RoutePlan> plan = ids.empty() ? std::nullopt : cluster->PlanRoute(ids);
+  if (plan) {
+    Answer routed = ask(&*plan);
+    if (!routed.status.ok() || routed.coverage.complete) {
+      cluster->CountRoute(true, false);
+      return routed;
+    }
+    cluster->RouteMissed();
+    cluster->CountRoute(false, true);
+    return ask(nullptr);
+  }
+  if (cluster->routing() && !ids.empty()) cluster->CountRoute(false, false);
+  return ask(nullptr);
+}
+
+GroupAskAnswer AskGroupWith(Cluster* cluster, const GroupAsk& ask, const RoutePlan* plan) {
   GroupAskAnswer out;
   Result<std::string> mine = std::string();
   const std::string target =
       ask.peer_target + (ask.peer_target.find('?') == std::string::npos ? "?" : "&") + "local=true";
+  const bool ask_self = plan == nullptr || plan->ask[0];
+  std::vector<bool> only;
   std::vector<PeerReply> replies = cluster->peers().AskAll(
-      target, [&] { mine = ask.local(); }, ask.post_body.empty() ? nullptr : &ask.post_body);
+      target, [&] { if (ask_self) mine = ask.local(); },
+      ask.post_body.empty() ? nullptr : &ask.post_body, PeersOf(plan, &only));
   if (!mine.ok() && !mine.status().IsBusy()) {
     out.status = mine.status();
     return out;
@@ -90,16 +140,17 @@ GroupAskAnswer AskGroup(Cluster* cluster, const GroupAsk& ask) {
     if (st.ok() && !self) st = cluster->CheckPeer(head);
     if (!st.ok()) return st;
     out.accepted[index] = true;
-    out.covered[index] = head.partitions;
-    coverage[index] = {true, std::move(head.partitions), std::move(head.stale)};
+    coverage[index] = CoverageOf(true, std::move(head.partitions), std::move(head.stale), plan);
+    out.covered[index] = coverage[index].covered;
     return Status::Ok();
   };
-  if (mine.ok()) {
+  if (ask_self && mine.ok()) {
     if (Status st = read(0, *mine, true); !st.ok()) {
       Warn("this instance's own answer is not read back: " + st.ToString());
     }
   }
   for (size_t i = 0; i < replies.size(); ++i) {
+    if (!replies[i].asked) continue;
     if (!replies[i].answered) {
       Warn(replies[i].peer + " did not answer: " + replies[i].error);
       continue;
@@ -108,8 +159,16 @@ GroupAskAnswer AskGroup(Cluster* cluster, const GroupAsk& ask) {
       Warn("the answer of " + replies[i].peer + " is refused: " + st.message());
     }
   }
-  out.coverage = DecideCoverage(cluster->KnownPartitions(), coverage);
+  out.coverage = DecideCoverage(ToCover(cluster, plan), coverage);
   return out;
+}
+
+}  // namespace
+
+GroupAskAnswer AskGroup(Cluster* cluster, const GroupAsk& ask) {
+  return Routed<GroupAskAnswer>(cluster, ask.route_ids, [&](const RoutePlan* plan) {
+    return AskGroupWith(cluster, ask, plan);
+  });
 }
 
 std::string WithLocal(const std::string& path, const std::string& query) {
@@ -127,13 +186,18 @@ LocalPart AnswerLocally(Cluster* cluster, const GroupQuery& q) {
   return out;
 }
 
-GroupAnswer AnswerForGroup(Cluster* cluster, const GroupQuery& q) {
+namespace {
+
+GroupAnswer AnswerWith(Cluster* cluster, const GroupQuery& q, const RoutePlan* plan) {
   GroupAnswer out;
   LocalPart mine;
   const std::string target =
       q.peer_target + (q.peer_target.find('?') == std::string::npos ? "?" : "&") + "local=true";
-  std::vector<PeerReply> replies =
-      cluster->peers().AskAll(target, [&] { mine = AnswerLocally(cluster, q); });
+  const bool ask_self = plan == nullptr || plan->ask[0];
+  std::vector<bool> only;
+  std::vector<PeerReply> replies = cluster->peers().AskAll(
+      target, [&] { if (ask_self) mine = AnswerLocally(cluster, q); }, nullptr,
+      PeersOf(plan, &only));
   if (!mine.status.ok() && !mine.status.IsBusy()) {
     out.status = mine.status;
     return out;
@@ -141,13 +205,14 @@ GroupAnswer AnswerForGroup(Cluster* cluster, const GroupQuery& q) {
   std::vector<PeerCoverage> coverage(1 + replies.size());
   std::vector<std::vector<PeerEvent>> events(1 + replies.size());
   std::vector<query::UnindexedSpan> unindexed;
-  if (mine.status.ok()) {
-    coverage[0] = {true, mine.head.partitions, mine.head.stale};
+  if (ask_self && mine.status.ok()) {
+    coverage[0] = CoverageOf(true, mine.head.partitions, mine.head.stale, plan);
     events[0].reserve(mine.events.size());
     for (const query::Event& e : mine.events) events[0].push_back(ToPeerEvent(e));
     unindexed = std::move(mine.head.unindexed);
   }
   for (size_t i = 0; i < replies.size(); ++i) {
+    if (!replies[i].asked) continue;
     if (!replies[i].answered) {
       Warn(replies[i].peer + " did not answer: " + replies[i].error);
       continue;
@@ -160,13 +225,20 @@ GroupAnswer AnswerForGroup(Cluster* cluster, const GroupQuery& q) {
       events[i + 1].clear();
       continue;
     }
-    coverage[i + 1] = {true, std::move(head.partitions), std::move(head.stale)};
+    coverage[i + 1] = CoverageOf(true, std::move(head.partitions), std::move(head.stale), plan);
     unindexed.insert(unindexed.end(), head.unindexed.begin(), head.unindexed.end());
   }
-  out.coverage = DecideCoverage(cluster->KnownPartitions(), coverage);
+  out.coverage = DecideCoverage(ToCover(cluster, plan), coverage);
   out.events = MergePeerEvents(std::move(events), out.coverage, q.limit, q.order);
   out.unindexed = MergeUnindexed(std::move(unindexed), out.events, q.limit, q.order);
   return out;
+}
+
+}  // namespace
+
+GroupAnswer AnswerForGroup(Cluster* cluster, const GroupQuery& q) {
+  return Routed<GroupAnswer>(cluster, q.route_ids,
+                             [&](const RoutePlan* plan) { return AnswerWith(cluster, q, plan); });
 }
 
 ScanEnd ScanLocally(Cluster* cluster, const GroupScan& scan,
@@ -361,6 +433,7 @@ std::string LocalStatusJson(Cluster* cluster) {
                 ",\"staleness_ms\":" + std::to_string(p.staleness_ms) +
                 ",\"catch_up_to\":" + std::to_string(p.catch_up_to) +
                 ",\"progress\":" + std::to_string(ingest::RebuildProgress(p)));
+    if (cluster->routing()) body.append(p.routable ? ",\"routable\":true" : ",\"routable\":false");
     const std::string why = p.WhyNotServing(cluster->max_staleness_ms());
     if (!why.empty()) {
       body.append(",\"why\":");
@@ -428,6 +501,31 @@ std::string GroupStatusJson(Cluster* cluster) {
                     replies[i].body, why);
   }
   body.push_back(']');
+  if (cluster->routing()) {
+    // Routing by key (cluster/route.h): the partitions per-id queries ask as if unrouted, from the
+    // last route map, and how this instance's per-id queries were answered.
+    const RouteCounts counts = cluster->route_counts();
+    const RouteMap map = cluster->route_map();
+    body.append(",\"route_by_key\":\"");
+    body.append(ingest::KeyPartitionerName(cluster->options().route_by_key));
+    body.append("\",\"route_map_age_ms\":");
+    body.append(map.read_at_ms > 0
+                    ? std::to_string(std::max<int64_t>(
+                          0, WallClock::Default()->NowMs() - map.read_at_ms))
+                    : "null");
+    const Partitions unroutable = Unroutable(map);
+    Partitions routable;
+    for (const store::TopicPartition& tp : map.all) {
+      if (!std::binary_search(unroutable.begin(), unroutable.end(), tp)) routable.push_back(tp);
+    }
+    body.append(",\"routable\":");
+    AppendPartitionsJson(routable, &body);
+    body.append(",\"unroutable\":");
+    AppendPartitionsJson(unroutable, &body);
+    body.append(",\"route_queries\":{\"routed\":" + std::to_string(counts.routed) +
+                ",\"everyone\":" + std::to_string(counts.everyone) +
+                ",\"retried\":" + std::to_string(counts.retried) + "}");
+  }
   AppendCoverageJson(DecideCoverage(cluster->KnownPartitions(), coverage), &body);
   body.push_back('}');
   return body;

@@ -23,6 +23,9 @@ struct GroupQuery {
   std::string peer_target;
   int64_t limit = 0;
   query::Order order = query::Order::kDesc;
+  // The ids of a per-id query, by which it may be routed (Cluster::PlanRoute); empty: every
+  // instance is asked (index queries).
+  std::vector<std::string> route_ids;
   // This instance's events, read with `filter` (the query's view: Cluster::View) applied to every
   // read, and for index queries the unindexed spans.
   std::function<Status(const query::PartitionFilter& filter, std::vector<query::Event>* events,
@@ -59,6 +62,8 @@ struct GroupAsk {
   std::string peer_target;
   // When not empty: peers are asked with a POST of this JSON body instead of a GET.
   std::string post_body;
+  // As GroupQuery::route_ids.
+  std::vector<std::string> route_ids;
   // This instance's `?local=true` answer body.
   std::function<Result<std::string>()> local;
   // Reads instance `index`'s answer (0: this one, i + 1: peers[i]) into the caller's state and

@@ -35,6 +35,19 @@ void AppendLocalHead(const LocalHead& head, std::string* out) {
   }
   out->push_back(']');
   AppendUnindexedJson(head.unindexed, out);
+  if (!head.route_partitions.empty()) {
+    out->append(",\"routable\":");
+    AppendPartitionsJson(head.routable, out);
+    out->append(",\"route_partitions\":{");
+    bool first = true;
+    for (const auto& [topic, count] : head.route_partitions) {
+      if (!first) out->push_back(',');
+      first = false;
+      wire::AppendJsonString(topic, out);
+      out->append(":" + std::to_string(count));
+    }
+    out->push_back('}');
+  }
   out->append(head.complete ? ",\"complete\":true" : ",\"complete\":false");
 }
 
@@ -119,6 +132,26 @@ Status ReadHeadMember(std::string_view key, simdjson::ondemand::value value, Loc
   if (key == "partitions") return ReadPartitions(value, &head->partitions);
   if (key == "stale") return ReadPartitions(value, &head->stale);
   if (key == "unindexed") return ReadUnindexed(value, &head->unindexed);
+  if (key == "routable") return ReadPartitions(value, &head->routable);
+  if (key == "route_partitions") {
+    simdjson::ondemand::object counts;
+    if (value.get_object().get(counts) != SUCCESS) {
+      return Status::InvalidArgument("route_partitions is not an object");
+    }
+    for (auto field : counts) {
+      std::string_view topic;
+      int64_t count = 0;
+      if (field.unescaped_key().get(topic) != SUCCESS) {
+        return Status::InvalidArgument("route_partitions is not valid JSON");
+      }
+      const std::string name(topic);  // `topic` is not kept once the value is read
+      if (field.value().get_int64().get(count) != SUCCESS || count < 1 || count > INT32_MAX) {
+        return Status::InvalidArgument("a route_partitions count is not a positive integer");
+      }
+      head->route_partitions[name] = static_cast<int32_t>(count);
+    }
+    return Status::Ok();
+  }
   if (key == "complete") {
     return value.get_bool().get(head->complete) == SUCCESS
                ? Status::Ok()

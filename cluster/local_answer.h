@@ -28,6 +28,11 @@ struct LocalHead {
   std::vector<std::string> topics;
   // Index queries: the spans of its buckets made before the field was indexed.
   std::vector<query::UnindexedSpan> unindexed;
+  // With cluster.route_by_key: the partitions it serves that it vouches for as routable
+  // (ingest/partition_ownership.h, OwnedPartition::routable), and the partition count of each
+  // topic their records were checked against. Empty otherwise (and then not written).
+  Partitions routable;
+  std::map<std::string, int32_t> route_partitions;
   // Every partition it owns served.
   bool complete = false;
   // In /v1/cluster?local=true answers only: whether the instance is ready (ingestion neither
@@ -36,7 +41,8 @@ struct LocalHead {
   int64_t lag = 0;
 };
 
-// ,"partitions":{...},"stale":{...},"group":G,"topics":[...][,"unindexed":[...]],"complete":B
+// ,"partitions":{...},"stale":{...},"group":G,"topics":[...][,"unindexed":[...]]
+// [,"routable":{...},"route_partitions":{"t":N}],"complete":B
 void AppendLocalHead(const LocalHead& head, std::string* out);
 // ,"unindexed":[{"from":MS,"to":MS}...]; nothing when empty.
 void AppendUnindexedJson(const std::vector<query::UnindexedSpan>& spans, std::string* out);

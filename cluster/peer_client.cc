@@ -126,8 +126,35 @@ PeerReply PeerClients::Ask(const std::string& peer, const std::string& target,
 
 std::vector<PeerReply> PeerClients::AskAll(const std::string& target,
                                            const std::function<void()>& meanwhile,
-                                           const std::string* post_json) {
+                                           const std::string* post_json,
+                                           const std::vector<bool>* only) {
   std::vector<PeerReply> replies(options_.peers.size());
+  if (only != nullptr) {
+    // The peers left out, and the others asked as a smaller group.
+    std::vector<std::string> asked;
+    std::vector<size_t> where;
+    for (size_t i = 0; i < replies.size(); ++i) {
+      replies[i].peer = options_.peers[i];
+      if (i < only->size() && (*only)[i]) {
+        asked.push_back(options_.peers[i]);
+        where.push_back(i);
+      } else {
+        replies[i].asked = false;
+        replies[i].error = "not asked";
+      }
+    }
+    std::vector<PeerReply> got = AskPeers(asked, target, meanwhile, post_json);
+    for (size_t k = 0; k < got.size(); ++k) replies[where[k]] = std::move(got[k]);
+    return replies;
+  }
+  return AskPeers(options_.peers, target, meanwhile, post_json);
+}
+
+std::vector<PeerReply> PeerClients::AskPeers(const std::vector<std::string>& peers,
+                                             const std::string& target,
+                                             const std::function<void()>& meanwhile,
+                                             const std::string* post_json) {
+  std::vector<PeerReply> replies(peers.size());
   if (replies.empty()) {
     if (meanwhile) meanwhile();
     return replies;
@@ -147,10 +174,10 @@ std::vector<PeerReply> PeerClients::AskAll(const std::string& target,
     explicit Shared(size_t count) : left(count), claimed(count) {}
   };
   auto shared = std::make_shared<Shared>(tasks);
-  auto run = [this, shared, n, &replies, &target, &meanwhile, post_json](size_t i) {
+  auto run = [this, shared, n, &peers, &replies, &target, &meanwhile, post_json](size_t i) {
     if (shared->claimed[i].exchange(true)) return;
     if (i < n) {
-      replies[i] = Ask(options_.peers[i], target, post_json);
+      replies[i] = Ask(peers[i], target, post_json);
     } else {
       meanwhile();
     }

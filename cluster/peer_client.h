@@ -34,6 +34,7 @@ struct PeerClientOptions {
 // One peer's answer to a request.
 struct PeerReply {
   std::string peer;
+  bool asked = true;      // false: left out of the request (PeerClients::AskAll's `only`)
   bool answered = false;  // a 200 within the deadline
   int status = 0;         // HTTP status; 0 when none
   std::string body;
@@ -67,9 +68,12 @@ class PeerClients {
   // whichever is free first. Returns once all are done; replies in the order of options().peers.
   // With `post_json`, each peer is sent a POST of that JSON body instead (a list of ids too long
   // for a URL).
+  // With `only` (one entry per peer), only the peers it marks true are asked; the others'
+  // replies say `asked` false.
   std::vector<PeerReply> AskAll(const std::string& target,
                                 const std::function<void()>& meanwhile = nullptr,
-                                const std::string* post_json = nullptr);
+                                const std::string* post_json = nullptr,
+                                const std::vector<bool>* only = nullptr);
 
   // GETs `target` on `peer`, passing the body to `on_data` as it arrives (false from it stops).
   // False with `error` set when the peer did not answer 200 in time or the stream broke.
@@ -85,6 +89,10 @@ class PeerClients {
   Pooled Take(const std::string& peer);
   void Return(const std::string& peer, Pooled pooled);
   PeerReply Ask(const std::string& peer, const std::string& target, const std::string* post_json);
+  // AskAll over `peers` (a subset of options().peers), replies in their order.
+  std::vector<PeerReply> AskPeers(const std::vector<std::string>& peers, const std::string& target,
+                                  const std::function<void()>& meanwhile,
+                                  const std::string* post_json);
   // Why a request that failed with httplib error `error` failed, in words; asks the peer in the
   // other scheme when that may be the cause.
   std::string Explain(const std::string& peer, const Pooled& pooled, int error);

@@ -303,7 +303,8 @@ std::string Config::Summary() const {
          " cluster.peers=" + std::to_string(cluster.peers.size()) +
          " cluster.peer_timeout=" + FormatDurationMs(cluster.peer_timeout_ms) +
          " cluster.peer_ca=" + (cluster.peer_ca.empty() ? "system" : cluster.peer_ca) +
-         " cluster.max_staleness=" + FormatDurationMs(cluster.max_staleness_ms);
+         " cluster.max_staleness=" + FormatDurationMs(cluster.max_staleness_ms) +
+         " cluster.route_by_key=" + ingest::KeyPartitionerName(cluster.route_by_key);
 }
 
 }  // namespace hotrow::config

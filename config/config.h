@@ -76,6 +76,9 @@ struct Config {
     // How long the oldest record the broker holds and an owner's store lacks may have been there
     // for its partition to count toward a complete answer; a duration, 1ms..1h.
     int64_t max_staleness_ms = 5000;
+    // Per-id queries ask only the owners of their ids' partitions when the topics are keyed by the
+    // event id with this partitioner (checked at ingest): off, murmur2 or crc32.
+    ingest::KeyPartitioner route_by_key = ingest::KeyPartitioner::kOff;
   } cluster;
 
   store::StoreOptions ToStoreOptions() const;

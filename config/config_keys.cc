@@ -474,6 +474,15 @@ const std::vector<KeySpec>& Keys() {
                                  "milliseconds",
                                  &c->cluster.max_staleness_ms);
        }},
+      {"cluster.route_by_key",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         Result<ingest::KeyPartitioner> p =
+             v.IsScalar() ? ingest::ParseKeyPartitioner(v.Scalar())
+                          : Result<ingest::KeyPartitioner>(Status::InvalidArgument(""));
+         if (!p.ok()) return Expected(k, "off, murmur2 or crc32", v);
+         c->cluster.route_by_key = *p;
+         return Status::Ok();
+       }},
   };
   return keys;
 }

@@ -41,15 +41,18 @@ void HttpServer::Impl::MetricsText(httplib::Response& res) {
   const query::QueryWorkStats work = backend.engine->Work();
   std::optional<ingest::OwnershipSnapshot> ownership;  // cluster mode only
   std::optional<uint64_t> refused;
+  std::optional<cluster::RouteCounts> routed;
   if (backend.cluster != nullptr && backend.cluster->enabled()) {
     ownership = backend.cluster->Local();
     refused = backend.cluster->peer_answers_refused();
+    if (backend.cluster->routing()) routed = backend.cluster->route_counts();
   }
   const query::LastCacheStatus cache = backend.engine->Cache();
   res.set_content(backend.metrics->Render(ingest ? &*ingest : nullptr, backend.store->Stats(),
                                           backend.store->options(), &work,
                                           ownership ? &*ownership : nullptr,
-                                          refused ? &*refused : nullptr, &cache),
+                                          refused ? &*refused : nullptr, &cache,
+                                          routed ? &*routed : nullptr),
                   "text/plain; version=0.0.4; charset=utf-8");
 }
 

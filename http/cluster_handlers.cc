@@ -43,6 +43,7 @@ Status IdClusterQuery(HttpServer::Impl& impl, Endpoint endpoint, const std::stri
   cq->open_body = HttpServer::Impl::OpenEventsBody(id);
   cq->group.peer_target = "/v1/events/" + wire::PercentEncode(id) + (latest ? "/latest" : "") +
                           (rest.empty() ? "" : "?" + rest);
+  cq->group.route_ids = {id};
   cq->group.limit = latest ? latest_params.n : range_params.limit;
   cq->group.order = latest ? query::Order::kDesc : range_params.order;
   query::QueryEngine* engine = impl.backend.engine;

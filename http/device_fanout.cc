@@ -83,6 +83,7 @@ Result<std::string> HttpServer::Impl::LatestIdsForGroup(const LatestIdsParams& p
   }
   ask.post_body.append("],\"n\":" + std::to_string(params.n) + "}");
   ask.local = [&] { return LatestIdsBody(params, true); };
+  ask.route_ids = params.ids;
   ask.parse = [&](size_t index, std::string_view body, cluster::LocalHead* head) {
     parts[index].clear();
     return cluster::ParseLocalLatestIds(body, &parts[index], head);
@@ -116,6 +117,7 @@ Result<std::string> HttpServer::Impl::SeriesForGroup(const SeriesSubject& subjec
                     "&to=" + std::to_string(params.to_ms) +
                     "&step=" + std::to_string(params.step_ms);
   ask.local = [&] { return SeriesBody(subject, params, true); };
+  if (!subject.by_index()) ask.route_ids = {subject.id};
   ask.parse = [&](size_t index, std::string_view body, cluster::LocalHead* head) {
     parts[index] = {};
     HOTROW_RETURN_IF_ERROR(cluster::ParseLocalSeries(body, &parts[index], head));

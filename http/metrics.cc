@@ -182,7 +182,8 @@ std::string Metrics::Render(const ingest::IngestStats* ingest, const store::Stor
                             const query::QueryWorkStats* work,
                             const ingest::OwnershipSnapshot* ownership,
                             const uint64_t* peer_answers_refused,
-                            const query::LastCacheStatus* cache) const {
+                            const query::LastCacheStatus* cache,
+                            const cluster::RouteCounts* routed) const {
   std::vector<MetricFamily> out = families_->registry.Collect();
   constexpr auto kCounter = MetricType::Counter;
   constexpr auto kGauge = MetricType::Gauge;
@@ -228,6 +229,22 @@ std::string Metrics::Render(const ingest::IngestStats* ingest, const store::Stor
     out.push_back(Single("hotrow_cluster_peer_answers_refused_total",
                          "Peer answers refused: from an instance of another group or other topics",
                          kCounter, static_cast<double>(*peer_answers_refused)));
+  }
+  if (routed != nullptr) {
+    MetricFamily asked = NewFamily(
+        "hotrow_cluster_id_queries_total",
+        "Per-id queries fanned out over the group (cluster.route_by_key), by whom they asked: the "
+        "owners of the ids' partitions, or every instance",
+        kCounter);
+    asked.metric.push_back(
+        Sample(static_cast<double>(routed->routed), kCounter, {{"asked", "owners"}}));
+    asked.metric.push_back(
+        Sample(static_cast<double>(routed->everyone), kCounter, {{"asked", "every_instance"}}));
+    out.push_back(std::move(asked));
+    out.push_back(Single("hotrow_cluster_route_retries_total",
+                         "Routed per-id queries whose answer was incomplete and were asked of "
+                         "every instance again",
+                         kCounter, static_cast<double>(routed->retried)));
   }
   if (work != nullptr) {
     out.push_back(Single("hotrow_query_iterators_created_total",
@@ -288,6 +305,10 @@ std::string Metrics::Render(const ingest::IngestStats* ingest, const store::Stor
     out.push_back(Single("hotrow_lost_to_retention_total",
                          "Records the broker deleted before hotrow could consume them", kCounter,
                          static_cast<double>(ingest->lost_to_retention)));
+    out.push_back(Single("hotrow_ingest_route_broken_total",
+                         "Records stored whose key is not their event id or belongs in another "
+                         "partition (cluster.route_by_key): their partition is not routed",
+                         kCounter, static_cast<double>(ingest->route_broken)));
     out.push_back(Single("hotrow_skipped_cold_total",
                          "Records skipped as cold: the run of records older than the hot window "
                          "that opens a partition",

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "cluster/cluster.h"
 #include "ingest/ingestor.h"
 #include "ingest/partition_ownership.h"
 #include "query/query_engine.h"
@@ -61,12 +62,15 @@ class Metrics {
   // `peer_answers_refused` (null: not written) counts peers' answers refused for their group or
   // topics (cluster/cluster.h).
   // `cache` (null: not written) is the query engine's last-N cache.
+  // `routed` (null: not written) counts how per-id queries were answered with
+  // cluster.route_by_key (cluster/cluster.h, RouteCounts).
   std::string Render(const ingest::IngestStats* ingest, const store::StoreStats& store,
                      const store::StoreOptions& store_options,
                      const query::QueryWorkStats* work = nullptr,
                      const ingest::OwnershipSnapshot* ownership = nullptr,
                      const uint64_t* peer_answers_refused = nullptr,
-                     const query::LastCacheStatus* cache = nullptr) const;
+                     const query::LastCacheStatus* cache = nullptr,
+                     const cluster::RouteCounts* routed = nullptr) const;
 
  private:
   struct Families;

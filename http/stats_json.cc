@@ -24,6 +24,7 @@ std::string RenderStatsJson(const ingest::IngestStats* ingest, const store::Stor
   j["dead_lettered"] = in.dead_lettered;
   j["lost_to_retention"] = in.lost_to_retention;
   j["skipped_cold"] = in.skipped_cold;
+  j["route_broken"] = in.route_broken;
   j["index_skipped"] = {{"absent", in.index_absent},
                         {"not_scalar", in.index_not_scalar},
                         {"too_long", in.index_too_long}};

@@ -123,6 +123,9 @@ struct IngestStats {
   // could not place at the window (a restart after a long outage, a new store on the embedded
   // broker): skipped, not stored. Not bad input: not in `rejected`.
   uint64_t skipped_cold = 0;
+  // Records stored whose key is not their event id, or that the cluster.route_by_key partitioner
+  // puts in another partition: their partitions are asked as if unrouted (not rejected).
+  uint64_t route_broken = 0;
   // Indexed fields of stored events that gave no index row (ParsedRecord): absent or null, an
   // object or array, or a value over 256 bytes. Not rejects: the event is stored.
   uint64_t index_absent = 0;

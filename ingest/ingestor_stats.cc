@@ -109,6 +109,7 @@ IngestStats IngestorImpl::Stats() const {
   for (size_t i = 0; i < kReasonCount; ++i) s.rejected[kRejectReasons[i]] = rejected_[i].load();
   s.lost_to_retention = lost_to_retention_.load();
   s.skipped_cold = skipped_cold_.load();
+  s.route_broken = route_broken_.load();
   s.index_absent = index_absent_.load();
   s.index_not_scalar = index_not_scalar_.load();
   s.index_too_long = index_too_long_.load();

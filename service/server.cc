@@ -67,6 +67,7 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
 
   ingest::IngestOptions ingest_options = config.ToIngestOptions();
   ingest_options.ownership = server->ownership_.get();
+  if (server->cluster_->enabled()) ingest_options.route_by_key = config.cluster.route_by_key;
   Result<std::unique_ptr<ingest::Ingestor>> ingestor =
       ingest::Ingestor::Start(ingest_options, server->store_.get());
   if (!ingestor.ok()) {
@@ -134,6 +135,7 @@ Status Server::StartCluster(const config::Config& config) {
   options.topics = config.kafka.topics;
   options.brokers = config.kafka.brokers;
   options.kafka_properties = config.kafka.properties;
+  options.route_by_key = config.cluster.route_by_key;
   if (!options.peers.empty() &&
       std::find(options.peers.begin(), options.peers.end(), options.self) == options.peers.end()) {
     return Status::InvalidArgument("cluster.peers: expected this instance's http.listen (" +

@@ -44,6 +44,8 @@ std::unique_ptr<Instance> Instance::Start(const InstanceOptions& options) {
   cluster.group_id = options.group;
   cluster.topics = options.topics;
   cluster.brokers = options.brokers;
+  cluster.route_by_key = options.route_by_key;
+  cluster.route_refresh_ms = options.route_refresh_ms;
   in->cluster_ = std::make_unique<Cluster>(cluster, in->ownership_.get(), in->store_.get());
   query::QueryOptions q;
   q.threads = 1;

@@ -36,6 +36,8 @@ struct InstanceOptions {
   int64_t peer_timeout_ms = 2000;
   int64_t max_staleness_ms = 5000;
   std::vector<std::string> index_fields;
+  ingest::KeyPartitioner route_by_key = ingest::KeyPartitioner::kOff;  // cluster.route_by_key
+  int64_t route_refresh_ms = 1000;
   const Clock* clock = WallClock::Default();  // the store's and the ownership's
 };
 

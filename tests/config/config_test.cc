@@ -113,7 +113,8 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
           "ingest.writers", "index.fields", "http.listen", "http.threads", "http.token_file",
           "http.allow_open", "http.tls_cert", "http.tls_key", "query.threads",
           "query.max_concurrent", "query.last_cache", "query.last_cache_bytes", "cluster.peers",
-          "cluster.peer_timeout_ms", "cluster.peer_ca", "cluster.max_staleness"));
+          "cluster.peer_timeout_ms", "cluster.peer_ca", "cluster.max_staleness",
+          "cluster.route_by_key"));
 }
 
 TEST(ConfigTest, ClusterPeersAreHostPortsGivenOnce) {
@@ -135,6 +136,16 @@ TEST(ConfigTest, ClusterPeerTimeoutTakesADurationOrMillisecondsUpToAMinute) {
         << bad;
   }
   EXPECT_EQ(LoadOk("", {}).cluster.peer_ca, "");
+  EXPECT_EQ(LoadOk("", {}).cluster.route_by_key, ingest::KeyPartitioner::kOff);
+  EXPECT_EQ(LoadOk("", {"cluster.route_by_key=murmur2"}).cluster.route_by_key,
+            ingest::KeyPartitioner::kMurmur2);
+  EXPECT_EQ(LoadOk("", {"cluster.route_by_key=crc32"}).cluster.route_by_key,
+            ingest::KeyPartitioner::kCrc32);
+  for (const char* bad : {"on", "true", "[murmur2]", "consistent_random"}) {
+    EXPECT_THAT(LoadError("", {std::string("cluster.route_by_key=") + bad}),
+                StartsWith("cluster.route_by_key: expected off, murmur2 or crc32"))
+        << bad;
+  }
   EXPECT_EQ(LoadOk("", {"cluster.peer_ca=/etc/hotrow/ca.pem"}).cluster.peer_ca,
             "/etc/hotrow/ca.pem");
   EXPECT_EQ(LoadOk("", {}).cluster.peer_timeout_ms, 2000);
