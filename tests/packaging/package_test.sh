@@ -15,7 +15,7 @@ for tool in dpkg-buildpackage dh dh_installsystemd dpkg-deb; do
   fi
 done
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+fail() { printf 'FAIL: %b\n' "$*" >&2; exit 1; }
 
 # The Release build's flags (packaging/debian/rules): every object is then a ccache hit from the
 # Release build CI has just made, and this test costs a link and dpkg's steps, not a compile.
