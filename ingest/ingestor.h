@@ -210,6 +210,12 @@ struct IngestStats {
 // which gives the consumer at most 5 s to commit and leave the group.
 //
 // Thread-safety: Stats() and Ready() may be called from any thread; Stop() from one.
+// What Ingestor::Start checks of `options` before it talks to a broker: librdkafka's consumer
+// accepts brokers, group id, instance id and every one of `options.properties` (a name it knows,
+// a value it takes). InvalidArgument naming the property otherwise, as Start would fail; for
+// `hotrow check-config`, which asks no broker.
+Status CheckConsumerProperties(const IngestOptions& options);
+
 // What a service manager's watchdog asks of ingestion (service/watchdog.h): the threads that must
 // keep moving for the process to be useful. Times are milliseconds of std::chrono::steady_clock
 // since its epoch.

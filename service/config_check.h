@@ -11,6 +11,8 @@ namespace hotrow::service {
 // - http.token_file, http.tls_cert / http.tls_key and cluster.peer_ca are read and checked as the
 //   server reads them (access::Credentials::Open: the token is a token68, the certificate parses
 //   and matches its key, the CA file holds a certificate);
+// - kafka.properties (with the brokers, group and instance id) are accepted by librdkafka's
+//   consumer configuration, as Ingestor::Start checks them (ingest::CheckConsumerProperties);
 // - http.listen beyond loopback needs a token or http.allow_open (http::CheckOpenListen);
 // - cluster.peers holds this instance's http.listen, and a token is never sent to a non-loopback
 //   peer over plain HTTP (CheckPeers);

@@ -160,6 +160,10 @@ TEST(CheckConfigTest, EachKindOfBadValueIsExitTwoNamingTheKey) {
       {"peers without this instance",
        {"--set", "cluster.peers=[127.0.0.1:9001, 127.0.0.1:9002]"}, "cluster.peers"},
       {"store.path a file", {"--set", "store.path=" + dir.Sub("a-file")}, "store.path"},
+      {"unknown librdkafka property", {"--set", "kafka.properties.no.such.property=1"},
+       "no.such.property"},
+      {"bad librdkafka value", {"--set", "kafka.properties.session.timeout.ms=soon"},
+       "session.timeout.ms"},
   };
   for (const Bad& bad : cases) {
     SCOPED_TRACE(bad.what);
