@@ -226,6 +226,12 @@ void AddKeysCommand(CLI::App& app, int* exit_code) {
 int RunCommandLine(int argc, char** argv) {
   CLI::App app{"hotrow: the last minutes of an event stream, queryable in milliseconds"};
   app.require_subcommand(1);
+  app.footer(
+      "Each subcommand takes --help. Exit codes: 0 ok, 1 runtime failure, 2 usage or "
+      "configuration error (one line on stderr naming the flag or key).\n"
+      "As a service (hotrow.service): READY=1 once the store is open and HTTP listens, WATCHDOG=1 "
+      "while healthy, SIGHUP re-reads the token and certificates; with $JOURNAL_STREAM, log lines "
+      "carry syslog priorities. The manual: man hotrow; the contract: docs/CONTRACT.md.");
   int exit_code = kExitOk;
   AddServeCommand(app, &exit_code);
   AddCheckConfigCommand(app, &exit_code);
