@@ -258,6 +258,33 @@ TEST_F(NotifyTest, WatchdogEveryHalfIntervalWhileHealthyAndNoneWhileAWriterIsWed
   EXPECT_TRUE(notify_.AwaitMessage("WATCHDOG=1", seconds(30))) << notify_.Transcript() << ServeLog();
 }
 
+TEST_F(NotifyTest, WatchdogPingsWhenTheApiServesHttpsWithAToken) {
+  // The health probe asks /healthz in the scheme served; a probe that spoke plain HTTP to an HTTPS
+  // listener would withhold every ping and have systemd kill a healthy service.
+  ChildProcess openssl(
+      {"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+       "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+       "-keyout", dir_.Sub("tls.key"), "-out", dir_.Sub("tls.crt")},
+      dir_.Sub("openssl.log"));
+  ASSERT_EQ(openssl.Wait(), 0) << ReadFile(dir_.Sub("openssl.log"));
+  { std::ofstream(dir_.Sub("token")) << "notify-test-token\n"; }
+  StartKafka();
+  constexpr int64_t kWatchdogUsec = 4'000'000;
+  const milliseconds half_interval(kWatchdogUsec / 2000);
+  StartServe(kWatchdogUsec, {"http.tls_cert=" + dir_.Sub("tls.crt"),
+                             "http.tls_key=" + dir_.Sub("tls.key"),
+                             "http.token_file=" + dir_.Sub("token")});
+  ASSERT_TRUE(notify_.AwaitMessage("READY=1", seconds(60))) << notify_.Transcript() << ServeLog();
+  Message m;
+  ASSERT_TRUE(notify_.AwaitMessage("WATCHDOG=1", seconds(10), &m))
+      << notify_.Transcript() << ServeLog();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(notify_.AwaitMessage("WATCHDOG=1", half_interval, &m))
+        << notify_.Transcript() << ServeLog();
+  }
+  EXPECT_EQ(notify_.Transcript().find("not healthy"), std::string::npos) << notify_.Transcript();
+}
+
 TEST_F(NotifyTest, BadConfigurationExitsTwoWithoutReady) {
   // No broker is needed: the configuration is refused before anything is opened.
   bootstrap_ = "127.0.0.1:1";
