@@ -13,6 +13,7 @@
 #include "access/credentials.h"
 #include "common/host_port.h"
 #include "http/auth.h"
+#include "ingest/ingestor.h"
 
 namespace hotrow::service {
 namespace {
@@ -58,6 +59,7 @@ Status CheckConfig(const config::Config& config) {
   HOTROW_RETURN_IF_ERROR(http::CheckOpenListen(config.http.listen, !config.http.token_file.empty(),
                                                config.http.allow_open));
   HOTROW_RETURN_IF_ERROR(CheckPeers(config, (*opened)->has_token(), (*opened)->tls()));
+  HOTROW_RETURN_IF_ERROR(ingest::CheckConsumerProperties(config.ToIngestOptions()));
   struct stat st {};
   if (stat(config.store.path.c_str(), &st) == 0) {
     if (!S_ISDIR(st.st_mode)) {
