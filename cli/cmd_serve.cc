@@ -51,8 +51,9 @@ int RunServe(const ServeFlags& flags) {
   service::NotifyManager("READY=1\nSTATUS=serving HTTP on " + (*server)->http_address());
   service::Server* started = server->get();
   service::Watchdog watchdog(
-      service::Watchdog::Probes{[started] { return started->ingest_liveness(); },
-                                [started](int timeout_ms) { return started->ProbeHttp(timeout_ms); }},
+      service::Watchdog::Probes{
+          [started] { return started->ingest_liveness(); },
+          [started](int timeout_ms) { return started->ProbeHttp(timeout_ms); }},
       service::WatchdogIntervalUs());
   int sig = 0;
   while ((sig = service::WaitForTerminationSignal()) == SIGHUP) {

@@ -95,8 +95,7 @@ std::string EffectiveYaml(const Config& c) {
   out << YAML::Key << "threads" << YAML::Value << c.query.threads;
   out << YAML::Key << "max_concurrent" << YAML::Value << c.query.max_concurrent;
   out << YAML::Key << "last_cache" << YAML::Value << c.query.last_cache;
-  out << YAML::Key << "last_cache_bytes" << YAML::Value
-      << FormatByteSize(c.query.last_cache_bytes);
+  out << YAML::Key << "last_cache_bytes" << YAML::Value << FormatByteSize(c.query.last_cache_bytes);
   out << YAML::EndMap;
 
   out << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap;

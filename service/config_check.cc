@@ -63,8 +63,8 @@ Status CheckConfig(const config::Config& config) {
   struct stat st {};
   if (stat(config.store.path.c_str(), &st) == 0) {
     if (!S_ISDIR(st.st_mode)) {
-      return Status::InvalidArgument("store.path: expected a directory (or nothing yet), got a file: " +
-                                     config.store.path);
+      return Status::InvalidArgument(
+          "store.path: expected a directory (or nothing yet), got a file: " + config.store.path);
     }
   } else if (errno != ENOENT) {
     return Status::InvalidArgument("store.path: cannot look at " + config.store.path + ": " +

@@ -135,7 +135,6 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
   return server;
 }
 
-
 Status Server::StartCluster(const config::Config& config) {
   ingest::OwnershipOptions ownership;
   ownership.max_staleness_ms = config.cluster.max_staleness_ms;

@@ -23,9 +23,9 @@ namespace hotrow::service {
 // A full disk is not unhealthy: writes fail at once, ingestion is paused and resumes by itself
 // (`/readyz` says so); restarting would not bring space back.
 struct HealthInputs {
-  int64_t now_ms = 0;               // steady clock, as IngestLiveness
+  int64_t now_ms = 0;  // steady clock, as IngestLiveness
   ingest::IngestLiveness ingest;
-  Status http;                      // the result of http::ProbeHealthz
+  Status http;  // the result of http::ProbeHealthz
 };
 
 // Ok when `in` is healthy for the bound `stuck_after_ms` (W/2); else Busy naming the first part

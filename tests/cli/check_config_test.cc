@@ -99,9 +99,8 @@ TEST(CheckConfigTest, EveryExampleConfigurationIsValidAndPrintsItsEffectiveConfi
 
 TEST(CheckConfigTest, SecretKafkaPropertiesAreNotPrinted) {
   testing::TempDir dir;
-  const CheckRun run = CheckConfig(
-      dir, {"--set", "kafka.properties.sasl.password=hunter2", "--set",
-            "kafka.properties.client.id=visible-client"});
+  const CheckRun run = CheckConfig(dir, {"--set", "kafka.properties.sasl.password=hunter2", "--set",
+                                         "kafka.properties.client.id=visible-client"});
   ASSERT_EQ(run.rc, 0) << run.err;
   EXPECT_EQ(run.out.find("hunter2"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("<hidden>"), std::string::npos) << run.out;
@@ -140,13 +139,16 @@ TEST(CheckConfigTest, EachKindOfBadValueIsExitTwoNamingTheKey) {
       {"bad size", {"--set", "store.block_cache=10MB"}, "store.block_cache"},
       {"bad boolean", {"--set", "http.allow_open=perhaps"}, "http.allow_open"},
       {"bad address", {"--set", "http.listen=nowhere"}, "http.listen"},
-      {"keys that disagree", {"--set", "store.ttl=10s", "--set", "store.bucket=1m"},
+      {"keys that disagree",
+       {"--set", "store.ttl=10s", "--set", "store.bucket=1m"},
        "store.bucket"},
       {"one TLS file", {"--set", "http.tls_cert=" + dir.Sub("a.crt")}, "http.tls_key"},
-      {"token file missing", {"--set", "http.token_file=" + dir.Sub("absent-token")},
+      {"token file missing",
+       {"--set", "http.token_file=" + dir.Sub("absent-token")},
        "http.token_file"},
       {"token file a directory", {"--set", "http.token_file=" + dir.path()}, "http.token_file"},
-      {"token not a token", {"--set", "http.token_file=" + dir.Sub("bad-token")},
+      {"token not a token",
+       {"--set", "http.token_file=" + dir.Sub("bad-token")},
        "http.token_file"},
       {"certificate garbage",
        {"--set", "http.tls_cert=" + dir.Sub("garbage.pem"), "--set",
@@ -158,11 +160,14 @@ TEST(CheckConfigTest, EachKindOfBadValueIsExitTwoNamingTheKey) {
       {"CA garbage", {"--set", "cluster.peer_ca=" + dir.Sub("garbage.pem")}, "cluster.peer_ca"},
       {"open listen without a token", {"--set", "http.listen=0.0.0.0:8080"}, "http.listen"},
       {"peers without this instance",
-       {"--set", "cluster.peers=[127.0.0.1:9001, 127.0.0.1:9002]"}, "cluster.peers"},
+       {"--set", "cluster.peers=[127.0.0.1:9001, 127.0.0.1:9002]"},
+       "cluster.peers"},
       {"store.path a file", {"--set", "store.path=" + dir.Sub("a-file")}, "store.path"},
-      {"unknown librdkafka property", {"--set", "kafka.properties.no.such.property=1"},
+      {"unknown librdkafka property",
+       {"--set", "kafka.properties.no.such.property=1"},
        "no.such.property"},
-      {"bad librdkafka value", {"--set", "kafka.properties.session.timeout.ms=soon"},
+      {"bad librdkafka value",
+       {"--set", "kafka.properties.session.timeout.ms=soon"},
        "session.timeout.ms"},
   };
   for (const Bad& bad : cases) {

@@ -98,7 +98,8 @@ TEST(JournalLogTest, NoPrefixWithoutJournalStreamOrWhenItNamesAnotherFile) {
   WriteFile(err, "");
   const std::string log = RunFailingServe(dir, err, DeviceInode(other).c_str());
   ASSERT_FALSE(log.empty());
-  for (const std::string& line : Lines(log)) EXPECT_TRUE(std::regex_match(line, kTimeFirst)) << line;
+  for (const std::string& line : Lines(log))
+    EXPECT_TRUE(std::regex_match(line, kTimeFirst)) << line;
 }
 
 }  // namespace

@@ -57,7 +57,8 @@ class NotifySocket {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::memcpy(addr.sun_path + 1, name_.data(), name_.size());  // sun_path[0] = 0: abstract
-    const socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name_.size());
+    const socklen_t len =
+        static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name_.size());
     bound_ = fd_ >= 0 && bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) == 0;
   }
   ~NotifySocket() {
@@ -144,14 +145,22 @@ class NotifyTest : public ::testing::Test {
     if (watchdog_usec > 0) setenv("WATCHDOG_USEC", std::to_string(watchdog_usec).c_str(), 1);
     setenv("HOTROW_TEST_HOLD_WRITES", hold_file().c_str(), 1);
     std::vector<std::string> argv = {
-        testing::HotrowBinary(), "serve",
-        "--set", "kafka.brokers=" + bootstrap_,
-        "--set", "kafka.group_id=notify",
-        "--set", "kafka.properties={session.timeout.ms: 6000, heartbeat.interval.ms: 500}",
-        "--set", "store.path=" + dir_.Sub("store"),
-        "--set", "keying.salts=4",
-        "--set", "http.listen=127.0.0.1:" + std::to_string(port_),
-        "--set", "query.threads=2"};
+        testing::HotrowBinary(),
+        "serve",
+        "--set",
+        "kafka.brokers=" + bootstrap_,
+        "--set",
+        "kafka.group_id=notify",
+        "--set",
+        "kafka.properties={session.timeout.ms: 6000, heartbeat.interval.ms: 500}",
+        "--set",
+        "store.path=" + dir_.Sub("store"),
+        "--set",
+        "keying.salts=4",
+        "--set",
+        "http.listen=127.0.0.1:" + std::to_string(port_),
+        "--set",
+        "query.threads=2"};
     for (const auto& s : sets) {
       argv.push_back("--set");
       argv.push_back(s);
@@ -255,7 +264,8 @@ TEST_F(NotifyTest, WatchdogEveryHalfIntervalWhileHealthyAndNoneWhileAWriterIsWed
 
   // Released, the write finishes and WATCHDOG=1 resumes.
   std::remove(hold_file().c_str());
-  EXPECT_TRUE(notify_.AwaitMessage("WATCHDOG=1", seconds(30))) << notify_.Transcript() << ServeLog();
+  EXPECT_TRUE(notify_.AwaitMessage("WATCHDOG=1", seconds(30)))
+      << notify_.Transcript() << ServeLog();
 }
 
 TEST_F(NotifyTest, WatchdogPingsWhenTheApiServesHttpsWithAToken) {
@@ -271,9 +281,9 @@ TEST_F(NotifyTest, WatchdogPingsWhenTheApiServesHttpsWithAToken) {
   StartKafka();
   constexpr int64_t kWatchdogUsec = 4'000'000;
   const milliseconds half_interval(kWatchdogUsec / 2000);
-  StartServe(kWatchdogUsec, {"http.tls_cert=" + dir_.Sub("tls.crt"),
-                             "http.tls_key=" + dir_.Sub("tls.key"),
-                             "http.token_file=" + dir_.Sub("token")});
+  StartServe(kWatchdogUsec,
+             {"http.tls_cert=" + dir_.Sub("tls.crt"), "http.tls_key=" + dir_.Sub("tls.key"),
+              "http.token_file=" + dir_.Sub("token")});
   ASSERT_TRUE(notify_.AwaitMessage("READY=1", seconds(60))) << notify_.Transcript() << ServeLog();
   Message m;
   ASSERT_TRUE(notify_.AwaitMessage("WATCHDOG=1", seconds(10), &m))
