@@ -24,6 +24,21 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
   cmd->callback([flags, exit_code] { *exit_code = RunServe(*flags); });
 }
 
+void AddCheckConfigCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<ServeFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "check-config",
+      "Validate a configuration as serve would (every key, the token and TLS files it names, "
+      "certificates parse) and print the effective configuration as YAML; exit 0, or 2 naming "
+      "the bad key");
+  cmd->add_option("--config", flags->config_file,
+                  "YAML configuration file (default: none, every key at its documented default)");
+  cmd->add_option("--set", flags->overrides,
+                  "Override one key, section.key=value (the value read as YAML); repeatable")
+      ->allow_extra_args(false);
+  cmd->callback([flags, exit_code] { *exit_code = RunCheckConfig(*flags); });
+}
+
 void AddDemoCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<DemoFlags>();
   CLI::App* cmd = app.add_subcommand(
@@ -211,8 +226,15 @@ void AddKeysCommand(CLI::App& app, int* exit_code) {
 int RunCommandLine(int argc, char** argv) {
   CLI::App app{"hotrow: the last minutes of an event stream, queryable in milliseconds"};
   app.require_subcommand(1);
+  app.footer(
+      "Each subcommand takes --help. Exit codes: 0 ok, 1 runtime failure, 2 usage or "
+      "configuration error (one line on stderr naming the flag or key).\n"
+      "As a service (hotrow.service): READY=1 once the store is open and HTTP listens, WATCHDOG=1 "
+      "while healthy, SIGHUP re-reads the token and certificates; with $JOURNAL_STREAM, log lines "
+      "carry syslog priorities. The manual: man hotrow; the contract: docs/CONTRACT.md.");
   int exit_code = kExitOk;
   AddServeCommand(app, &exit_code);
+  AddCheckConfigCommand(app, &exit_code);
   AddDemoCommand(app, &exit_code);
   AddEmbeddedKafkaCommand(app, &exit_code);
   AddProduceCommand(app, &exit_code);

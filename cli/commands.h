@@ -24,6 +24,10 @@ struct ServeFlags {
 };
 int RunServe(const ServeFlags& flags);
 
+// `hotrow check-config` (cmd_check_config.cc): the same flags as serve; validates and prints the
+// effective configuration.
+int RunCheckConfig(const ServeFlags& flags);
+
 // `hotrow demo` (cmd_demo.cc).
 struct DemoFlags {
   int64_t rate = 20000;                   // --rate, events/s; 0: as fast as possible

@@ -10,7 +10,17 @@ namespace hotrow {
 // `level` is one of trace, debug, info, warn, error; an unknown name means info. May be called
 // again to change the level (the hotrow binary calls it first thing, so that nothing it links ever
 // logs on stdout, which carries its commands' output).
+//
+// Under systemd (CONTRACT.md "Running as a service"): when $JOURNAL_STREAM names the device and
+// inode of this process's stderr ("8:12345", as fstat(2) reports them), stderr is the journal's
+// stream, so each line starts with its syslog priority as sd-daemon(3) describes ("<4>" for a
+// warning, "<3>" an error, "<6>" info, "<7>" debug and trace, "<2>" critical) and carries no time
+// of its own (the journal stamps each line); `journalctl -p warning` then shows the warnings.
+// Otherwise (a terminal, a file, a pipe the journal does not read) lines are as above.
 void InitLogging(std::string_view level = "info");
+
+// Whether $JOURNAL_STREAM names the file open on `fd` (InitLogging asks it of stderr, fd 2).
+bool IsJournalStream(int fd);
 
 // Lets through at most `per_interval` events in each interval of `interval_ms`, and counts the
 // rest so the next allowed message can say how many were suppressed. Used to rate-limit warnings

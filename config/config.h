@@ -98,4 +98,14 @@ struct Config {
 //   "store.ttl: expected a duration such as 500ms, 20s, 10m or 1h, got \"ten\"".
 Result<Config> LoadConfig(const std::string& file, const std::vector<std::string>& overrides);
 
+// The effective configuration as a YAML document that LoadConfig reads back to the same Config
+// (`hotrow check-config` prints it): every key of the table, defaults included, in the table's
+// order. The values of kafka.properties whose names say they hold a secret (password, secret,
+// ssl.key.*, sasl.oauthbearer.config) are written as "<hidden>", since the output goes to logs.
+// Every key of ConfigKeyNames() must appear in it (config_dump.cc; tests/config checks).
+std::string EffectiveYaml(const Config& config);
+
+// The names of every key of the table, "kafka.brokers" ... "cluster.max_staleness", in order.
+std::vector<std::string> ConfigKeyNames();
+
 }  // namespace hotrow::config

@@ -518,6 +518,12 @@ bool IsSection(std::string_view name) {
   return false;
 }
 
+std::vector<std::string> ConfigKeyNames() {
+  std::vector<std::string> names;
+  for (const KeySpec& spec : Keys()) names.emplace_back(spec.name);
+  return names;
+}
+
 // Sets one key, "section.key" or "kafka.properties.<name>" (one librdkafka property).
 Status SetKey(const std::string& key, const YAML::Node& value, Config* config) {
   if (const KeySpec* spec = FindKey(key)) return spec->set(value, key, config);

@@ -124,6 +124,14 @@ class HttpServer {
   std::unique_ptr<Impl> impl_;
 };
 
+// Asks `server`'s own GET /healthz over loopback (127.0.0.1 or ::1 when it listens on every
+// address), in its scheme; a TLS probe does not verify the certificate, since it is this process
+// talking to itself. Ok when the answer is 200 within `timeout_ms` to connect and as much to read;
+// else IOError naming what failed. Proves that the listener accepts and a connection thread
+// answers (a thread is always kept free for /healthz: Config's query.max_concurrent check), which
+// a bound socket alone does not. Used by the service manager's watchdog (service/watchdog.h).
+Status ProbeHealthz(const HttpServer& server, int timeout_ms);
+
 // Splits "host:port" or "[v6]:port". Port must be 0..65535. On error returns InvalidArgument
 // naming what was expected.
 Status ParseListenAddress(const std::string& listen, std::string* host, int* port);

@@ -218,6 +218,24 @@ struct IngestStats {
 // which gives the consumer at most 5 s to commit and leave the group.
 //
 // Thread-safety: Stats() and Ready() may be called from any thread; Stop() from one.
+// What Ingestor::Start checks of `options` before it talks to a broker: librdkafka's consumer
+// accepts brokers, group id, instance id and every one of `options.properties` (a name it knows,
+// a value it takes). InvalidArgument naming the property otherwise, as Start would fail; for
+// `hotrow check-config`, which asks no broker.
+Status CheckConsumerProperties(const IngestOptions& options);
+
+// What a service manager's watchdog asks of ingestion (service/watchdog.h): the threads that must
+// keep moving for the process to be useful. Times are milliseconds of std::chrono::steady_clock
+// since its epoch.
+struct IngestLiveness {
+  // When the poller last began an iteration of its loop (it begins one at least every 100 ms while
+  // it is not held inside librdkafka's poll, a rebalance or a hand-over); 0 before its first.
+  int64_t poll_began_ms = 0;
+  // When the oldest store write now under way began; 0 when no writer is inside a write. A writer
+  // waiting between retries of a failed write (a full disk) is not inside one.
+  int64_t oldest_write_began_ms = 0;
+};
+
 class Ingestor {
  public:
   // Creates the consumer and starts consuming. `store` is not owned and must outlive the
@@ -237,6 +255,9 @@ class Ingestor {
   // a Status whose message says which (for /readyz): "the disk is full", "waiting for the
   // group's assignment since 12 s", "ingestion stalled: ...".
   virtual Status Ready() const = 0;
+
+  // Where the poller and the writers are (IngestLiveness). Any thread; lock-free.
+  virtual IngestLiveness Liveness() const = 0;
 };
 
 }  // namespace hotrow::ingest

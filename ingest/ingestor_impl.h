@@ -134,6 +134,8 @@ struct WriterLane {
   std::atomic<size_t> queued{0};
   uint64_t written_seq = 0;       // GUARDED_BY(IngestorImpl::seq_mu_)
   std::atomic<bool> done{false};  // the writer thread has ended
+  // SteadyNowMs() when the store write under way began; 0 outside a write (Liveness()).
+  std::atomic<int64_t> write_began_ms{0};
 
   // Owned by the writer thread. Set when, stopping, it gives a batch up: no later batch of this
   // writer may be written then, or its offsets would skip the records of the one given up.
@@ -201,6 +203,7 @@ class IngestorImpl final : public Ingestor {
   Status Stop() override;
   IngestStats Stats() const override;
   Status Ready() const override;
+  IngestLiveness Liveness() const override;
 
  private:
   // The consumer's configuration: hotrow's settings, then IngestOptions::properties.
@@ -364,6 +367,7 @@ class IngestorImpl final : public Ingestor {
   std::atomic<uint64_t> dead_lettered_{0};
   std::atomic<bool> out_of_disk_{false};
   std::atomic<bool> paused_flag_{false};
+  std::atomic<int64_t> poll_began_ms_{0};  // SteadyNowMs() of the poller's latest iteration
   std::atomic<int64_t> last_progress_ms_{0};  // last write, or last assignment
   // By options_.clock: since when no partition is assigned; -1 while some are.
   std::atomic<int64_t> unassigned_since_ms_{0};

@@ -14,6 +14,7 @@ namespace hotrow::ingest::internal {
 void IngestorImpl::PollLoop() {
   NameThread("hotrow-poll");
   while (!stop_polling_.load(std::memory_order_relaxed)) {
+    poll_began_ms_.store(SteadyNowMs(), std::memory_order_relaxed);
     if (options_.before_poll_for_test) options_.before_poll_for_test();
     WatchJoin();
     PushPending();

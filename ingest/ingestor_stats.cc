@@ -184,4 +184,16 @@ Status IngestorImpl::Ready() const {
   return Status::Ok();
 }
 
+IngestLiveness IngestorImpl::Liveness() const {
+  IngestLiveness live;
+  live.poll_began_ms = poll_began_ms_.load(std::memory_order_relaxed);
+  for (const auto& lane : lanes_) {
+    const int64_t began = lane->write_began_ms.load(std::memory_order_relaxed);
+    if (began != 0 && (live.oldest_write_began_ms == 0 || began < live.oldest_write_began_ms)) {
+      live.oldest_write_began_ms = began;
+    }
+  }
+  return live;
+}
+
 }  // namespace hotrow::ingest::internal

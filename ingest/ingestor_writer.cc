@@ -90,7 +90,9 @@ void IngestorImpl::WriteBatch(WriterLane* lane, Batch* batch) {
       }
       store::WriteOutcome outcome;
       const auto t0 = std::chrono::steady_clock::now();
+      lane->write_began_ms.store(SteadyNowMs(), std::memory_order_relaxed);
       s = store_->Write(batch->input, &outcome);
+      lane->write_began_ms.store(0, std::memory_order_relaxed);
       const auto t1 = std::chrono::steady_clock::now();
       if (s.ok()) {
         batch_write_us_sum_.fetch_add(static_cast<uint64_t>(

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ingest/ingestor.h"
+
 namespace hotrow::ingest {
 
 Status SetKafkaProperties(rd_kafka_conf_t* conf, const std::map<std::string, std::string>& props,
@@ -14,6 +16,15 @@ Status SetKafkaProperties(rd_kafka_conf_t* conf, const std::map<std::string, std
     }
   }
   return Status::Ok();
+}
+
+Status CheckConsumerProperties(const IngestOptions& options) {
+  KafkaConfPtr conf(rd_kafka_conf_new());
+  std::map<std::string, std::string> fixed = {{"bootstrap.servers", options.brokers},
+                                              {"group.id", options.group_id}};
+  if (!options.instance_id.empty()) fixed["group.instance.id"] = options.instance_id;
+  HOTROW_RETURN_IF_ERROR(SetKafkaProperties(conf.get(), fixed, "consumer"));
+  return SetKafkaProperties(conf.get(), options.properties, "consumer");
 }
 
 namespace {

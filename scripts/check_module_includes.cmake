@@ -12,7 +12,8 @@ set(adapter_headers
   "httplib.h|access cluster http cli"
   "yaml-cpp/|config"
   "CLI/|cli"
-  "prometheus/|http")
+  "prometheus/|http"
+  "systemd/|service")
 
 file(STRINGS ${RULES} rule_lines)
 set(modules "")

@@ -22,6 +22,9 @@ packages=(
   libxxhash-dev           # stable 64-bit hashes for id hashing and salts
   libgtest-dev libgmock-dev
   libbenchmark-dev
+  libsystemd-dev          # sd_notify: READY / WATCHDOG / RELOADING / STOPPING (service/notifier.cc)
+  debhelper lintian       # scripts/package.sh: the .deb (dh_installsystemd) and its checks
+  systemd                 # systemd-analyze verify of the unit (tests/packaging)
 )
 if [[ "${HOTROW_WITH_CLANG:-}" == 1 ]]; then   # the sanitizer builds and the fuzzers
   packages+=(clang libclang-rt-14-dev)           # and its sanitizer runtimes and libFuzzer

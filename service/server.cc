@@ -1,19 +1,40 @@
 #include "service/server.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
 
 #include "access/credentials.h"
 #include "common/host_port.h"
 #include "common/logging.h"
+#include "service/config_check.h"
 
 namespace hotrow::service {
+namespace {
+
+// A fault hook for the tests of the watchdog (tests/service/notify_test.cc), which need a store
+// writer wedged inside a write of a `hotrow serve` process: with $HOTROW_TEST_HOLD_WRITES naming a
+// file, every store write waits at its start while that file exists. Unset (always, outside
+// those tests): no hook at all.
+std::function<void(const store::WriteBatchInput&)> WriteHoldFromEnvironment() {
+  const char* path = std::getenv("HOTROW_TEST_HOLD_WRITES");
+  if (path == nullptr || *path == '\0') return nullptr;
+  spdlog::warn("HOTROW_TEST_HOLD_WRITES={}: store writes wait while that file exists", path);
+  return [file = std::string(path)](const store::WriteBatchInput&) {
+    while (::access(file.c_str(), F_OK) == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  };
+}
+
+}  // namespace
 
 Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
   std::unique_ptr<Server> server(new Server());
@@ -30,7 +51,8 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
   if (!opened.ok()) return opened.status();
   server->credentials_ = std::move(opened).value();
 
-  const store::StoreOptions store_options = config.ToStoreOptions();
+  store::StoreOptions store_options = config.ToStoreOptions();
+  store_options.write_hook = WriteHoldFromEnvironment();
   Result<std::unique_ptr<store::EventStore>> store = store::EventStore::Open(store_options);
   if (!store.ok()) {
     const Status& st = store.status();
@@ -111,17 +133,6 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
   return server;
 }
 
-namespace {
-
-// True for a loopback address (127.0.0.0/8, ::1) or localhost.
-bool IsLoopback(const std::string& host) {
-  in_addr v4{};
-  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-  return host == "::1" || host == "localhost";
-}
-
-}  // namespace
-
 Status Server::StartCluster(const config::Config& config) {
   ingest::OwnershipOptions ownership;
   ownership.max_staleness_ms = config.cluster.max_staleness_ms;
@@ -136,23 +147,7 @@ Status Server::StartCluster(const config::Config& config) {
   options.brokers = config.kafka.brokers;
   options.kafka_properties = config.kafka.properties;
   options.route_by_key = config.cluster.route_by_key;
-  if (!options.peers.empty() &&
-      std::find(options.peers.begin(), options.peers.end(), options.self) == options.peers.end()) {
-    return Status::InvalidArgument("cluster.peers: expected this instance's http.listen (" +
-                                   options.self + ") among the peers");
-  }
-  // CONTRACT.md, "Cluster mode in production settings": never a token in clear beyond loopback.
-  if (credentials_->has_token() && !credentials_->tls()) {
-    for (const std::string& peer : options.peers) {
-      Result<HostPort> address = ParseHostPort(peer);
-      if (address.ok() && !IsLoopback(address->host)) {
-        return Status::InvalidArgument(
-            "cluster.peers: " + peer +
-            " is not a loopback address, and peers would be sent http.token_file's token over "
-            "plain HTTP; set http.tls_cert and http.tls_key on every instance");
-      }
-    }
-  }
+  HOTROW_RETURN_IF_ERROR(CheckPeers(config, credentials_->has_token(), credentials_->tls()));
   cluster_ = std::make_unique<cluster::Cluster>(options, ownership_.get(), store_.get());
   return Status::Ok();
 }
@@ -169,6 +164,15 @@ Status Server::ReloadAccess() {
 }
 
 std::string Server::http_address() const { return http_ ? http_->address() : ""; }
+
+ingest::IngestLiveness Server::ingest_liveness() const {
+  return ingestor_ ? ingestor_->Liveness() : ingest::IngestLiveness{};
+}
+
+Status Server::ProbeHttp(int timeout_ms) const {
+  if (!http_) return Status::IOError("the HTTP server is not running");
+  return http::ProbeHealthz(*http_, timeout_ms);
+}
 
 ingest::IngestStats Server::ingest_stats() const {
   return ingestor_ ? ingestor_->Stats() : ingest::IngestStats{};

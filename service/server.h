@@ -56,6 +56,10 @@ class Server {
   // error, naming the file, is returned. Counted in /metrics (hotrow_access_reloads_total).
   Status ReloadAccess();
   ingest::IngestStats ingest_stats() const;
+  // For the service manager's watchdog (service/watchdog.h): where ingestion's threads are, and
+  // whether the HTTP API answers its own GET /healthz within `timeout_ms`.
+  ingest::IngestLiveness ingest_liveness() const;
+  Status ProbeHttp(int timeout_ms) const;
   // True once Stop() has stopped ingestion: everything consumed is then in the store's log.
   bool ingestion_stopped() const { return ingestion_stopped_.load(); }
 
