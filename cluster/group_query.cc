@@ -98,14 +98,17 @@ PeerCoverage CoverageOf(bool answered, Partitions covered, Partitions stale,
   return PeerCoverage{answered, std::move(covered), std::move(stale)};
 }
 
-// Asks the instances `plan` names (every instance without one), then, when a routed answer is
-// incomplete (a handoff the route map had not seen yet), every instance; counts which it was.
+// Asks the instances `plan` names (every instance without one), then, when every instance asked
+// answered and yet the routed answer is incomplete (a handoff the route map had not seen yet),
+// every instance; counts which it was. An instance that did not answer (busy, too slow, down) is
+// not asked again: asking every instance would not cover its partitions either, and would add load
+// where there is too much.
 template <typename Answer, typename Ask>
 Answer Routed(Cluster* cluster, const std::vector<std::string>& ids, const Ask& ask) {
   const std::optional<RoutePlan> plan = ids.empty() ? std::nullopt : cluster->PlanRoute(ids);
   if (plan) {
     Answer routed = ask(&*plan);
-    if (!routed.status.ok() || routed.coverage.complete) {
+    if (!routed.status.ok() || routed.coverage.complete || routed.unanswered > 0) {
       cluster->CountRoute(true, false);
       return routed;
     }
@@ -149,13 +152,16 @@ GroupAskAnswer AskGroupWith(Cluster* cluster, const GroupAsk& ask, const RoutePl
       Warn("this instance's own answer is not read back: " + st.ToString());
     }
   }
+  if (ask_self && !out.accepted[0]) ++out.unanswered;
   for (size_t i = 0; i < replies.size(); ++i) {
     if (!replies[i].asked) continue;
     if (!replies[i].answered) {
+      ++out.unanswered;
       Warn(replies[i].peer + " did not answer: " + replies[i].error);
       continue;
     }
     if (Status st = read(i + 1, replies[i].body, false); !st.ok()) {
+      ++out.unanswered;
       Warn("the answer of " + replies[i].peer + " is refused: " + st.message());
     }
   }
@@ -205,6 +211,7 @@ GroupAnswer AnswerWith(Cluster* cluster, const GroupQuery& q, const RoutePlan* p
   std::vector<PeerCoverage> coverage(1 + replies.size());
   std::vector<std::vector<PeerEvent>> events(1 + replies.size());
   std::vector<query::UnindexedSpan> unindexed;
+  if (ask_self && !mine.status.ok()) ++out.unanswered;
   if (ask_self && mine.status.ok()) {
     coverage[0] = CoverageOf(true, mine.head.partitions, mine.head.stale, plan);
     events[0].reserve(mine.events.size());
@@ -214,6 +221,7 @@ GroupAnswer AnswerWith(Cluster* cluster, const GroupQuery& q, const RoutePlan* p
   for (size_t i = 0; i < replies.size(); ++i) {
     if (!replies[i].asked) continue;
     if (!replies[i].answered) {
+      ++out.unanswered;
       Warn(replies[i].peer + " did not answer: " + replies[i].error);
       continue;
     }
@@ -221,6 +229,7 @@ GroupAnswer AnswerWith(Cluster* cluster, const GroupQuery& q, const RoutePlan* p
     Status st = ParseLocalAnswer(replies[i].body, &events[i + 1], &head);
     if (st.ok()) st = cluster->CheckPeer(head);
     if (!st.ok()) {
+      ++out.unanswered;
       Warn("the answer of " + replies[i].peer + " is refused: " + st.message());
       events[i + 1].clear();
       continue;

@@ -51,6 +51,8 @@ struct GroupAnswer {
   // Every instance's unindexed spans that can hold events of the answer, in the query's order.
   std::vector<query::UnindexedSpan> unindexed;
   CoverageDecision coverage;
+  // Instances asked whose answer was not had (no answer in time, an error, Busy, refused).
+  size_t unanswered = 0;
 };
 GroupAnswer AnswerForGroup(Cluster* cluster, const GroupQuery& q);
 
@@ -77,6 +79,7 @@ struct GroupAskAnswer {
   std::vector<bool> accepted;
   std::vector<Partitions> covered;
   CoverageDecision coverage;
+  size_t unanswered = 0;  // as GroupAnswer's
 };
 // Every instance's answer (the peers' over HTTP in parallel, this one's meanwhile), read and
 // judged as AnswerForGroup does; the caller merges what `parse` kept.
