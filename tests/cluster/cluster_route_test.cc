@@ -1,6 +1,6 @@
 // Routing per-id queries by key (CONTRACT.md "Group answers", `cluster.route_by_key`;
 // cluster/route.h). The plan, pure; then three in-process instances serving two partitions each of
-// a topic keyed by id with librdkafka's crc32 partitioner: a per-id query asks only the owner of
+// a topic keyed by id with the Java client's murmur2 or librdkafka's crc32 partitioner: a per-id query asks only the owner of
 // its id's partition (the counters say so) and is exact; a partition where a record broke the rule
 // is asked too, and the answer holds that record; a partition handed over to another instance
 // before the route map has seen it is answered whole by asking everyone again.
@@ -49,11 +49,11 @@ GroupPartitions Metadata(int32_t count = kPartitions) {
   return all;
 }
 
-// An id the partitioner puts in `partition`.
-std::string IdIn(int32_t partition, int n = 0) {
+// An id `partitioner` puts in `partition`.
+std::string IdIn(int32_t partition, KeyPartitioner partitioner = KeyPartitioner::kCrc32) {
   for (int i = 0;; ++i) {
     const std::string id = "dev-" + std::to_string(i);
-    if (ingest::PartitionForKey(KeyPartitioner::kCrc32, id, kPartitions) == partition && n-- == 0) {
+    if (ingest::PartitionForKey(partitioner, id, kPartitions) == partition) {
       return id;
     }
   }
@@ -101,7 +101,8 @@ TEST(RoutePlanTest, WhatTheMapCannotTellIsNeverRoutedBy) {
                          1000, 2000));
 }
 
-class ClusterRouteTest : public ::testing::Test {
+// Parameter: the partitioner the topic is keyed with (cluster.route_by_key).
+class ClusterRouteTest : public ::testing::TestWithParam<KeyPartitioner> {
  protected:
   void SetUp() override {
     auto kafka = ingest::EmbeddedKafka::Start("events", kPartitions);
@@ -119,7 +120,7 @@ class ClusterRouteTest : public ::testing::Test {
       o.port = ports[static_cast<size_t>(i)];
       o.peers = peers;
       o.brokers = kafka_->bootstrap();
-      o.route_by_key = KeyPartitioner::kCrc32;
+      o.route_by_key = GetParam();
       o.route_refresh_ms = 1000;
       auto instance = Instance::Start(o);
       ASSERT_NE(instance, nullptr);
@@ -129,7 +130,7 @@ class ClusterRouteTest : public ::testing::Test {
     base_ = WallClock::Default()->NowMs() - 20'000;
     for (int j = 0; j < 60; ++j) {
       const std::string id = "dev-" + std::to_string(j);
-      const int32_t p = ingest::PartitionForKey(KeyPartitioner::kCrc32, id, kPartitions);
+      const int32_t p = ingest::PartitionForKey(GetParam(), id, kPartitions);
       for (int i = 0; i < 3; ++i) Add(id, p, base_ + j * 100 + i);
     }
     for (int32_t p = 0; p < kPartitions; ++p) Serve(p / 2, p);
@@ -219,7 +220,7 @@ class ClusterRouteTest : public ::testing::Test {
   int64_t base_ = 0;
 };
 
-TEST_F(ClusterRouteTest, APerIdQueryAsksOnlyTheOwnerOfItsPartitionAndIsExact) {
+TEST_P(ClusterRouteTest, APerIdQueryAsksOnlyTheOwnerOfItsPartitionAndIsExact) {
   const double routed = Asked(0, "owners"), everyone = Asked(0, "every_instance");
   int asked_elsewhere = 0;
   for (int j = 0; j < 60; ++j) {
@@ -227,7 +228,7 @@ TEST_F(ClusterRouteTest, APerIdQueryAsksOnlyTheOwnerOfItsPartitionAndIsExact) {
     const json got = Latest(0, id);
     ASSERT_TRUE(got.value("complete", false)) << got.dump();
     EXPECT_EQ(Got(got.at("events")), Want(id, 5)) << id;
-    if (ingest::PartitionForKey(KeyPartitioner::kCrc32, id, kPartitions) >= 2) ++asked_elsewhere;
+    if (ingest::PartitionForKey(GetParam(), id, kPartitions) >= 2) ++asked_elsewhere;
   }
   // Ids of instance 0's own partitions are answered by it alone (no peer asked); the others by
   // their owner alone. None asked every instance.
@@ -236,7 +237,7 @@ TEST_F(ClusterRouteTest, APerIdQueryAsksOnlyTheOwnerOfItsPartitionAndIsExact) {
   EXPECT_GT(asked_elsewhere, 0);
 
   // A series and the latest of many ids, routed the same way.
-  const std::string a = IdIn(2), b = IdIn(3);
+  const std::string a = IdIn(2, GetParam()), b = IdIn(3, GetParam());
   httplib::Client client("127.0.0.1", instances_[0]->port());
   httplib::Result many = client.Post("/v1/latest", json{{"ids", {a, b}}, {"n", 2}}.dump(),
                                      "application/json");
@@ -257,10 +258,10 @@ TEST_F(ClusterRouteTest, APerIdQueryAsksOnlyTheOwnerOfItsPartitionAndIsExact) {
   EXPECT_EQ(Asked(0, "owners") - routed, 62);
 }
 
-TEST_F(ClusterRouteTest, APartitionWhereARecordBrokeTheRuleIsAskedTooAndTheAnswerHoldsIt) {
+TEST_P(ClusterRouteTest, APartitionWhereARecordBrokeTheRuleIsAskedTooAndTheAnswerHoldsIt) {
   // An event of x (whose key-partition is 0, instance 0's) stored in partition 4 (instance 2's):
   // instance 2's ingest saw its key break the rule.
-  const std::string x = IdIn(0);
+  const std::string x = IdIn(0, GetParam());
   Add(x, 4, base_ + 50'000);  // x's newest
   instances_[2]->Write({events_[4].back()});
   instances_[2]->ownership()->RouteBroken("events", 4);
@@ -273,19 +274,23 @@ TEST_F(ClusterRouteTest, APartitionWhereARecordBrokeTheRuleIsAskedTooAndTheAnswe
   EXPECT_EQ(Asked(1, "owners") - routed, 1) << "instances 0 and 2 asked, not every instance";
 }
 
-TEST_F(ClusterRouteTest, APartitionHandedOverBeforeTheMapSawItIsAnsweredWholeByAskingEveryone) {
+TEST_P(ClusterRouteTest, APartitionHandedOverBeforeTheMapSawItIsAnsweredWholeByAskingEveryone) {
   // Partition 0 moves from instance 0 to instance 1; the map (read every second) may still name
   // instance 0. Every answer is complete and exact, routed or asked again of everyone.
   ASSERT_TRUE(WaitForRouteMap(2, json::object()));
   Serve(1, 0);
   instances_[0]->ownership()->Revoked("events", 0);
-  const std::string id = IdIn(0);
+  const std::string id = IdIn(0, GetParam());
   for (int round = 0; round < 20; ++round) {
     const json got = Latest(2, id);
     ASSERT_TRUE(got.value("complete", false)) << "round " << round << ": " << got.dump();
     ASSERT_EQ(Got(got.at("events")), Want(id, 5)) << "round " << round;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Partitioners, ClusterRouteTest,
+                         ::testing::Values(KeyPartitioner::kMurmur2, KeyPartitioner::kCrc32),
+                         [](const auto& info) { return ingest::KeyPartitionerName(info.param); });
 
 }  // namespace
 }  // namespace hotrow::cluster::route_test
