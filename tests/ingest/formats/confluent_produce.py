@@ -136,6 +136,7 @@ def run_protobuf(args, out):
     producer = SerializingProducer({"bootstrap.servers": args.bootstrap,
                                     "key.serializer": StringSerializer("utf_8"),
                                     "value.serializer": serializer})
+    encoded = open(args.encode, "w") if args.encode else None
     for n in range(args.count):
         i = args.start + n
         m = pb.Reading(device_id="dev-%d" % (i % 7), seq=i, ts=args.ts_base + i,
@@ -161,6 +162,8 @@ def run_protobuf(args, out):
         event = json_format.MessageToDict(parsed, preserving_proto_field_name=True,
                                           including_default_value_fields=True)
         numbers_for_64_bits(event, pb.Reading.DESCRIPTOR)
+        if encoded:
+            encoded.write(framed.hex() + "\n")
         producer.produce(topic=args.topic, key="dev-%d" % (i % 7), value=m,
                          headers=[("site", ("site-%d" % (i % 4)).encode()),
                                   ("bin", bytes([0xff, 0xfe, i % 256]))],
