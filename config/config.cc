@@ -46,6 +46,20 @@ Status ApplyDocument(const YAML::Node& root, const std::string& file, Config* co
     for (auto entry = keys.begin(); entry != keys.end(); ++entry) {
       if (!entry->first.IsScalar()) return Expected(name, "key names", entry->first);
       const std::string key = name + "." + entry->first.Scalar();
+      if (FindKey(key) == nullptr && IsSubsection(key)) {
+        // ingest.schema_registry: {url: ...}: a map of the keys under it.
+        const YAML::Node sub = entry->second;
+        if (sub.IsNull()) continue;
+        if (!sub.IsMap()) return Expected(key, "a map of keys", sub);
+        for (auto item = sub.begin(); item != sub.end(); ++item) {
+          if (!item->first.IsScalar()) return Expected(key, "key names", item->first);
+          const std::string full = key + "." + item->first.Scalar();
+          if (FindKey(full) == nullptr) return Status::InvalidArgument(full + ": unknown key");
+          if (!seen.insert(full).second) return Status::InvalidArgument(full + ": given twice");
+          HOTROW_RETURN_IF_ERROR(SetKey(full, item->second, config));
+        }
+        continue;
+      }
       if (FindKey(key) == nullptr) return Status::InvalidArgument(key + ": unknown key");
       if (!seen.insert(key).second) return Status::InvalidArgument(key + ": given twice");
       HOTROW_RETURN_IF_ERROR(SetKey(key, entry->second, config));

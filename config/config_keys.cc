@@ -558,6 +558,17 @@ bool IsSection(std::string_view name) {
   return false;
 }
 
+bool IsSubsection(std::string_view name) {
+  for (const KeySpec& spec : Keys()) {
+    std::string_view full = spec.name;
+    if (full.size() > name.size() + 1 && full.substr(0, name.size()) == name &&
+        full[name.size()] == '.') {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Sets one key, "section.key" or "kafka.properties.<name>" (one librdkafka property).
 Status SetKey(const std::string& key, const YAML::Node& value, Config* config) {
   if (const KeySpec* spec = FindKey(key)) return spec->set(value, key, config);
