@@ -49,6 +49,9 @@ std::string EncodeSegment(const std::string& text) {
   return out;
 }
 
+// The registry's origin ("http://host:port") and path prefix of `url`.
+Status SplitRegistryUrl(const std::string& url, std::string* origin, std::string* prefix);
+
 class HttpSchemaRegistry final : public SchemaSource {
  public:
   HttpSchemaRegistry(const std::string& origin, std::string prefix, const RegistryOptions& options)
@@ -106,10 +109,7 @@ class HttpSchemaRegistry final : public SchemaSource {
   httplib::Client client_;
 };
 
-}  // namespace
-
-Result<std::unique_ptr<SchemaSource>> OpenSchemaRegistry(const RegistryOptions& options) {
-  const std::string& url = options.url;
+Status SplitRegistryUrl(const std::string& url, std::string* origin_out, std::string* prefix_out) {
   const size_t scheme_end = url.find("://");
   if (scheme_end == std::string::npos ||
       (url.compare(0, scheme_end, "http") != 0 && url.compare(0, scheme_end, "https") != 0)) {
@@ -123,8 +123,42 @@ Result<std::unique_ptr<SchemaSource>> OpenSchemaRegistry(const RegistryOptions& 
   }
   std::string prefix = path_start == std::string::npos ? "" : url.substr(path_start);
   while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  *origin_out = origin;
+  *prefix_out = prefix;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SchemaSource>> OpenSchemaRegistry(const RegistryOptions& options) {
+  std::string origin, prefix;
+  HOTROW_RETURN_IF_ERROR(SplitRegistryUrl(options.url, &origin, &prefix));
   return std::unique_ptr<SchemaSource>(
       std::make_unique<HttpSchemaRegistry>(origin, std::move(prefix), options));
+}
+
+Result<uint32_t> RegisterSchema(const RegistryOptions& options, const std::string& subject,
+                                const std::string& schema, const std::string& schema_type) {
+  std::string origin, prefix;
+  HOTROW_RETURN_IF_ERROR(SplitRegistryUrl(options.url, &origin, &prefix));
+  httplib::Client client(origin);
+  client.set_connection_timeout(5, 0);
+  client.set_read_timeout(5, 0);
+  nlohmann::json body = {{"schema", schema}};
+  if (schema_type != "AVRO") body["schemaType"] = schema_type;
+  httplib::Result res = client.Post(prefix + "/subjects/" + EncodeSegment(subject) + "/versions",
+                                    body.dump(), "application/vnd.schemaregistry.v1+json");
+  if (!res) {
+    return Status::IOError("schema registry " + origin + " unreachable (" +
+                           httplib::to_string(res.error()) + ")");
+  }
+  nlohmann::json answer = nlohmann::json::parse(res->body, nullptr, false);
+  if (res->status != 200 || !answer.is_object() || !answer.contains("id") ||
+      !answer["id"].is_number_unsigned()) {
+    return Status::IOError("schema registry " + origin + " refused the schema of " + subject +
+                           ": " + std::to_string(res->status) + " " + res->body.substr(0, 200));
+  }
+  return answer["id"].get<uint32_t>();
 }
 
 }  // namespace hotrow::ingest

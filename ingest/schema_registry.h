@@ -57,6 +57,12 @@ struct RegistryOptions {
 // Fails with InvalidArgument for a URL that is not http(s)://host[:port][/path].
 Result<std::unique_ptr<SchemaSource>> OpenSchemaRegistry(const RegistryOptions& options);
 
+// Registers `schema` (of `schema_type`: "AVRO", "PROTOBUF") under `subject`
+// (POST /subjects/{subject}/versions) and returns its id: the writers' side, for `hotrow produce`.
+// IOError when the registry cannot be asked or refuses.
+Result<uint32_t> RegisterSchema(const RegistryOptions& options, const std::string& subject,
+                                const std::string& schema, const std::string& schema_type);
+
 // Reads an answer of GET /schemas/ids/{id} or /subjects/{s}/versions/{v}. Corruption when it is
 // not such an object.
 Result<RegistrySchema> ParseRegistrySchema(const std::string& body);
