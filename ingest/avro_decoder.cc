@@ -68,6 +68,116 @@ void AnnotateDecimals(const nlohmann::json& j, avro_schema_t s, Slot slot, int d
   }
 }
 
+// Avro C trusts the lengths and counts it reads: a negative bytes length makes it ask malloc for
+// 2^64 - n bytes, a count of a billion items loops a billion times (found by fuzzing). So the
+// datum is walked first against the schema, with every length and count checked against the bytes
+// left, before avro_value_read sees it. False, with *why, when it cannot be read.
+bool ReadAvroLong(std::string_view* in, int64_t* value) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (in->empty()) return false;
+    const auto byte = static_cast<uint8_t>(in->front());
+    in->remove_prefix(1);
+    v |= uint64_t{byte & 0x7fu} << shift;
+    if ((byte & 0x80) == 0) {
+      *value = static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Skip(std::string_view* in, size_t n) {
+  if (in->size() < n) return false;
+  in->remove_prefix(n);
+  return true;
+}
+
+bool CheckDatum(avro_schema_t s, std::string_view* in, int depth, const char** why) {
+  if (depth > 64) {
+    *why = "nested deeper than 64";
+    return false;
+  }
+  if (s != nullptr && avro_typeof(s) == AVRO_LINK) s = avro_schema_link_target(s);
+  if (s == nullptr) return false;
+  int64_t n = 0;
+  switch (avro_typeof(s)) {
+    case AVRO_NULL:
+      return true;
+    case AVRO_BOOLEAN:
+      return Skip(in, 1);
+    case AVRO_INT32:
+    case AVRO_INT64:
+      return ReadAvroLong(in, &n);
+    case AVRO_FLOAT:
+      return Skip(in, 4);
+    case AVRO_DOUBLE:
+      return Skip(in, 8);
+    case AVRO_STRING:
+    case AVRO_BYTES:
+      if (!ReadAvroLong(in, &n) || n < 0 || static_cast<uint64_t>(n) > in->size()) {
+        *why = "a length beyond the bytes left";
+        return false;
+      }
+      return Skip(in, static_cast<size_t>(n));
+    case AVRO_FIXED:
+      return Skip(in, static_cast<size_t>(avro_schema_fixed_size(s)));
+    case AVRO_ENUM:
+      if (!ReadAvroLong(in, &n) || n < 0 || n >= avro_schema_enum_number_of_symbols(s)) {
+        *why = "an enum index out of range";
+        return false;
+      }
+      return true;
+    case AVRO_UNION:
+      if (!ReadAvroLong(in, &n) || n < 0 || static_cast<size_t>(n) >= avro_schema_union_size(s)) {
+        *why = "a union branch out of range";
+        return false;
+      }
+      return CheckDatum(avro_schema_union_branch(s, static_cast<int>(n)), in, depth + 1, why);
+    case AVRO_RECORD:
+      for (size_t i = 0; i < avro_schema_record_size(s); ++i) {
+        if (!CheckDatum(avro_schema_record_field_get_by_index(s, static_cast<int>(i)), in,
+                        depth + 1, why)) {
+          return false;
+        }
+      }
+      return true;
+    case AVRO_ARRAY:
+    case AVRO_MAP: {
+      const bool map = avro_typeof(s) == AVRO_MAP;
+      avro_schema_t item = map ? avro_schema_map_values(s) : avro_schema_array_items(s);
+      // Blocks: a count (negative: its absolute value, then the block's size in bytes), items.
+      while (true) {
+        if (!ReadAvroLong(in, &n)) return false;
+        if (n == 0) return true;
+        if (n < 0) {
+          int64_t block_bytes = 0;
+          if (n == INT64_MIN || !ReadAvroLong(in, &block_bytes)) return false;
+          n = -n;
+        }
+        // Every item takes a byte at least (a map's key's length), but for an array of nulls:
+        // a count beyond the bytes left (or beyond 1M nulls) cannot be a real block.
+        if (static_cast<uint64_t>(n) > in->size() + (map ? 0 : 1'000'000)) {
+          *why = "an item count beyond the bytes left";
+          return false;
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          int64_t key_size = 0;
+          if (map && (!ReadAvroLong(in, &key_size) || key_size < 0 ||
+                      !Skip(in, static_cast<size_t>(key_size)))) {
+            *why = "a map key beyond the bytes left";
+            return false;
+          }
+          if (!CheckDatum(item, in, depth + 1, why)) return false;
+        }
+      }
+    }
+    default:
+      *why = "a schema type hotrow does not read";
+      return false;
+  }
+}
+
 }  // namespace
 
 struct AvroDecoder::Writer {
@@ -298,6 +408,13 @@ DecodeStatus AvroDecoder::Read(std::string_view value, const char** reject, std:
     }
     DecodeStatus s = WriterFor(id, &current_, reject, detail);
     if (s != DecodeStatus::kOk) return s;
+  }
+  std::string_view rest = body;
+  const char* why = "truncated";
+  if (!CheckDatum(current_->schema, &rest, 0, &why)) {
+    *reject = kRejectBadAvro;
+    *detail = std::string("does not read as Avro under its schema: ") + why;
+    return DecodeStatus::kReject;
   }
   auto* reader = static_cast<avro_reader_t>(reader_);
   avro_reader_memory_set_source(reader, body.data(), static_cast<int64_t>(body.size()));
