@@ -2,6 +2,7 @@
 
 #include <avro.h>
 
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "ingest/confluent_framing.h"
@@ -68,10 +69,7 @@ void AnnotateDecimals(const nlohmann::json& j, avro_schema_t s, Slot slot, int d
   }
 }
 
-// Avro C trusts the lengths and counts it reads: a negative bytes length makes it ask malloc for
-// 2^64 - n bytes, a count of a billion items loops a billion times (found by fuzzing). So the
-// datum is walked first against the schema, with every length and count checked against the bytes
-// left, before avro_value_read sees it. False, with *why, when it cannot be read.
+// Reads a zigzag varint long, as Avro writes int and long. False when truncated or too long.
 bool ReadAvroLong(std::string_view* in, int64_t* value) {
   uint64_t v = 0;
   for (int shift = 0; shift < 64; shift += 7) {
@@ -87,110 +85,13 @@ bool ReadAvroLong(std::string_view* in, int64_t* value) {
   return false;
 }
 
-bool Skip(std::string_view* in, size_t n) {
-  if (in->size() < n) return false;
-  in->remove_prefix(n);
-  return true;
-}
-
-bool CheckDatum(avro_schema_t s, std::string_view* in, int depth, const char** why) {
-  if (depth > 64) {
-    *why = "nested deeper than 64";
-    return false;
-  }
-  if (s != nullptr && avro_typeof(s) == AVRO_LINK) s = avro_schema_link_target(s);
-  if (s == nullptr) return false;
-  int64_t n = 0;
-  switch (avro_typeof(s)) {
-    case AVRO_NULL:
-      return true;
-    case AVRO_BOOLEAN:
-      return Skip(in, 1);
-    case AVRO_INT32:
-    case AVRO_INT64:
-      return ReadAvroLong(in, &n);
-    case AVRO_FLOAT:
-      return Skip(in, 4);
-    case AVRO_DOUBLE:
-      return Skip(in, 8);
-    case AVRO_STRING:
-    case AVRO_BYTES:
-      if (!ReadAvroLong(in, &n) || n < 0 || static_cast<uint64_t>(n) > in->size()) {
-        *why = "a length beyond the bytes left";
-        return false;
-      }
-      return Skip(in, static_cast<size_t>(n));
-    case AVRO_FIXED:
-      return Skip(in, static_cast<size_t>(avro_schema_fixed_size(s)));
-    case AVRO_ENUM:
-      if (!ReadAvroLong(in, &n) || n < 0 || n >= avro_schema_enum_number_of_symbols(s)) {
-        *why = "an enum index out of range";
-        return false;
-      }
-      return true;
-    case AVRO_UNION:
-      if (!ReadAvroLong(in, &n) || n < 0 || static_cast<size_t>(n) >= avro_schema_union_size(s)) {
-        *why = "a union branch out of range";
-        return false;
-      }
-      return CheckDatum(avro_schema_union_branch(s, static_cast<int>(n)), in, depth + 1, why);
-    case AVRO_RECORD:
-      for (size_t i = 0; i < avro_schema_record_size(s); ++i) {
-        if (!CheckDatum(avro_schema_record_field_get_by_index(s, static_cast<int>(i)), in,
-                        depth + 1, why)) {
-          return false;
-        }
-      }
-      return true;
-    case AVRO_ARRAY:
-    case AVRO_MAP: {
-      const bool map = avro_typeof(s) == AVRO_MAP;
-      avro_schema_t item = map ? avro_schema_map_values(s) : avro_schema_array_items(s);
-      // Blocks: a count (negative: its absolute value, then the block's size in bytes), items.
-      while (true) {
-        if (!ReadAvroLong(in, &n)) return false;
-        if (n == 0) return true;
-        if (n < 0) {
-          int64_t block_bytes = 0;
-          if (n == INT64_MIN || !ReadAvroLong(in, &block_bytes)) return false;
-          n = -n;
-        }
-        // Every item takes a byte at least (a map's key's length), but for an array of nulls:
-        // a count beyond the bytes left (or beyond 1M nulls) cannot be a real block.
-        if (static_cast<uint64_t>(n) > in->size() + (map ? 0 : 1'000'000)) {
-          *why = "an item count beyond the bytes left";
-          return false;
-        }
-        for (int64_t i = 0; i < n; ++i) {
-          int64_t key_size = 0;
-          if (map && (!ReadAvroLong(in, &key_size) || key_size < 0 ||
-                      !Skip(in, static_cast<size_t>(key_size)))) {
-            *why = "a map key beyond the bytes left";
-            return false;
-          }
-          if (!CheckDatum(item, in, depth + 1, why)) return false;
-        }
-      }
-    }
-    default:
-      *why = "a schema type hotrow does not read";
-      return false;
-  }
-}
-
 }  // namespace
 
 struct AvroDecoder::Writer {
   avro_schema_t schema = nullptr;
-  avro_value_iface_t* iface = nullptr;
-  avro_value_t value{};
   std::map<Slot, int> decimal_scales;
 
   ~Writer() {
-    if (iface != nullptr) {
-      avro_value_decref(&value);
-      avro_value_iface_decref(iface);
-    }
     if (schema != nullptr) avro_schema_decref(schema);
   }
 
@@ -201,80 +102,83 @@ struct AvroDecoder::Writer {
       w->schema = nullptr;
       return Status::InvalidArgument(std::string("not an Avro schema: ") + AvroError());
     }
-    w->iface = avro_generic_class_from_schema(w->schema);
-    if (w->iface == nullptr) {
-      return Status::InvalidArgument(std::string("unusable Avro schema: ") + AvroError());
-    }
-    if (avro_generic_value_new(w->iface, &w->value) != 0) {
-      avro_value_iface_decref(w->iface);
-      w->iface = nullptr;
-      return Status::InvalidArgument(std::string("unusable Avro schema: ") + AvroError());
-    }
     nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
     if (!j.is_discarded()) AnnotateDecimals(j, w->schema, {nullptr, 0}, 0, &w->decimal_scales);
     return w;
   }
 
-  // Appends the JSON text of `v` (at `slot` of its parent). False, with *detail, on a string
-  // that is not UTF-8 or a value Avro C cannot give.
-  bool Write(const avro_value_t* v, Slot slot, std::string* out, std::string* detail) const {
-    switch (avro_value_get_type(v)) {
+  // Reads one datum of schema `s` (at `slot` of its parent) from `*in` and appends its JSON text:
+  // the binary read and the text written in one pass, every length and count checked against
+  // the bytes left. False, with *detail, when the bytes do not read under the schema.
+  bool Emit(avro_schema_t s, Slot slot, std::string_view* in, int depth, std::string* out,
+            std::string* detail) const {
+    if (depth > 64) {
+      *detail = "nested deeper than 64";
+      return false;
+    }
+    if (s != nullptr && avro_typeof(s) == AVRO_LINK) s = avro_schema_link_target(s);
+    if (s == nullptr) {
+      *detail = "an unresolved schema";
+      return false;
+    }
+    int64_t n = 0;
+    switch (avro_typeof(s)) {
       case AVRO_NULL:
         out->append("null");
         return true;
-      case AVRO_BOOLEAN: {
-        int b = 0;
-        if (avro_value_get_boolean(v, &b) != 0) break;
-        out->append(b ? "true" : "false");
+      case AVRO_BOOLEAN:
+        if (in->empty() || static_cast<uint8_t>(in->front()) > 1) break;
+        out->append(in->front() != 0 ? "true" : "false");
+        in->remove_prefix(1);
         return true;
-      }
-      case AVRO_INT32: {
-        int32_t i = 0;
-        if (avro_value_get_int(v, &i) != 0) break;
-        AppendInt(i, out);
+      case AVRO_INT32:
+        if (!ReadAvroLong(in, &n) || n < INT32_MIN || n > INT32_MAX) break;
+        AppendInt(n, out);
         return true;
-      }
-      case AVRO_INT64: {
-        int64_t i = 0;
-        if (avro_value_get_long(v, &i) != 0) break;
-        AppendInt(i, out);
+      case AVRO_INT64:
+        if (!ReadAvroLong(in, &n)) break;
+        AppendInt(n, out);
         return true;
-      }
       case AVRO_FLOAT: {
-        float f = 0;
-        if (avro_value_get_float(v, &f) != 0) break;
+        if (in->size() < 4) break;
+        float f;
+        std::memcpy(&f, in->data(), 4);  // little-endian, as Avro writes it
+        in->remove_prefix(4);
         AppendFloat(f, out);
         return true;
       }
       case AVRO_DOUBLE: {
-        double d = 0;
-        if (avro_value_get_double(v, &d) != 0) break;
+        if (in->size() < 8) break;
+        double d;
+        std::memcpy(&d, in->data(), 8);
+        in->remove_prefix(8);
         AppendDouble(d, out);
         return true;
       }
-      case AVRO_STRING: {
-        const char* s = nullptr;
-        size_t size = 0;  // with the terminating NUL
-        if (avro_value_get_string(v, &s, &size) != 0) break;
-        std::string_view text(s, size > 0 ? size - 1 : 0);
-        if (!IsUtf8(text)) {
-          *detail = "a string that is not valid UTF-8";
-          return false;
-        }
-        AppendJsonString(text, out);
-        return true;
-      }
+      case AVRO_STRING:
       case AVRO_BYTES:
       case AVRO_FIXED: {
-        const void* buf = nullptr;
-        size_t size = 0;
-        const bool fixed = avro_value_get_type(v) == AVRO_FIXED;
-        if ((fixed ? avro_value_get_fixed(v, &buf, &size) : avro_value_get_bytes(v, &buf, &size)) !=
-            0) {
+        const bool fixed = avro_typeof(s) == AVRO_FIXED;
+        if (fixed) {
+          n = avro_schema_fixed_size(s);
+        } else if (!ReadAvroLong(in, &n)) {
           break;
         }
-        std::string_view bytes(static_cast<const char*>(buf), size);
-        auto scale = decimal_scales.find(fixed ? Slot{avro_value_get_schema(v), -1} : slot);
+        if (n < 0 || static_cast<uint64_t>(n) > in->size()) {
+          *detail = "a length beyond the bytes left";
+          return false;
+        }
+        const std::string_view bytes = in->substr(0, static_cast<size_t>(n));
+        in->remove_prefix(static_cast<size_t>(n));
+        if (avro_typeof(s) == AVRO_STRING) {
+          if (!IsUtf8(bytes)) {
+            *detail = "a string that is not valid UTF-8";
+            return false;
+          }
+          AppendJsonString(bytes, out);
+          return true;
+        }
+        auto scale = decimal_scales.find(fixed ? Slot{s, -1} : slot);
         out->push_back('"');
         if (scale != decimal_scales.end()) {
           AppendDecimal(bytes, scale->second, out);
@@ -285,72 +189,95 @@ struct AvroDecoder::Writer {
         return true;
       }
       case AVRO_ENUM: {
-        int index = 0;
-        if (avro_value_get_enum(v, &index) != 0) break;
-        const char* symbol = avro_schema_enum_get(avro_value_get_schema(v), index);
-        if (symbol == nullptr) {
-          *detail = "enum index " + std::to_string(index) + " out of range";
+        if (!ReadAvroLong(in, &n) || n < 0 || n >= avro_schema_enum_number_of_symbols(s)) {
+          *detail = "an enum index out of range";
           return false;
         }
-        AppendJsonString(symbol, out);
+        AppendJsonString(avro_schema_enum_get(s, static_cast<int>(n)), out);
+        return true;
+      }
+      case AVRO_UNION:
+        if (!ReadAvroLong(in, &n) || n < 0 ||
+            static_cast<size_t>(n) >= avro_schema_union_size(s)) {
+          *detail = "a union branch out of range";
+          return false;
+        }
+        return Emit(avro_schema_union_branch(s, static_cast<int>(n)), {s, static_cast<int>(n)},
+                    in, depth + 1, out, detail);
+      case AVRO_RECORD: {
+        out->push_back('{');
+        const size_t fields = avro_schema_record_size(s);
+        for (size_t i = 0; i < fields; ++i) {
+          if (i > 0) out->push_back(',');
+          AppendJsonString(avro_schema_record_field_name(s, static_cast<int>(i)), out);
+          out->push_back(':');
+          if (!Emit(avro_schema_record_field_get_by_index(s, static_cast<int>(i)),
+                    {s, static_cast<int>(i)}, in, depth + 1, out, detail)) {
+            return false;
+          }
+        }
+        out->push_back('}');
         return true;
       }
       case AVRO_ARRAY:
-      case AVRO_MAP:
-      case AVRO_RECORD: {
-        const avro_type_t type = avro_value_get_type(v);
-        size_t size = 0;
-        if (avro_value_get_size(v, &size) != 0) break;
-        const void* schema = avro_value_get_schema(v);
-        out->push_back(type == AVRO_ARRAY ? '[' : '{');
-        for (size_t i = 0; i < size; ++i) {
-          avro_value_t child;
-          const char* name = nullptr;
-          if (avro_value_get_by_index(v, i, &child, type == AVRO_ARRAY ? nullptr : &name) != 0) {
-            *detail = AvroError();
+      case AVRO_MAP: {
+        const bool map = avro_typeof(s) == AVRO_MAP;
+        avro_schema_t item = map ? avro_schema_map_values(s) : avro_schema_array_items(s);
+        out->push_back(map ? '{' : '[');
+        bool first = true;
+        // Blocks: a count (negative: its absolute value, then the block's size in bytes), items.
+        while (true) {
+          if (!ReadAvroLong(in, &n)) break;
+          if (n == 0) {
+            out->push_back(map ? '}' : ']');
+            return true;
+          }
+          if (n < 0) {
+            int64_t block_bytes = 0;
+            if (n == INT64_MIN || !ReadAvroLong(in, &block_bytes)) break;
+            n = -n;
+          }
+          // Every item takes a byte at least (a map's key's length), but in an array of nulls:
+          // a count beyond the bytes left (or beyond 1M nulls) cannot be a real block.
+          if (static_cast<uint64_t>(n) > in->size() + (map ? 0 : 1'000'000)) {
+            *detail = "an item count beyond the bytes left";
             return false;
           }
-          if (i > 0) out->push_back(',');
-          if (type != AVRO_ARRAY) {
-            std::string_view key = name != nullptr ? name : "";
-            if (!IsUtf8(key)) {
-              *detail = "a map key that is not valid UTF-8";
-              return false;
+          for (int64_t i = 0; i < n; ++i) {
+            if (!first) out->push_back(',');
+            first = false;
+            if (map) {
+              int64_t key_size = 0;
+              if (!ReadAvroLong(in, &key_size) || key_size < 0 ||
+                  static_cast<uint64_t>(key_size) > in->size()) {
+                *detail = "a map key beyond the bytes left";
+                return false;
+              }
+              const std::string_view key = in->substr(0, static_cast<size_t>(key_size));
+              in->remove_prefix(static_cast<size_t>(key_size));
+              if (!IsUtf8(key)) {
+                *detail = "a map key that is not valid UTF-8";
+                return false;
+              }
+              AppendJsonString(key, out);
+              out->push_back(':');
             }
-            AppendJsonString(key, out);
-            out->push_back(':');
-          }
-          if (!Write(&child, {schema, type == AVRO_RECORD ? static_cast<int>(i) : 0}, out,
-                     detail)) {
-            return false;
+            if (!Emit(item, {s, 0}, in, depth + 1, out, detail)) return false;
           }
         }
-        out->push_back(type == AVRO_ARRAY ? ']' : '}');
-        return true;
-      }
-      case AVRO_UNION: {
-        int branch_index = 0;
-        avro_value_t branch;
-        if (avro_value_get_discriminant(v, &branch_index) != 0 ||
-            avro_value_get_current_branch(v, &branch) != 0) {
-          break;
-        }
-        return Write(&branch, {avro_value_get_schema(v), branch_index}, out, detail);
+        break;
       }
       default:
-        *detail = "an Avro type hotrow does not map";
+        *detail = "a schema type hotrow does not read";
         return false;
     }
-    *detail = AvroError();
+    *detail = "truncated or malformed";
     return false;
   }
 };
 
-AvroDecoder::AvroDecoder() : reader_(avro_reader_memory(nullptr, 0)) {}
-
-AvroDecoder::~AvroDecoder() {
-  if (reader_ != nullptr) avro_reader_free(static_cast<avro_reader_t>(reader_));
-}
+AvroDecoder::AvroDecoder() = default;
+AvroDecoder::~AvroDecoder() = default;
 
 Result<std::unique_ptr<AvroDecoder>> AvroDecoder::WithSchema(std::string_view schema_json) {
   Result<std::unique_ptr<Writer>> writer = Writer::Make(schema_json);
@@ -409,27 +336,16 @@ DecodeStatus AvroDecoder::Read(std::string_view value, const char** reject, std:
     DecodeStatus s = WriterFor(id, &current_, reject, detail);
     if (s != DecodeStatus::kOk) return s;
   }
-  std::string_view rest = body;
-  const char* why = "truncated";
-  if (!CheckDatum(current_->schema, &rest, 0, &why)) {
-    *reject = kRejectBadAvro;
-    *detail = std::string("does not read as Avro under its schema: ") + why;
-    return DecodeStatus::kReject;
-  }
-  auto* reader = static_cast<avro_reader_t>(reader_);
-  avro_reader_memory_set_source(reader, body.data(), static_cast<int64_t>(body.size()));
-  avro_value_reset(&current_->value);
-  if (avro_value_read(reader, &current_->value) != 0) {
-    *reject = kRejectBadAvro;
-    *detail = std::string("does not read as Avro under its schema: ") + AvroError();
-    return DecodeStatus::kReject;
-  }
+  body_ = body;
   return DecodeStatus::kOk;
 }
 
 bool AvroDecoder::WriteJson(std::string* json, std::string* detail) {
   json->clear();
-  return current_->Write(&current_->value, {nullptr, 0}, json, detail);
+  std::string_view in = body_;
+  if (current_->Emit(current_->schema, {nullptr, 0}, &in, 0, json, detail)) return true;
+  *detail = "does not read as Avro under its schema: " + *detail;
+  return false;
 }
 
 DecodeStatus AvroDecoder::Decode(std::string_view value, std::string* json, const char** reject,

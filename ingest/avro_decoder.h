@@ -12,10 +12,12 @@
 
 namespace hotrow::ingest {
 
-// Avro record values to JSON text (CONTRACT.md "Input formats"), on Avro C (libavro): the writer
-// schema is parsed and the binary datum read into an avro_value_t by Avro C; the JSON text is
-// written by this file's own walk of that value, straight into the output buffer, because Avro
-// C's avro_value_to_json builds a jansson tree and writes a union as {"type": value}.
+// Avro record values to JSON text (CONTRACT.md "Input formats"). Avro C (libavro) parses the
+// writer schema; the binary datum is read by this file's own walk of that parsed schema, which
+// writes the JSON text as it reads, straight into the output buffer: Avro C's avro_value_read
+// trusts the lengths and counts it reads (a negative bytes length asked malloc for 2^64 - n
+// bytes: the fuzz target's first finding) and cost twice as much as this walk once both checked
+// them, and its avro_value_to_json builds a jansson tree and writes a union as {"type": value}.
 //
 // The mapping: a record or a map is an object, an array an array, a union its branch's value
 // (null as null), an enum its symbol, bytes and fixed base64 unless they carry logicalType
@@ -45,8 +47,8 @@ class AvroDecoder final : public Decoder {
   DecodeStatus Decode(std::string_view value, std::string* json, const char** reject,
                       std::string* detail) override;
 
-  // Decode in two steps, for the ingest benchmark's stages: reading the binary datum (framing,
-  // schema, avro_value_read), then writing the value read as JSON text.
+  // Decode in two steps, for the ingest benchmark's stages: the framing and the writer schema,
+  // then the datum read and written as JSON text.
   DecodeStatus Read(std::string_view value, const char** reject, std::string* detail);
   bool WriteJson(std::string* json, std::string* detail);
 
@@ -59,8 +61,8 @@ class AvroDecoder final : public Decoder {
   std::unique_ptr<SchemaSource> registry_;       // null when unframed
   std::unique_ptr<Writer> single_;               // the one writer when unframed
   std::map<uint32_t, std::unique_ptr<Writer>> by_id_;  // when framed
-  Writer* current_ = nullptr;                    // the writer of the value last read
-  void* reader_ = nullptr;                       // an avro_reader_t over memory, reused
+  Writer* current_ = nullptr;                    // the writer of the value last located
+  std::string_view body_;                        // its datum (into the caller's value)
 };
 
 }  // namespace hotrow::ingest
