@@ -7,9 +7,10 @@
 // medians over rounds of the thread's CPU µs per event, by stage (each stage a loop of its own,
 // the later ones less the earlier: no clock is read per record):
 //   framing  ParseConfluentHeader (+ the message-index list for Protobuf)
-//   decode   Avro: avro_value_read into the writer schema's value (the schema lookup included);
-//            Protobuf: the message type's lookup (its wire bytes are read in the next stage)
-//   text     Avro: the walk of the value writing JSON; Protobuf: the wire-to-JSON transcoding
+//   decode   Avro: the writer schema's lookup; Protobuf: the message type's lookup (both read the
+//            wire bytes in the next stage)
+//   text     Avro: the checked walk that reads the datum and writes JSON; Protobuf: the
+//            wire-to-JSON transcoding
 //   parse    RecordParser::Parse of the text (id, time, index), as for a JSON record
 // and the events per second of the whole path, as a ratio to JSON's. Whole-ingest events per
 // second are then estimated from ingest_bench's CPU per stored event (flag --ingest-us, default

@@ -3,12 +3,14 @@
 # JSON, Avro (unframed, schema file) and Protobuf (unframed, descriptor set), written by
 # `hotrow produce` to the embedded broker, then read by `hotrow serve` (one writer), one format
 # after the other, 3 alternated rounds. Per run: the serve process's CPU (/proc/PID/stat) and the
-# wall time from its first stored event to its last, as events/s and CPU µs per event.
+# wall time from its first stored event to its last, as events/s and CPU µs per event. N readings
+# per format (default 300000), P partitions (default 4; the embedded broker keeps about 100k
+# records per partition).
 # Run from the repository root in a scratch directory: cd $(mktemp -d) && N=300000 $OLDPWD/bench/formats_e2e.sh
 set -u
 B=${HOTROW_BIN:-$(dirname "$0")/../build/hotrow}
 N=${N:-300000}
-$B embedded-kafka --partitions 4 > kafka.out 2> kafka.log &
+$B embedded-kafka --partitions ${P:-4} > kafka.out 2> kafka.log &
 KPID=$!
 sleep 2
 BOOT=$(sed -n 's/bootstrap=//p' kafka.out)
