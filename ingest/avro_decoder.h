@@ -16,8 +16,8 @@ namespace hotrow::ingest {
 // writer schema; the binary datum is read by this file's own walk of that parsed schema, which
 // writes the JSON text as it reads, straight into the output buffer: Avro C's avro_value_read
 // trusts the lengths and counts it reads (a negative bytes length asked malloc for 2^64 - n
-// bytes: the fuzz target's first finding) and cost twice as much as this walk once both checked
-// them, and its avro_value_to_json builds a jansson tree and writes a union as {"type": value}.
+// bytes: the fuzz target's first finding), and read behind a walk that checked them it cost 0.49 µs
+// per record against this walk's 0.27 (bench/format_bench.cc); its avro_value_to_json builds a jansson tree and writes a union as {"type": value}.
 //
 // The mapping: a record or a map is an object, an array an array, a union its branch's value
 // (null as null), an enum its symbol, bytes and fixed base64 unless they carry logicalType
