@@ -113,8 +113,8 @@ int main(int argc, char** argv) {
       proto.push_back(std::move(p));
     }
   }
-  auto avro_decoder = ingest::AvroDecoder::WithRegistry(
-      std::make_unique<SyntheticRegistry>(ingest::Format::kAvro));
+  auto avro_decoder =
+      ingest::AvroDecoder::WithRegistry(std::make_unique<SyntheticRegistry>(ingest::Format::kAvro));
   auto proto_decoder = ingest::ProtobufDecoder::WithRegistry(
       std::make_unique<SyntheticRegistry>(ingest::Format::kProtobuf));
   ingest::RecordParser parser(ingest::ParserOptions{"event_id", "ts", {}});
@@ -232,21 +232,22 @@ int main(int argc, char** argv) {
     Stages stages;
     double path;
   };
-  for (const Row& r : {Row{"json", j, path_json}, Row{"avro", a, path_avro},
-                       Row{"protobuf", p, path_proto}}) {
+  for (const Row& r :
+       {Row{"json", j, path_json}, Row{"avro", a, path_avro}, Row{"protobuf", p, path_proto}}) {
     const double ingest_ratio = ingest_us / (ingest_us + r.path - path_json);
     std::printf("%-9s %8.3f %8.3f %8.3f %8.3f %8.3f %12.0f %14.2f\n", r.name, r.stages.framing,
-                r.stages.decode, r.stages.text, r.stages.parse, r.path, 1e6 / r.path,
-                ingest_ratio);
+                r.stages.decode, r.stages.text, r.stages.parse, r.path, 1e6 / r.path, ingest_ratio);
   }
   for (const Row& r : {Row{"avro", a, path_avro}, Row{"protobuf", p, path_proto}}) {
-    std::printf("RATIO ingest events/s, %s over json (est.: CPU us per event, json / %s) "
-                "%.2f / %.2f = %.2f\n",
-                r.name, r.name, ingest_us, ingest_us + r.path - path_json,
-                ingest_us / (ingest_us + r.path - path_json));
+    std::printf(
+        "RATIO ingest events/s, %s over json (est.: CPU us per event, json / %s) "
+        "%.2f / %.2f = %.2f\n",
+        r.name, r.name, ingest_us, ingest_us + r.path - path_json,
+        ingest_us / (ingest_us + r.path - path_json));
   }
-  std::printf("(ingest vs json: estimated from %.2f CPU us per stored JSON event end to end, "
-              "--ingest-us)\n",
-              ingest_us);
+  std::printf(
+      "(ingest vs json: estimated from %.2f CPU us per stored JSON event end to end, "
+      "--ingest-us)\n",
+      ingest_us);
   return 0;
 }

@@ -47,9 +47,8 @@ void AnnotateDecimals(const nlohmann::json& j, avro_schema_t s, Slot slot, int d
   const std::string& t = type->get_ref<const std::string&>();
   if (auto logical = j.find("logicalType");
       logical != j.end() && *logical == "decimal" && (t == "bytes" || t == "fixed")) {
-    const int scale = j.value("scale", nlohmann::json(0)).is_number_integer()
-                          ? j.value("scale", 0)
-                          : 0;
+    const int scale =
+        j.value("scale", nlohmann::json(0)).is_number_integer() ? j.value("scale", 0) : 0;
     (*scales)[t == "fixed" ? Slot{s, -1} : slot] = scale;
     return;
   }
@@ -197,13 +196,12 @@ struct AvroDecoder::Writer {
         return true;
       }
       case AVRO_UNION:
-        if (!ReadAvroLong(in, &n) || n < 0 ||
-            static_cast<size_t>(n) >= avro_schema_union_size(s)) {
+        if (!ReadAvroLong(in, &n) || n < 0 || static_cast<size_t>(n) >= avro_schema_union_size(s)) {
           *detail = "a union branch out of range";
           return false;
         }
-        return Emit(avro_schema_union_branch(s, static_cast<int>(n)), {s, static_cast<int>(n)},
-                    in, depth + 1, out, detail);
+        return Emit(avro_schema_union_branch(s, static_cast<int>(n)), {s, static_cast<int>(n)}, in,
+                    depth + 1, out, detail);
       case AVRO_RECORD: {
         out->push_back('{');
         const size_t fields = avro_schema_record_size(s);

@@ -17,7 +17,8 @@ namespace hotrow::ingest {
 // writes the JSON text as it reads, straight into the output buffer: Avro C's avro_value_read
 // trusts the lengths and counts it reads (a negative bytes length asked malloc for 2^64 - n
 // bytes: the fuzz target's first finding), and read behind a walk that checked them it cost 0.49 µs
-// per record against this walk's 0.27 (bench/format_bench.cc); its avro_value_to_json builds a jansson tree and writes a union as {"type": value}.
+// per record against this walk's 0.27 (bench/format_bench.cc); its avro_value_to_json builds a
+// jansson tree and writes a union as {"type": value}.
 //
 // The mapping: a record or a map is an object, an array an array, a union its branch's value
 // (null as null), an enum its symbol, bytes and fixed base64 unless they carry logicalType
@@ -58,11 +59,11 @@ class AvroDecoder final : public Decoder {
   // The writer of `id`, fetched and built on first use.
   DecodeStatus WriterFor(uint32_t id, Writer** writer, const char** reject, std::string* detail);
 
-  std::unique_ptr<SchemaSource> registry_;       // null when unframed
-  std::unique_ptr<Writer> single_;               // the one writer when unframed
+  std::unique_ptr<SchemaSource> registry_;             // null when unframed
+  std::unique_ptr<Writer> single_;                     // the one writer when unframed
   std::map<uint32_t, std::unique_ptr<Writer>> by_id_;  // when framed
-  Writer* current_ = nullptr;                    // the writer of the value last located
-  std::string_view body_;                        // its datum (into the caller's value)
+  Writer* current_ = nullptr;                          // the writer of the value last located
+  std::string_view body_;                              // its datum (into the caller's value)
 };
 
 }  // namespace hotrow::ingest

@@ -12,9 +12,12 @@ namespace hotrow::ingest {
 
 const char* FormatName(Format format) {
   switch (format) {
-    case Format::kJson: return "json";
-    case Format::kAvro: return "avro";
-    case Format::kProtobuf: return "protobuf";
+    case Format::kJson:
+      return "json";
+    case Format::kAvro:
+      return "avro";
+    case Format::kProtobuf:
+      return "protobuf";
   }
   return "json";
 }
@@ -48,7 +51,8 @@ Result<std::unique_ptr<SchemaSource>> Registry(const FormatOptions& options) {
     registry.user_info = std::move(*text);
   }
   if (!options.registry_ca.empty()) {
-    HOTROW_RETURN_IF_ERROR(ReadFileNamed("ingest.schema_registry.ca", options.registry_ca).status());
+    HOTROW_RETURN_IF_ERROR(
+        ReadFileNamed("ingest.schema_registry.ca", options.registry_ca).status());
   }
   return OpenSchemaRegistry(registry);
 }
@@ -88,9 +92,9 @@ Result<std::unique_ptr<Decoder>> MakeDecoder(const FormatOptions& options) {
       Result<std::unique_ptr<ProtobufDecoder>> decoder =
           ProtobufDecoder::WithDescriptorSet(*set, options.protobuf_message);
       if (!decoder.ok()) {
-        return Status::InvalidArgument("ingest.protobuf.descriptor_set: " +
-                                       options.protobuf_descriptor_set + ": " +
-                                       decoder.status().message());
+        return Status::InvalidArgument(
+            "ingest.protobuf.descriptor_set: " + options.protobuf_descriptor_set + ": " +
+            decoder.status().message());
       }
       return std::unique_ptr<Decoder>(std::move(*decoder));
     }

@@ -143,14 +143,30 @@ void AppendScalar(const FieldDescriptor* f, uint64_t v, std::string* out) {
 // Appends the default of an absent singular scalar, string or bytes field.
 void AppendDefault(const FieldDescriptor* f, std::string* out) {
   switch (f->cpp_type()) {
-    case FieldDescriptor::CPPTYPE_INT32: AppendInt(f->default_value_int32(), out); break;
-    case FieldDescriptor::CPPTYPE_INT64: AppendInt(f->default_value_int64(), out); break;
-    case FieldDescriptor::CPPTYPE_UINT32: AppendUint(f->default_value_uint32(), out); break;
-    case FieldDescriptor::CPPTYPE_UINT64: AppendUint(f->default_value_uint64(), out); break;
-    case FieldDescriptor::CPPTYPE_FLOAT: AppendFloat(f->default_value_float(), out); break;
-    case FieldDescriptor::CPPTYPE_DOUBLE: AppendDouble(f->default_value_double(), out); break;
-    case FieldDescriptor::CPPTYPE_BOOL: out->append(f->default_value_bool() ? "true" : "false"); break;
-    case FieldDescriptor::CPPTYPE_ENUM: AppendJsonString(f->default_value_enum()->name(), out); break;
+    case FieldDescriptor::CPPTYPE_INT32:
+      AppendInt(f->default_value_int32(), out);
+      break;
+    case FieldDescriptor::CPPTYPE_INT64:
+      AppendInt(f->default_value_int64(), out);
+      break;
+    case FieldDescriptor::CPPTYPE_UINT32:
+      AppendUint(f->default_value_uint32(), out);
+      break;
+    case FieldDescriptor::CPPTYPE_UINT64:
+      AppendUint(f->default_value_uint64(), out);
+      break;
+    case FieldDescriptor::CPPTYPE_FLOAT:
+      AppendFloat(f->default_value_float(), out);
+      break;
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      AppendDouble(f->default_value_double(), out);
+      break;
+    case FieldDescriptor::CPPTYPE_BOOL:
+      out->append(f->default_value_bool() ? "true" : "false");
+      break;
+    case FieldDescriptor::CPPTYPE_ENUM:
+      AppendJsonString(f->default_value_enum()->name(), out);
+      break;
     case FieldDescriptor::CPPTYPE_STRING:
       if (f->type() == FieldDescriptor::TYPE_BYTES) {
         out->push_back('"');
@@ -179,9 +195,15 @@ bool ReadFields(const Descriptor* d, std::string_view in, std::vector<WireField>
     w.wire_type = static_cast<uint8_t>(tag & 7);
     bool ok = false;
     switch (w.wire_type) {
-      case 0: ok = ReadWireVarint(&in, &w.number); break;
-      case 1: ok = ReadFixed(&in, 8, &w.number); break;
-      case 5: ok = ReadFixed(&in, 4, &w.number); break;
+      case 0:
+        ok = ReadWireVarint(&in, &w.number);
+        break;
+      case 1:
+        ok = ReadFixed(&in, 8, &w.number);
+        break;
+      case 5:
+        ok = ReadFixed(&in, 4, &w.number);
+        break;
       case 2: {
         uint64_t size = 0;
         ok = ReadWireVarint(&in, &size) && size <= in.size();
@@ -358,14 +380,14 @@ DecodeStatus ProtobufDecoder::Locate(std::string_view value, const Descriptor** 
   return DecodeStatus::kOk;
 }
 
-bool ProtobufDecoder::Transcode(const Descriptor* message, std::string_view body,
-                                std::string* json, std::string* detail) {
+bool ProtobufDecoder::Transcode(const Descriptor* message, std::string_view body, std::string* json,
+                                std::string* detail) {
   json->clear();
   return Message(message, body, 0, json, detail);
 }
 
-DecodeStatus ProtobufDecoder::Decode(std::string_view value, std::string* json,
-                                     const char** reject, std::string* detail) {
+DecodeStatus ProtobufDecoder::Decode(std::string_view value, std::string* json, const char** reject,
+                                     std::string* detail) {
   const Descriptor* message = nullptr;
   std::string_view body;
   DecodeStatus s = Locate(value, &message, &body, reject, detail);

@@ -54,8 +54,8 @@ class ProtobufDecoder final : public Decoder {
   // Unframed records of `message` (a full name), described in `descriptor_set` (a serialized
   // FileDescriptorSet, imports included). InvalidArgument when it does not parse or build, or
   // lacks the message.
-  static Result<std::unique_ptr<ProtobufDecoder>> WithDescriptorSet(
-      std::string_view descriptor_set, const std::string& message);
+  static Result<std::unique_ptr<ProtobufDecoder>> WithDescriptorSet(std::string_view descriptor_set,
+                                                                    const std::string& message);
   // Framed records, schemas from `registry`.
   static std::unique_ptr<ProtobufDecoder> WithRegistry(std::unique_ptr<SchemaSource> registry);
   ~ProtobufDecoder() override;
@@ -85,12 +85,12 @@ class ProtobufDecoder final : public Decoder {
   bool Message(const google::protobuf::Descriptor* d, std::string_view in, size_t depth,
                std::string* out, std::string* detail);
 
-  std::unique_ptr<SchemaSource> registry_;               // null when unframed
+  std::unique_ptr<SchemaSource> registry_;  // null when unframed
   std::unique_ptr<google::protobuf::DescriptorPool> single_pool_;
   const google::protobuf::Descriptor* single_ = nullptr;  // the message when unframed
-  std::map<uint32_t, std::unique_ptr<Schema>> by_id_;    // when framed
-  std::vector<int> indexes_;                             // scratch: the message-index list
-  std::vector<std::vector<WireField>> scratch_;          // the fields read, per nesting depth
+  std::map<uint32_t, std::unique_ptr<Schema>> by_id_;     // when framed
+  std::vector<int> indexes_;                              // scratch: the message-index list
+  std::vector<std::vector<WireField>> scratch_;           // the fields read, per nesting depth
 };
 
 }  // namespace hotrow::ingest

@@ -113,8 +113,10 @@ Status SplitRegistryUrl(const std::string& url, std::string* origin_out, std::st
   const size_t scheme_end = url.find("://");
   if (scheme_end == std::string::npos ||
       (url.compare(0, scheme_end, "http") != 0 && url.compare(0, scheme_end, "https") != 0)) {
-    return Status::InvalidArgument("ingest.schema_registry.url: expected http://host:port or "
-                                   "https://host:port, got \"" + url + "\"");
+    return Status::InvalidArgument(
+        "ingest.schema_registry.url: expected http://host:port or "
+        "https://host:port, got \"" +
+        url + "\"");
   }
   const size_t path_start = url.find('/', scheme_end + 3);
   const std::string origin = url.substr(0, path_start);

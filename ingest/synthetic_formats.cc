@@ -35,7 +35,9 @@ void AppendLittleEndianDouble(double d, std::string* out) {
 }
 
 constexpr const char* kProtoFileText = R"pb(
-  name: "hotrow/synthetic.proto" package: "hotrow.synthetic" syntax: "proto3"
+  name: "hotrow/synthetic.proto"
+  package: "hotrow.synthetic"
+  syntax: "proto3"
   message_type {
     name: "Reading"
     field { name: "event_id" number: 1 label: LABEL_OPTIONAL type: TYPE_STRING }

@@ -29,8 +29,13 @@ using hotrow::ingest::DecodeStatus;
 using hotrow::ingest::RegistrySchema;
 
 constexpr const char* kFile = R"pb(
-  name: "f.proto" package: "f" syntax: "proto3"
-  message_type { name: "First" field { name: "x" number: 1 label: LABEL_OPTIONAL type: TYPE_SINT32 } }
+  name: "f.proto"
+  package: "f"
+  syntax: "proto3"
+  message_type {
+    name: "First"
+    field { name: "x" number: 1 label: LABEL_OPTIONAL type: TYPE_SINT32 }
+  }
   message_type {
     name: "All"
     field { name: "i64" number: 1 label: LABEL_OPTIONAL type: TYPE_INT64 }
@@ -41,18 +46,35 @@ constexpr const char* kFile = R"pb(
     field { name: "ok" number: 6 label: LABEL_OPTIONAL type: TYPE_BOOL }
     field { name: "text" number: 7 label: LABEL_OPTIONAL type: TYPE_STRING }
     field { name: "raw" number: 8 label: LABEL_OPTIONAL type: TYPE_BYTES }
-    field { name: "color" number: 9 label: LABEL_OPTIONAL type: TYPE_ENUM type_name: ".f.All.Color" }
+    field {
+      name: "color"
+      number: 9
+      label: LABEL_OPTIONAL
+      type: TYPE_ENUM
+      type_name: ".f.All.Color"
+    }
     field { name: "inner" number: 10 label: LABEL_OPTIONAL type: TYPE_MESSAGE type_name: ".f.All" }
     field { name: "codes" number: 11 label: LABEL_REPEATED type: TYPE_SFIXED32 }
-    field { name: "tags" number: 12 label: LABEL_REPEATED type: TYPE_MESSAGE type_name: ".f.All.TagsEntry" }
+    field {
+      name: "tags"
+      number: 12
+      label: LABEL_REPEATED
+      type: TYPE_MESSAGE
+      type_name: ".f.All.TagsEntry"
+    }
     field { name: "a" number: 13 label: LABEL_OPTIONAL type: TYPE_STRING oneof_index: 0 }
     field { name: "b" number: 14 label: LABEL_OPTIONAL type: TYPE_SINT64 oneof_index: 0 }
     nested_type {
-      name: "TagsEntry" options { map_entry: true }
+      name: "TagsEntry"
+      options { map_entry: true }
       field { name: "key" number: 1 label: LABEL_OPTIONAL type: TYPE_INT32 }
       field { name: "value" number: 2 label: LABEL_OPTIONAL type: TYPE_MESSAGE type_name: ".f.All" }
     }
-    enum_type { name: "Color" value { name: "RED" number: 0 } value { name: "BLUE" number: 1 } }
+    enum_type {
+      name: "Color"
+      value { name: "RED" number: 0 }
+      value { name: "BLUE" number: 1 }
+    }
     oneof_decl { name: "choice" }
   }
 )pb";

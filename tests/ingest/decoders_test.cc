@@ -58,10 +58,10 @@ TEST(ConfluentFramingTest, MessageIndexesAreZigzagWithASingleZeroForTheFirst) {
     EXPECT_EQ(indexes, v);
     EXPECT_TRUE(rest.empty());
   }
-  EXPECT_FALSE(ParseMessageIndexes("", &indexes, &rest));                      // nothing
-  EXPECT_FALSE(ParseMessageIndexes("\x01", &indexes, &rest));                  // count -1
-  EXPECT_FALSE(ParseMessageIndexes("\x04\x02", &indexes, &rest));              // one of two
-  EXPECT_FALSE(ParseMessageIndexes("\x02\x03", &indexes, &rest));              // index -2
+  EXPECT_FALSE(ParseMessageIndexes("", &indexes, &rest));                       // nothing
+  EXPECT_FALSE(ParseMessageIndexes("\x01", &indexes, &rest));                   // count -1
+  EXPECT_FALSE(ParseMessageIndexes("\x04\x02", &indexes, &rest));               // one of two
+  EXPECT_FALSE(ParseMessageIndexes("\x02\x03", &indexes, &rest));               // index -2
   EXPECT_FALSE(ParseMessageIndexes(std::string(11, '\xff'), &indexes, &rest));  // overlong
   EXPECT_FALSE(ParseMessageIndexes("\x82\x01", &indexes, &rest));  // 65 indexes: too many
 }
@@ -90,8 +90,8 @@ TEST(JsonTextTest, DecimalsAreTwosComplementWithTheScale) {
     AppendDecimal(bytes, scale, &out);
     return out;
   };
-  EXPECT_EQ(decimal("\x30\x39", 2), "123.45");    // 12345
-  EXPECT_EQ(decimal("\xcf\xc7", 2), "-123.45");   // -12345
+  EXPECT_EQ(decimal("\x30\x39", 2), "123.45");   // 12345
+  EXPECT_EQ(decimal("\xcf\xc7", 2), "-123.45");  // -12345
   EXPECT_EQ(decimal("\x05", 2), "0.05");
   EXPECT_EQ(decimal("\xfb", 3), "-0.005");
   EXPECT_EQ(decimal("", 2), "0.00");
@@ -131,7 +131,9 @@ TEST(RecordMetaTest, MetaIsAddedToTheObjectWithTextOrBase64) {
 
 // A schema with every kind of field, as a FileDescriptorProto in text form.
 constexpr const char* kSchema = R"pb(
-  name: "t.proto" package: "t" syntax: "proto3"
+  name: "t.proto"
+  package: "t"
+  syntax: "proto3"
   message_type {
     name: "First"
     field { name: "x" number: 1 label: LABEL_OPTIONAL type: TYPE_INT32 }
@@ -150,32 +152,80 @@ constexpr const char* kSchema = R"pb(
     field { name: "ok" number: 10 label: LABEL_OPTIONAL type: TYPE_BOOL }
     field { name: "text" number: 11 label: LABEL_OPTIONAL type: TYPE_STRING }
     field { name: "raw" number: 12 label: LABEL_OPTIONAL type: TYPE_BYTES }
-    field { name: "color" number: 13 label: LABEL_OPTIONAL type: TYPE_ENUM type_name: ".t.All.Color" }
-    field { name: "nested" number: 14 label: LABEL_OPTIONAL type: TYPE_MESSAGE type_name: ".t.All.Inner" }
+    field {
+      name: "color"
+      number: 13
+      label: LABEL_OPTIONAL
+      type: TYPE_ENUM
+      type_name: ".t.All.Color"
+    }
+    field {
+      name: "nested"
+      number: 14
+      label: LABEL_OPTIONAL
+      type: TYPE_MESSAGE
+      type_name: ".t.All.Inner"
+    }
     field { name: "codes" number: 15 label: LABEL_REPEATED type: TYPE_SINT64 }
-    field { name: "inners" number: 16 label: LABEL_REPEATED type: TYPE_MESSAGE type_name: ".t.All.Inner" }
+    field {
+      name: "inners"
+      number: 16
+      label: LABEL_REPEATED
+      type: TYPE_MESSAGE
+      type_name: ".t.All.Inner"
+    }
     field { name: "names" number: 17 label: LABEL_REPEATED type: TYPE_STRING }
-    field { name: "tags" number: 18 label: LABEL_REPEATED type: TYPE_MESSAGE type_name: ".t.All.TagsEntry" }
-    field { name: "by_id" number: 19 label: LABEL_REPEATED type: TYPE_MESSAGE type_name: ".t.All.ByIdEntry" }
+    field {
+      name: "tags"
+      number: 18
+      label: LABEL_REPEATED
+      type: TYPE_MESSAGE
+      type_name: ".t.All.TagsEntry"
+    }
+    field {
+      name: "by_id"
+      number: 19
+      label: LABEL_REPEATED
+      type: TYPE_MESSAGE
+      type_name: ".t.All.ByIdEntry"
+    }
     field { name: "a" number: 20 label: LABEL_OPTIONAL type: TYPE_STRING oneof_index: 0 }
     field { name: "b" number: 21 label: LABEL_OPTIONAL type: TYPE_INT32 oneof_index: 0 }
-    field { name: "colors" number: 22 label: LABEL_REPEATED type: TYPE_ENUM type_name: ".t.All.Color" }
+    field {
+      name: "colors"
+      number: 22
+      label: LABEL_REPEATED
+      type: TYPE_ENUM
+      type_name: ".t.All.Color"
+    }
     nested_type {
       name: "Inner"
       field { name: "v" number: 1 label: LABEL_OPTIONAL type: TYPE_DOUBLE }
       field { name: "w" number: 2 label: LABEL_OPTIONAL type: TYPE_STRING }
     }
     nested_type {
-      name: "TagsEntry" options { map_entry: true }
+      name: "TagsEntry"
+      options { map_entry: true }
       field { name: "key" number: 1 label: LABEL_OPTIONAL type: TYPE_STRING }
       field { name: "value" number: 2 label: LABEL_OPTIONAL type: TYPE_STRING }
     }
     nested_type {
-      name: "ByIdEntry" options { map_entry: true }
+      name: "ByIdEntry"
+      options { map_entry: true }
       field { name: "key" number: 1 label: LABEL_OPTIONAL type: TYPE_INT64 }
-      field { name: "value" number: 2 label: LABEL_OPTIONAL type: TYPE_MESSAGE type_name: ".t.All.Inner" }
+      field {
+        name: "value"
+        number: 2
+        label: LABEL_OPTIONAL
+        type: TYPE_MESSAGE
+        type_name: ".t.All.Inner"
+      }
     }
-    enum_type { name: "Color" value { name: "RED" number: 0 } value { name: "BLUE" number: 1 } }
+    enum_type {
+      name: "Color"
+      value { name: "RED" number: 0 }
+      value { name: "BLUE" number: 1 }
+    }
     oneof_decl { name: "choice" }
   }
 )pb";
@@ -282,11 +332,33 @@ TEST_F(ProtobufTranscoderTest, EmptyMessageHasEveryFieldAtItsDefault) {
 
 TEST_F(ProtobufTranscoderTest, EveryKindOfFieldMatchesLibprotobuf) {
   ExpectSameAsLibprotobuf(R"pb(
-    i32: -5 i64: -9000000000 u64: 18446744073709551615 s32: -7 s64: -9223372036854775808
-    f32: 4000000000 sf64: -3 flt: 0.1 dbl: 1e300 ok: true text: "h\"é\n" raw: "\377\000"
-    color: BLUE nested { v: 2.5 w: "in" } codes: [1, -2, 3] inners { v: 1 } inners { w: "x" }
-    names: ["p", "q"] tags { key: "k" value: "v" } tags { key: "k2" value: "" }
-    by_id { key: -4 value { v: 3 } } by_id { key: 9 } b: 0 colors: [BLUE, RED]
+    i32: -5
+    i64: -9000000000
+    u64: 18446744073709551615
+    s32: -7
+    s64: -9223372036854775808
+    f32: 4000000000
+    sf64: -3
+    flt: 0.1
+    dbl: 1e300
+    ok: true
+    text: "h\"é\n"
+    raw: "\377\000"
+    color: BLUE
+    nested { v: 2.5 w: "in" }
+    codes: [ 1, -2, 3 ]
+    inners { v: 1 }
+    inners { w: "x" }
+    names: [ "p", "q" ]
+    tags { key: "k" value: "v" }
+    tags { key: "k2" value: "" }
+    by_id {
+      key: -4
+      value { v: 3 }
+    }
+    by_id { key: 9 }
+    b: 0
+    colors: [ BLUE, RED ]
   )pb");
   ExpectSameAsLibprotobuf(R"pb(a: "chosen" dbl: -0.0 flt: 3.4028235e38)pb");
 }
@@ -310,7 +382,7 @@ TEST_F(ProtobufTranscoderTest, FramedRecordsNameTheirMessageThroughTheRegistry) 
   std::string value, json_text, detail;
   const char* reject = nullptr;
   AppendConfluentHeader(7, &value);
-  AppendMessageIndexes({1}, &value);  // t.All, the file's second message
+  AppendMessageIndexes({1}, &value);    // t.All, the file's second message
   value += std::string("\x08\x2a", 2);  // i32: 42
   ASSERT_EQ(decoder->Decode(value, &json_text, &reject, &detail), DecodeStatus::kOk) << detail;
   EXPECT_EQ(json::parse(json_text)["i32"], 42);

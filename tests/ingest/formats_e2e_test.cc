@@ -121,13 +121,26 @@ class FormatsE2ETest : public ::testing::Test {
 
   void StartServe(const std::string& topic, const std::vector<std::string>& sets) {
     http_port_ = FreePort();
-    std::vector<std::string> argv = {
-        testing::HotrowBinary(), "serve", "--set", "kafka.brokers=" + bootstrap_, "--set",
-        "kafka.topics=[" + topic + "]", "--set", "kafka.group_id=g-" + topic, "--set",
-        "store.path=" + dir_.Sub("store-" + topic), "--set",
-        "http.listen=127.0.0.1:" + std::to_string(http_port_), "--set",
-        "kafka.properties.session.timeout.ms=6000", "--set", "query.threads=2", "--set",
-        "ingest.batch_max_ms=50", "--set", "ingest.dead_letter_topic=dead-" + topic};
+    std::vector<std::string> argv = {testing::HotrowBinary(),
+                                     "serve",
+                                     "--set",
+                                     "kafka.brokers=" + bootstrap_,
+                                     "--set",
+                                     "kafka.topics=[" + topic + "]",
+                                     "--set",
+                                     "kafka.group_id=g-" + topic,
+                                     "--set",
+                                     "store.path=" + dir_.Sub("store-" + topic),
+                                     "--set",
+                                     "http.listen=127.0.0.1:" + std::to_string(http_port_),
+                                     "--set",
+                                     "kafka.properties.session.timeout.ms=6000",
+                                     "--set",
+                                     "query.threads=2",
+                                     "--set",
+                                     "ingest.batch_max_ms=50",
+                                     "--set",
+                                     "ingest.dead_letter_topic=dead-" + topic};
     for (const std::string& s : sets) {
       argv.push_back("--set");
       argv.push_back(s);
@@ -255,8 +268,8 @@ TEST_F(FormatsE2ETest, AvroFromConfluentsProducerIsStoredAsPythonAvroReadsItUnde
   const std::vector<std::string> good = HexLines(dir_.Sub("avro.hex"));
   ASSERT_FALSE(good.empty());
   WriteLines(dir_.Sub("bad.hex"),
-             {"7b2261223a317d",                          // {"a":1}: not_framed
-              "00000003e7" + good[0].substr(10),         // id 999: unknown_schema
+             {"7b2261223a317d",                            // {"a":1}: not_framed
+              "00000003e7" + good[0].substr(10),           // id 999: unknown_schema
               good[0].substr(0, 10) + "ffffffffffffff"});  // id 1, not Avro: bad_avro
   Python({"raw", "--topic", "avro", "--values", dir_.Sub("bad.hex")});
   ASSERT_TRUE(AwaitCounts(120, 3)) << Stats().dump();
@@ -317,8 +330,7 @@ TEST_F(FormatsE2ETest, RegistryDownHoldsThePartitionsAndLosesNothingWhenItIsBack
   Python({"avro", "--topic", "out", "--count", "60", "--versions", "1", "--expected",
           dir_.Sub("out.jsonl")});
   Python({"avro", "--topic", "out", "--count", "60", "--start", "60", "--versions", "mix",
-          "--expected", dir_.Sub("out.jsonl"), "--encode", dir_.Sub("later.hex"),
-          "--encode-only"});
+          "--expected", dir_.Sub("out.jsonl"), "--encode", dir_.Sub("later.hex"), "--encode-only"});
   StartServe("out", {"ingest.format=avro", "ingest.schema_registry.url=" + registry_url_,
                      "ingest.id_field=device_id"});
   ASSERT_TRUE(AwaitCounts(60)) << Stats().dump();
@@ -367,9 +379,20 @@ TEST_F(FormatsE2ETest, HotrowProduceWritesAvroAndProtobufThatServeReadsAsTheJson
     }
   }
   auto produce = [&](const std::string& topic, const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {testing::HotrowBinary(), "produce", "--brokers", bootstrap_,
-                                     "--topic", topic, "--count", std::to_string(kCount),
-                                     "--devices", "50", "--seed", "7", "--rate", "0"};
+    std::vector<std::string> argv = {testing::HotrowBinary(),
+                                     "produce",
+                                     "--brokers",
+                                     bootstrap_,
+                                     "--topic",
+                                     topic,
+                                     "--count",
+                                     std::to_string(kCount),
+                                     "--devices",
+                                     "50",
+                                     "--seed",
+                                     "7",
+                                     "--rate",
+                                     "0"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     ChildProcess p(argv, dir_.Sub("produce.log"));
     ASSERT_EQ(p.Wait(std::chrono::seconds(60)), 0) << ReadFile(dir_.Sub("produce.log"));
@@ -401,8 +424,7 @@ TEST_F(FormatsE2ETest, HotrowProduceWritesAvroAndProtobufThatServeReadsAsTheJson
   ASSERT_EQ(serve_->Wait(std::chrono::seconds(15)), 0);
 
   produce("synth-pb", {"--format", "protobuf", "--schema-registry", registry_url_});
-  StartServe("synth-pb",
-             {"ingest.format=protobuf", "ingest.schema_registry.url=" + registry_url_});
+  StartServe("synth-pb", {"ingest.format=protobuf", "ingest.schema_registry.url=" + registry_url_});
   ASSERT_TRUE(AwaitCounts(kCount)) << Stats().dump();
   EXPECT_EQ(stored(), expected);
 }
