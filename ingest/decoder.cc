@@ -54,7 +54,9 @@ Result<std::unique_ptr<SchemaSource>> Registry(const FormatOptions& options) {
     HOTROW_RETURN_IF_ERROR(
         ReadFileNamed("ingest.schema_registry.ca", options.registry_ca).status());
   }
-  return OpenSchemaRegistry(registry);
+  Result<std::unique_ptr<SchemaSource>> source = OpenSchemaRegistry(registry);
+  if (!source.ok()) return source.status();
+  return RememberNotFound(std::move(*source));
 }
 
 }  // namespace

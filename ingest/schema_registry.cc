@@ -2,7 +2,9 @@
 
 #include <httplib.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 namespace hotrow::ingest {
 
@@ -131,6 +133,56 @@ Status SplitRegistryUrl(const std::string& url, std::string* origin_out, std::st
 }
 
 }  // namespace
+
+namespace {
+
+class NotFoundMemory final : public SchemaSource {
+ public:
+  NotFoundMemory(std::unique_ptr<SchemaSource> source, int64_t ttl_ms)
+      : source_(std::move(source)), ttl_ms_(ttl_ms) {}
+
+  Result<RegistrySchema> ById(uint32_t id, bool serialized) override {
+    const int64_t now = SteadyMs();
+    auto it = not_found_.find(id);
+    if (it != not_found_.end()) {
+      if (now < it->second.until_ms) return Status::NotFound(it->second.message);
+      not_found_.erase(it);
+    }
+    Result<RegistrySchema> schema = source_->ById(id, serialized);
+    if (schema.status().code() == Status::Code::kNotFound) {
+      if (not_found_.size() >= kMaxRemembered) not_found_.clear();
+      not_found_[id] = {now + ttl_ms_, schema.status().message() + " (remembered)"};
+    }
+    return schema;
+  }
+
+  Result<RegistrySchema> BySubjectVersion(const std::string& subject, int version,
+                                          bool serialized) override {
+    return source_->BySubjectVersion(subject, version, serialized);
+  }
+
+ private:
+  static constexpr size_t kMaxRemembered = 10000;
+  static int64_t SteadyMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  struct Entry {
+    int64_t until_ms;
+    std::string message;
+  };
+  std::unique_ptr<SchemaSource> source_;
+  const int64_t ttl_ms_;
+  std::unordered_map<uint32_t, Entry> not_found_;
+};
+
+}  // namespace
+
+std::unique_ptr<SchemaSource> RememberNotFound(std::unique_ptr<SchemaSource> source,
+                                               int64_t ttl_ms) {
+  return std::make_unique<NotFoundMemory>(std::move(source), ttl_ms);
+}
 
 Result<std::unique_ptr<SchemaSource>> OpenSchemaRegistry(const RegistryOptions& options) {
   std::string origin, prefix;

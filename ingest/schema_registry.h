@@ -57,6 +57,14 @@ struct RegistryOptions {
 // Fails with InvalidArgument for a URL that is not http(s)://host[:port][/path].
 Result<std::unique_ptr<SchemaSource>> OpenSchemaRegistry(const RegistryOptions& options);
 
+// Wraps `source` so that an id the registry answered 404 for is answered NotFound again, without
+// a request, for `ttl_ms` (steady clock): a stream of records naming an unknown id (each one
+// rejected as unknown_schema) then costs the registry one request per id per ttl, not one per
+// record, and the poller no round trip. Ids are immutable once registered; the ttl bounds how long
+// an id registered after a record named it stays unknown. Other failures are never remembered.
+std::unique_ptr<SchemaSource> RememberNotFound(std::unique_ptr<SchemaSource> source,
+                                               int64_t ttl_ms = 10000);
+
 // Registers `schema` (of `schema_type`: "AVRO", "PROTOBUF") under `subject`
 // (POST /subjects/{subject}/versions) and returns its id: the writers' side, for `hotrow produce`.
 // IOError when the registry cannot be asked or refuses.

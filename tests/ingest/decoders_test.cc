@@ -415,5 +415,47 @@ TEST_F(ProtobufTranscoderTest, FramedRecordsNameTheirMessageThroughTheRegistry) 
   EXPECT_NE(detail.find("connection refused"), std::string::npos);
 }
 
+// Counts the requests that reach it; id 7 exists, any other is 404, unless down.
+class CountingRegistry final : public SchemaSource {
+ public:
+  CountingRegistry(int* requests, bool* down) : requests_(requests), down_(down) {}
+  Result<RegistrySchema> ById(uint32_t id, bool) override {
+    ++*requests_;
+    if (*down_) return Status::IOError("connection refused");
+    if (id != 7) return Status::NotFound("no schema id " + std::to_string(id));
+    return RegistrySchema{"\"long\"", "AVRO", {}};
+  }
+  Result<RegistrySchema> BySubjectVersion(const std::string&, int, bool) override {
+    return Status::NotFound("none");
+  }
+
+ private:
+  int* requests_;
+  bool* down_;
+};
+
+TEST(RememberNotFoundTest, AnUnknownIdIsAskedOncePerTtlAndOutagesAreNeverRemembered) {
+  int requests = 0;
+  bool down = false;
+  auto source = RememberNotFound(std::make_unique<CountingRegistry>(&requests, &down), 60'000);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(source->ById(9, false).status().code(), Status::Code::kNotFound);
+  }
+  EXPECT_EQ(requests, 1);
+  EXPECT_TRUE(source->ById(7, false).ok());
+  EXPECT_EQ(requests, 2);
+  down = true;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(source->ById(8, false).status().code(), Status::Code::kIOError);
+  }
+  EXPECT_EQ(requests, 5);  // each asked: an outage is not the id's answer
+  auto expiring = RememberNotFound(std::make_unique<CountingRegistry>(&requests, &down), 0);
+  down = false;
+  requests = 0;
+  (void)expiring->ById(9, false);
+  (void)expiring->ById(9, false);
+  EXPECT_EQ(requests, 2);  // a ttl of 0 remembers nothing
+}
+
 }  // namespace
 }  // namespace hotrow::ingest::decoders_test
