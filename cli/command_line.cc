@@ -86,6 +86,18 @@ void AddProduceCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--skew", options->skew, "Zipf exponent of the device choice; 0 is uniform")
       ->check(CLI::Range(0.0, 10.0))
       ->capture_default_str();
+  cmd->add_option("--format", options->format,
+                  "json, or the reading as avro or protobuf (with --schema-registry or "
+                  "--schema-file)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, ingest::Format>{{"json", ingest::Format::kJson},
+                                                {"avro", ingest::Format::kAvro},
+                                                {"protobuf", ingest::Format::kProtobuf}}));
+  cmd->add_option("--schema-registry", options->registry_url,
+                  "Register the schema under <topic>-value and frame each record (Confluent)");
+  cmd->add_option("--schema-file", options->schema_file,
+                  "Write unframed records, and their schema here (Avro JSON or a descriptor set, "
+                  "message hotrow.synthetic.Reading)");
   cmd->callback([options, exit_code] { *exit_code = RunProduce(*options); });
 }
 

@@ -12,6 +12,8 @@
 #include "common/byte_size.h"
 #include "common/time_format.h"
 #include "config/config_keys.h"
+#include "ingest/decoder.h"
+#include "ingest/record_meta.h"
 #include "keying/row_key.h"
 
 namespace hotrow::config {
@@ -44,6 +46,20 @@ Status ApplyDocument(const YAML::Node& root, const std::string& file, Config* co
     for (auto entry = keys.begin(); entry != keys.end(); ++entry) {
       if (!entry->first.IsScalar()) return Expected(name, "key names", entry->first);
       const std::string key = name + "." + entry->first.Scalar();
+      if (FindKey(key) == nullptr && IsSubsection(key)) {
+        // ingest.schema_registry: {url: ...}: a map of the keys under it.
+        const YAML::Node sub = entry->second;
+        if (sub.IsNull()) continue;
+        if (!sub.IsMap()) return Expected(key, "a map of keys", sub);
+        for (auto item = sub.begin(); item != sub.end(); ++item) {
+          if (!item->first.IsScalar()) return Expected(key, "key names", item->first);
+          const std::string full = key + "." + item->first.Scalar();
+          if (FindKey(full) == nullptr) return Status::InvalidArgument(full + ": unknown key");
+          if (!seen.insert(full).second) return Status::InvalidArgument(full + ": given twice");
+          HOTROW_RETURN_IF_ERROR(SetKey(full, item->second, config));
+        }
+        continue;
+      }
       if (FindKey(key) == nullptr) return Status::InvalidArgument(key + ": unknown key");
       if (!seen.insert(key).second) return Status::InvalidArgument(key + ": given twice");
       HOTROW_RETURN_IF_ERROR(SetKey(key, entry->second, config));
@@ -155,6 +171,90 @@ Status CheckWhole(const Config& config) {
   return Status::Ok();
 }
 
+// ingest.format and the keys beside it: one source of schemas, every file named readable and
+// every schema loadable (ingest::MakeDecoder, which asks no registry); field names starting with
+// '@' are @key, @header.NAME or @timestamp.
+Status CheckFormat(const Config& config) {
+  const ingest::FormatOptions& f = config.ingest.format;
+  const bool registry = !f.registry_url.empty();
+  const std::string format = ingest::FormatName(f.format);
+  auto stray = [&](const std::string& key, const std::string& value,
+                   const std::string& why) -> Status {
+    if (value.empty()) return Status::Ok();
+    return Status::InvalidArgument(key + ": set, but " + why);
+  };
+  if (f.format == ingest::Format::kJson) {
+    const std::string why = "ingest.format is json (set it to avro or protobuf)";
+    HOTROW_RETURN_IF_ERROR(stray("ingest.schema_registry.url", f.registry_url, why));
+    HOTROW_RETURN_IF_ERROR(stray("ingest.avro.schema_file", f.avro_schema_file, why));
+    HOTROW_RETURN_IF_ERROR(stray("ingest.protobuf.descriptor_set", f.protobuf_descriptor_set, why));
+    HOTROW_RETURN_IF_ERROR(stray("ingest.protobuf.message", f.protobuf_message, why));
+  }
+  if (!registry) {
+    const std::string why = "ingest.schema_registry.url is not";
+    HOTROW_RETURN_IF_ERROR(stray("ingest.schema_registry.user_info", f.registry_user_info, why));
+    HOTROW_RETURN_IF_ERROR(
+        stray("ingest.schema_registry.user_info_file", f.registry_user_info_file, why));
+    HOTROW_RETURN_IF_ERROR(stray("ingest.schema_registry.ca", f.registry_ca, why));
+  } else {
+    HOTROW_RETURN_IF_ERROR(stray("ingest.avro.schema_file", f.avro_schema_file,
+                                 "records are framed and their schemas read from "
+                                 "ingest.schema_registry.url: set one or the other"));
+    HOTROW_RETURN_IF_ERROR(stray("ingest.protobuf.descriptor_set", f.protobuf_descriptor_set,
+                                 "records are framed and their schemas read from "
+                                 "ingest.schema_registry.url: set one or the other"));
+    HOTROW_RETURN_IF_ERROR(stray("ingest.protobuf.message", f.protobuf_message,
+                                 "records are framed and name their message: leave it out "
+                                 "with ingest.schema_registry.url"));
+    if (!f.registry_user_info.empty() && !f.registry_user_info_file.empty()) {
+      return Status::InvalidArgument(
+          "ingest.schema_registry.user_info_file: set, but so is ingest.schema_registry.user_info: "
+          "set one");
+    }
+    if (!f.registry_ca.empty() && f.registry_url.rfind("https://", 0) != 0) {
+      return Status::InvalidArgument("ingest.schema_registry.ca: set, but "
+                                     "ingest.schema_registry.url is not https://");
+    }
+  }
+  if (f.format == ingest::Format::kAvro && !registry) {
+    HOTROW_RETURN_IF_ERROR(stray("ingest.protobuf.descriptor_set", f.protobuf_descriptor_set,
+                                 "ingest.format is avro"));
+    HOTROW_RETURN_IF_ERROR(stray("ingest.protobuf.message", f.protobuf_message,
+                                 "ingest.format is avro"));
+    if (f.avro_schema_file.empty()) {
+      return Status::InvalidArgument(
+          "ingest.format: avro needs ingest.schema_registry.url (framed records) or "
+          "ingest.avro.schema_file (unframed records)");
+    }
+  }
+  if (f.format == ingest::Format::kProtobuf && !registry) {
+    HOTROW_RETURN_IF_ERROR(stray("ingest.avro.schema_file", f.avro_schema_file,
+                                 "ingest.format is protobuf"));
+    if (f.protobuf_descriptor_set.empty() || f.protobuf_message.empty()) {
+      return Status::InvalidArgument(
+          "ingest.format: protobuf needs ingest.schema_registry.url (framed records) or both "
+          "ingest.protobuf.descriptor_set and ingest.protobuf.message (unframed records)");
+    }
+  }
+  Result<std::unique_ptr<ingest::Decoder>> decoder = ingest::MakeDecoder(f);
+  if (!decoder.ok()) return decoder.status();
+
+  auto check_field = [](const std::string& key, const std::string& field) -> Status {
+    ingest::MetaRef meta;
+    if (!ingest::ParseMetaRef(field, &meta)) {
+      return Status::InvalidArgument(key + ": expected @key, @header.NAME or @timestamp, got \"" +
+                                     field + "\"");
+    }
+    return Status::Ok();
+  };
+  HOTROW_RETURN_IF_ERROR(check_field("ingest.id_field", config.ingest.id_field));
+  HOTROW_RETURN_IF_ERROR(check_field("ingest.ts_field", config.ingest.ts_field));
+  for (const std::string& field : config.index.fields) {
+    HOTROW_RETURN_IF_ERROR(check_field("index.fields", field));
+  }
+  return Status::Ok();
+}
+
 Status Load(const std::string& file, const std::vector<std::string>& overrides, Config* config) {
   // store.bucket left unset follows the ttl: 1m for the default 10m window, ttl/10 for a shorter
   // one, so that `--set store.ttl=20s` alone gives 2s buckets instead of an error.
@@ -165,7 +265,8 @@ Status Load(const std::string& file, const std::vector<std::string>& overrides, 
     config->store.bucket_ms =
         std::clamp<int64_t>(config->store.ttl_ms / 10, 1, Config::Store().bucket_ms);
   }
-  return CheckWhole(*config);
+  HOTROW_RETURN_IF_ERROR(CheckWhole(*config));
+  return CheckFormat(*config);
 }
 
 // yaml-cpp throws; nothing may escape this boundary.
@@ -249,6 +350,8 @@ ingest::IngestOptions Config::ToIngestOptions() const {
   options.dead_letter_topic = ingest.dead_letter_topic;
   options.stall_after_ms = ingest.stall_after_ms;
   options.writers = static_cast<int>(ingest.writers);
+  options.format = ingest.format;
+  options.include_meta = ingest.include_meta;
   return options;
 }
 
@@ -291,7 +394,10 @@ std::string Config::Summary() const {
          FormatDurationMs(ingest.batch_max_ms) + " id_field=" + ingest.id_field +
          " ts_field=" + ingest.ts_field + " max_future=" + FormatDurationMs(ingest.max_future_ms) +
          " dead_letter=" + (ingest.dead_letter_topic.empty() ? "none" : ingest.dead_letter_topic) +
-         " stall_after=" + FormatDurationMs(ingest.stall_after_ms) + " listen=" + http.listen +
+         " stall_after=" + FormatDurationMs(ingest.stall_after_ms) +
+         " format=" + ingest::FormatName(ingest.format.format) +
+         (ingest.format.registry_url.empty() ? "" : " schema_registry=" + ingest.format.registry_url) +
+         (ingest.include_meta ? " include_meta=true" : "") + " listen=" + http.listen +
          " tls=" + (http.tls_cert.empty() ? "off" : http.tls_cert) +
          " query.threads=" + (query.threads == 0 ? "auto" : std::to_string(query.threads)) +
          " block_cache=" + FormatByteSize(store.block_cache_bytes) +

@@ -47,6 +47,10 @@ struct Config {
     std::string dead_letter_topic;         // empty: none
     int64_t stall_after_ms = 30 * 1000;    // ingest.stall_after, a duration
     int64_t writers = 0;                   // 0..16; 0: the machine's cores (at most 16)
+    // ingest.format and the keys beside it (ingest.schema_registry.*, ingest.avro.*,
+    // ingest.protobuf.*): how record values are decoded; checked together by LoadConfig.
+    ingest::FormatOptions format;
+    bool include_meta = false;  // add "_kafka" {key, headers, timestamp} to stored payloads
   } ingest;
   struct Index {
     std::vector<std::string> fields;  // dotted paths, at most 16, no duplicates; empty = none

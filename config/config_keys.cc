@@ -410,6 +410,55 @@ const std::vector<KeySpec>& Keys() {
        [](const YAML::Node& v, const std::string& k, Config* c) {
          return ReadDuration(v, k, 1, &c->ingest.stall_after_ms);
        }},
+      {"ingest.format",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         const std::string text = v.IsScalar() ? v.Scalar() : "";
+         if (text == "json") {
+           c->ingest.format.format = ingest::Format::kJson;
+         } else if (text == "avro") {
+           c->ingest.format.format = ingest::Format::kAvro;
+         } else if (text == "protobuf") {
+           c->ingest.format.format = ingest::Format::kProtobuf;
+         } else {
+           return Expected(k, "json, avro or protobuf", v);
+         }
+         return Status::Ok();
+       }},
+      {"ingest.schema_registry.url",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         HOTROW_RETURN_IF_ERROR(ReadString(v, k, true, &c->ingest.format.registry_url));
+         const std::string& url = c->ingest.format.registry_url;
+         if (!url.empty() && url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
+           return Expected(k, "an http:// or https:// URL such as http://127.0.0.1:8081", v);
+         }
+         return Status::Ok();
+       }},
+      {"ingest.schema_registry.user_info",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadString(v, k, true, &c->ingest.format.registry_user_info);
+       }},
+      {"ingest.schema_registry.user_info_file",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadString(v, k, true, &c->ingest.format.registry_user_info_file);
+       }},
+      {"ingest.schema_registry.ca",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadString(v, k, true, &c->ingest.format.registry_ca);
+       }},
+      {"ingest.avro.schema_file",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadString(v, k, true, &c->ingest.format.avro_schema_file);
+       }},
+      {"ingest.protobuf.descriptor_set",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadString(v, k, true, &c->ingest.format.protobuf_descriptor_set);
+       }},
+      {"ingest.protobuf.message",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadString(v, k, true, &c->ingest.format.protobuf_message);
+       }},
+      {"ingest.include_meta", [](const YAML::Node& v, const std::string& k,
+                                 Config* c) { return ReadBool(v, k, &c->ingest.include_meta); }},
       {"index.fields", [](const YAML::Node& v, const std::string& k,
                           Config* c) { return ReadIndexFields(v, k, &c->index.fields); }},
       {"http.listen", [](const YAML::Node& v, const std::string& k,
@@ -522,6 +571,17 @@ std::vector<std::string> ConfigKeyNames() {
   std::vector<std::string> names;
   for (const KeySpec& spec : Keys()) names.emplace_back(spec.name);
   return names;
+}
+
+bool IsSubsection(std::string_view name) {
+  for (const KeySpec& spec : Keys()) {
+    std::string_view full = spec.name;
+    if (full.size() > name.size() + 1 && full.substr(0, name.size()) == name &&
+        full[name.size()] == '.') {
+      return true;
+    }
+  }
+  return false;
 }
 
 // Sets one key, "section.key" or "kafka.properties.<name>" (one librdkafka property).

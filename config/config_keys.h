@@ -27,6 +27,8 @@ const KeySpec* FindKey(std::string_view name);
 // The sections of the key table, in its order: "kafka, store, ..., query or cluster".
 std::string SectionNames();
 bool IsSection(std::string_view name);
+// Whether `name` ("ingest.schema_registry") is the prefix of keys one level deeper.
+bool IsSubsection(std::string_view name);
 // Sets one key, "section.key" or "kafka.properties.<name>" (one librdkafka property).
 Status SetKey(const std::string& key, const YAML::Node& value, Config* config);
 

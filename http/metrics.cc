@@ -361,6 +361,9 @@ std::string Metrics::Render(const ingest::IngestStats* ingest, const store::Stor
                          kGauge, ingest->stalled ? 1 : 0));
     out.push_back(Single("hotrow_out_of_disk", "1 when the last write failed for lack of space",
                          kGauge, ingest->out_of_disk ? 1 : 0));
+    out.push_back(Single("hotrow_registry_held_partitions",
+                         "Partitions waiting for the schema registry (their records kept)", kGauge,
+                         static_cast<double>(ingest->held_partitions)));
   }
 
   out.push_back(Single("hotrow_buckets", "Live time buckets in the store", kGauge,

@@ -54,6 +54,11 @@ std::string RenderStatsJson(const ingest::IngestStats* ingest, const store::Stor
   j["stalled"] = in.stalled;
   j["out_of_disk"] = in.out_of_disk;
   j["last_error"] = in.last_error;
+  // Partitions waiting for the schema registry (ingest.format avro / protobuf).
+  j["schema_registry"] = {{"waiting", in.held_partitions > 0},
+                          {"held_partitions", in.held_partitions},
+                          {"waiting_ms", in.registry_wait_ms},
+                          {"reason", in.registry_wait}};
 
   j["store"] = {{"events", store.events},
                 {"now_ms", store.now_ms},

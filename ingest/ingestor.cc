@@ -152,6 +152,12 @@ Status IngestorImpl::Init() {
                        (ec ? store_->options().path : path.lexically_normal().string());
   }
 
+  {
+    Result<std::unique_ptr<Decoder>> decoder = MakeDecoder(options_.format);
+    if (!decoder.ok()) return decoder.status();
+    decoder_ = std::move(*decoder);
+  }
+
   if (!options_.dead_letter_topic.empty()) {
     auto dlq = DeadLetterProducer::Create(options_.brokers, options_.dead_letter_topic,
                                           options_.properties);

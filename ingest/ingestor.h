@@ -11,6 +11,7 @@
 #include "common/status.h"
 #include "ingest/broker_offsets.h"
 #include "ingest/key_route.h"
+#include "ingest/decoder.h"
 #include "ingest/partition_ownership.h"
 #include "store/event_store.h"
 
@@ -25,9 +26,15 @@ inline constexpr const char* kRejectIdNotUtf8 = "id_not_utf8";  // id is not val
 inline constexpr const char* kRejectBadTime = "bad_time";       // unparsable time
 inline constexpr const char* kRejectExpired = "expired";        // older than the hot window
 inline constexpr const char* kRejectFuture = "future";          // beyond max_future
-inline constexpr const char* kRejectReasons[] = {kRejectNotJson,  kRejectNoId,    kRejectIdTooLong,
-                                                 kRejectBadTime,  kRejectExpired, kRejectFuture,
-                                                 kRejectIdNotUtf8};
+// ingest.format avro / protobuf (decoder.h):
+inline constexpr const char* kRejectNotFramed = "not_framed";  // no Confluent magic byte + id
+inline constexpr const char* kRejectUnknownSchema = "unknown_schema";  // the registry has no such id
+inline constexpr const char* kRejectBadAvro = "bad_avro";          // does not read under its schema
+inline constexpr const char* kRejectBadProtobuf = "bad_protobuf";  // does not read as its message
+inline constexpr const char* kRejectReasons[] = {
+    kRejectNotJson,   kRejectNoId,       kRejectIdTooLong,     kRejectBadTime,
+    kRejectExpired,   kRejectFuture,     kRejectIdNotUtf8,     kRejectNotFramed,
+    kRejectUnknownSchema, kRejectBadAvro, kRejectBadProtobuf};
 
 struct IngestOptions {
   // Bootstrap servers, "host:port,host:port". Required.
@@ -54,6 +61,11 @@ struct IngestOptions {
   // Dotted paths of the indexed fields (index.fields); the store decides per bucket which it
   // keeps. Default: none.
   std::vector<std::string> index_fields;
+  // How record values are encoded (ingest.format and its keys; decoder.h). Default: JSON.
+  FormatOptions format;
+  // Adds "_kafka": {"key", "headers", "timestamp"} to each stored payload (record_meta.h).
+  // Default: false.
+  bool include_meta = false;
   // Records further ahead of the clock are rejected as `future`. Also the margin of the window's
   // start in offsets-for-times: a record may carry a Kafka timestamp up to this much older than
   // its event time. Default: 1 minute.
@@ -145,6 +157,11 @@ struct IngestStats {
   bool assigned = false;     // at least one partition is assigned
   bool stalled = false;      // lag > 0 and nothing written for stall_after_ms
   bool out_of_disk = false;  // the last write failed for lack of space; consuming is paused
+  // Partitions held because a record's schema could not be fetched (the registry is down or
+  // answers 5xx): paused, their records kept, retried with backoff. 0 when none.
+  uint64_t held_partitions = 0;
+  std::string registry_wait;     // why, while held_partitions > 0: the registry's error
+  int64_t registry_wait_ms = 0;  // how long, while held_partitions > 0
   std::string last_error;    // the last write, consumer or group error, empty when none
 };
 
@@ -196,6 +213,13 @@ struct IngestStats {
 //   dropped or skipped. Records of partitions not assigned are never tracked.
 // - A fetched offset beyond the expected one that the broker no longer has (retention overtook
 //   the consumer) is counted in lost_to_retention and logged as an error.
+// - Formats (decoder.h): with ingest.format avro or protobuf each value is decoded to JSON text
+//   before the parser, and that text is what is stored. A record whose schema cannot be fetched
+//   because the registry cannot be asked (unreachable, 5xx) is not rejected: its partition is
+//   paused and its records from that one on are held in order (none written, so no offset moves
+//   past it), the decode retried with backoff (200 ms doubling to 5 s); once it succeeds the held
+//   records are handled and the partition resumed. Ready() says why meanwhile. A revocation
+//   drops the held records (the next owner reads them from Kafka).
 // - Backpressure: when the queue to the writer stays full (or the disk is full) the assigned
 //   partitions are paused, and resumed once every queue has drained to half.
 // - Several writers: a partition always goes to the same writer (WriterFor in ingestor_impl.h),

@@ -151,6 +151,15 @@ size_t WriterFor(const TopicPartition& tp, size_t writers);
 // The writer count IngestOptions::writers asks for (0: the machine's cores), in 1..kMaxWriters.
 size_t WriterCount(int requested);
 
+struct KafkaMessageDeleter {
+  void operator()(rd_kafka_message_t* msg) const { rd_kafka_message_destroy(msg); }
+};
+using KafkaMessagePtr = std::unique_ptr<rd_kafka_message_t, KafkaMessageDeleter>;
+
+// Retrying the decode of a held partition (PartitionCursor::held): the first wait, and the most.
+inline constexpr int64_t kRegistryRetryFirstMs = 200;
+inline constexpr int64_t kRegistryRetryMaxMs = 5000;
+
 // What the poller keeps per assigned partition.
 struct PartitionCursor {
   TopicPartition tp;
@@ -166,6 +175,9 @@ struct PartitionCursor {
   // checked against (0: not checked), and whether one broke the rule.
   int32_t route_partitions = 0;
   bool route_broken = false;
+  // Records held while their schema cannot be fetched (IngestOptions::format): the first waits
+  // for the registry, the rest behind it, in offset order. Empty when not held.
+  std::deque<KafkaMessagePtr> held;
 };
 
 // What Stats() reports per partition, shared between the threads under stats_mu_.
@@ -185,6 +197,7 @@ class IngestorImpl final : public Ingestor {
       : options_(options),
         store_(store),
         parser_(ParserOptions{options.id_field, options.ts_field, options.index_fields}),
+        need_headers_(NeedsHeaders(options)),
         reject_log_(10, 10000),
         error_log_(10, 10000) {
     const size_t writers = WriterCount(options.writers);
@@ -230,7 +243,19 @@ class IngestorImpl final : public Ingestor {
   void AskPausedEnds(const std::vector<TopicPartition>& assigned);
 
   // Poller thread.
-  void HandleMessage(const rd_kafka_message_t* msg);
+  // Handles one record; true when it kept `msg` (held: PartitionCursor::held), which the caller
+  // must then not destroy.
+  bool HandleMessage(rd_kafka_message_t* msg);
+  // Holds `msg` (its decode must wait for the registry): pauses its partition on the first.
+  void Hold(PartitionCursor* cursor, rd_kafka_message_t* msg, const std::string& why);
+  // Retries the held partitions when their backoff is due.
+  void RetryHeld();
+  // Pauses or resumes one partition.
+  void PausePartition(const TopicPartition& tp, bool pause);
+  // Recounts the held partitions for Stats() (after a hold, a release or a revocation).
+  void UpdateHeld();
+  // Whether a field names a header or the payload carries the metadata (record_meta.h).
+  static bool NeedsHeaders(const IngestOptions& options);
   void HandleConsumerError(const rd_kafka_message_t* msg);
   void SkipCold(PartitionCursor* cursor, const rd_kafka_message_t* msg, int64_t time_ms,
                 const char* time_kind, int64_t window_start, int64_t now_ms);
@@ -323,6 +348,15 @@ class IngestorImpl final : public Ingestor {
   std::unique_ptr<BrokerOffsets> broker_offsets_;  // of consumer_
   RecordParser parser_;
   ParsedRecord parsed_;
+  std::unique_ptr<Decoder> decoder_;  // null for JSON; made by Init
+  const bool need_headers_;           // NeedsHeaders
+  std::string decoded_;               // the JSON text of the record being handled
+  std::string with_meta_;             // it with "_kafka" added (include_meta)
+  std::vector<RecordHeader> headers_;  // the record's headers, when need_headers_
+  bool retrying_ = false;             // HandleMessage is called by RetryHeld
+  int64_t retry_backoff_ms_ = kRegistryRetryFirstMs;
+  int64_t next_retry_steady_ms_ = 0;
+  int64_t registry_wait_since_steady_ms_ = 0;
   std::map<TopicPartition, PartitionCursor> cursors_;
   PartitionCursor* last_cursor_ = nullptr;
   WriterLane* touched_lane_ = nullptr;  // the lane of the record handled last, if it batched one
@@ -368,6 +402,7 @@ class IngestorImpl final : public Ingestor {
   std::atomic<bool> out_of_disk_{false};
   std::atomic<bool> paused_flag_{false};
   std::atomic<int64_t> poll_began_ms_{0};  // SteadyNowMs() of the poller's latest iteration
+  std::atomic<uint64_t> held_partitions_{0};
   std::atomic<int64_t> last_progress_ms_{0};  // last write, or last assignment
   // By options_.clock: since when no partition is assigned; -1 while some are.
   std::atomic<int64_t> unassigned_since_ms_{0};
@@ -375,6 +410,8 @@ class IngestorImpl final : public Ingestor {
   mutable std::mutex stats_mu_;
   std::map<TopicPartition, PartitionInfo> partitions_;  // GUARDED_BY(stats_mu_)
   std::string last_error_;                              // GUARDED_BY(stats_mu_)
+  std::string registry_wait_;                           // GUARDED_BY(stats_mu_)
+  int64_t registry_wait_since_ms_ = 0;                  // GUARDED_BY(stats_mu_)
   Status stop_status_;                                  // GUARDED_BY(stats_mu_)
 
   RateLimiter reject_log_;

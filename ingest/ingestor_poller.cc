@@ -19,9 +19,13 @@ void IngestorImpl::PollLoop() {
     WatchJoin();
     PushPending();
     UpdatePause();
+    if (held_partitions_.load(std::memory_order_relaxed) > 0) RetryHeld();
     const int64_t now = NowMs();
     int64_t until_due = kPollMaxMs;
     for (const auto& lane : lanes_) until_due = std::min(until_due, lane->batcher.MsUntilDue(now));
+    if (held_partitions_.load(std::memory_order_relaxed) > 0) {
+      until_due = std::min(until_due, next_retry_steady_ms_ - SteadyNowMs());
+    }
     const int timeout = static_cast<int>(std::max<int64_t>(until_due, 0));
     rd_kafka_message_t* msg = rd_kafka_consumer_poll(consumer_, timeout);
     // Then take what is already fetched without blocking.
@@ -29,10 +33,10 @@ void IngestorImpl::PollLoop() {
       touched_lane_ = nullptr;
       if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         HandleConsumerError(msg);
-      } else {
-        HandleMessage(msg);
+        rd_kafka_message_destroy(msg);
+      } else if (!HandleMessage(msg)) {
+        rd_kafka_message_destroy(msg);
       }
-      rd_kafka_message_destroy(msg);
       if (touched_lane_ != nullptr && touched_lane_->batcher.Full()) CloseBatch(touched_lane_);
       if (stop_polling_.load(std::memory_order_relaxed) || AnyPending()) break;
       if (n % 64 == 0) {
@@ -50,7 +54,10 @@ void IngestorImpl::PollLoop() {
     }
   }
   // Stop: write the open batch and everything pending, then leave the group. Closing the consumer
-  // revokes the assignment through OnRebalance, which commits the written offsets.
+  // revokes the assignment through OnRebalance, which commits the written offsets. Held records
+  // are never written (Kafka delivers them again); they go before the consumer does.
+  for (auto& [tp, cursor] : cursors_) cursor.held.clear();
+  UpdateHeld();
   DrainAndWait();
   close_timed_out_ = !CloseConsumer(consumer_);
 }
@@ -89,7 +96,13 @@ bool IngestorImpl::ResolveTopicNumber(PartitionCursor* cursor) {
   }
 }
 
-void IngestorImpl::HandleMessage(const rd_kafka_message_t* msg) {
+bool IngestorImpl::NeedsHeaders(const IngestOptions& options) {
+  auto names_header = [](const std::string& f) { return f.rfind("@header.", 0) == 0; };
+  return options.include_meta || names_header(options.id_field) || names_header(options.ts_field) ||
+         std::any_of(options.index_fields.begin(), options.index_fields.end(), names_header);
+}
+
+bool IngestorImpl::HandleMessage(rd_kafka_message_t* msg) {
   records_consumed_.fetch_add(1, std::memory_order_relaxed);
   const char* topic = rd_kafka_topic_name(msg->rkt);
   PartitionCursor* cursor = Cursor(topic, msg->partition);
@@ -99,14 +112,20 @@ void IngestorImpl::HandleMessage(const rd_kafka_message_t* msg) {
       spdlog::warn("ingest: dropped a record of {}/{}@{}: the partition is not assigned here",
                    topic, msg->partition, msg->offset);
     }
-    return;
+    return false;
   }
   const int64_t offset = msg->offset;
   if (cursor->topic_number < 0 && !ResolveTopicNumber(cursor)) {
     // Stopping with the store refusing: leave this record (and the partition) unhandled.
     records_consumed_.fetch_sub(1, std::memory_order_relaxed);
     stop_polling_.store(true);
-    return;
+    return false;
+  }
+  if (!cursor->held.empty() && !retrying_) {
+    // Fetched before the pause took: behind the held record, in order.
+    records_consumed_.fetch_sub(1, std::memory_order_relaxed);
+    cursor->held.emplace_back(msg);
+    return true;
   }
   if (cursor->expected >= 0 && offset != cursor->expected) {
     if (offset > cursor->expected) {
@@ -132,13 +151,50 @@ void IngestorImpl::HandleMessage(const rd_kafka_message_t* msg) {
   if (cursor->cold_run && options_.record_ts_is_event_time && kafka_ts >= 0 &&
       kafka_ts < window_start) {
     SkipCold(cursor, msg, kafka_ts, "Kafka timestamp", window_start, now);
-    return;
+    return false;
   }
 
   RecordView view;
   if (msg->payload != nullptr) view.value = {static_cast<const char*>(msg->payload), msg->len};
   if (msg->key != nullptr) view.key = {static_cast<const char*>(msg->key), msg->key_len};
   view.kafka_ts_ms = kafka_ts;
+  if (need_headers_) {
+    headers_.clear();
+    rd_kafka_headers_t* headers = nullptr;
+    if (rd_kafka_message_headers(msg, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      const char* name = nullptr;
+      const void* header_value = nullptr;
+      size_t size = 0;
+      for (size_t i = 0;
+           rd_kafka_header_get_all(headers, i, &name, &header_value, &size) ==
+           RD_KAFKA_RESP_ERR_NO_ERROR;
+           ++i) {
+        headers_.push_back({name, {static_cast<const char*>(header_value), size},
+                            header_value == nullptr});
+      }
+    }
+    view.headers = headers_;
+  }
+  if (decoder_ != nullptr) {
+    const char* reason = kRejectNotJson;
+    std::string detail;
+    switch (decoder_->Decode(view.value, &decoded_, &reason, &detail)) {
+      case DecodeStatus::kOk:
+        view.value = decoded_;
+        break;
+      case DecodeStatus::kReject:
+        Reject(cursor, msg, reason, detail, now);
+        return false;
+      case DecodeStatus::kWait:
+        Hold(cursor, msg, detail);
+        return true;
+    }
+  }
+  if (options_.include_meta) {
+    with_meta_.clear();
+    AppendWithMeta(view.value, view.key, msg->key == nullptr, headers_, kafka_ts, &with_meta_);
+    view.value = with_meta_;
+  }
   parser_.Parse(view, window_start, wall_now + options_.max_future_ms, &parsed_);
   if (!parsed_.ok()) {
     // Else by the event time the parser reads: the window is defined by it.
@@ -147,7 +203,7 @@ void IngestorImpl::HandleMessage(const rd_kafka_message_t* msg) {
     } else {
       Reject(cursor, msg, parsed_.reject, parsed_.detail, now);
     }
-    return;
+    return false;
   }
   // The first event inside the window ends the cold run: an older one after it is a late event,
   // rejected as expired.
@@ -175,6 +231,82 @@ void IngestorImpl::HandleMessage(const rd_kafka_message_t* msg) {
   cursor->lane->batcher.AddRow(cursor->tp, offset, std::move(encoded_key), std::move(value), now,
                                std::move(parsed_.index));
   touched_lane_ = cursor->lane;
+  return false;
+}
+
+void IngestorImpl::Hold(PartitionCursor* cursor, rd_kafka_message_t* msg, const std::string& why) {
+  // Not counted as consumed until handled; the record is expected again when retried.
+  records_consumed_.fetch_sub(1, std::memory_order_relaxed);
+  cursor->expected = msg->offset;
+  const bool first = cursor->held.empty();
+  cursor->held.emplace_front(msg);
+  if (first && !retrying_) {
+    PausePartition(cursor->tp, true);
+    spdlog::warn("ingest: {} waits at offset {} for the schema registry: {}",
+                 Describe(cursor->tp), msg->offset, why);
+  }
+  const bool was_waiting = held_partitions_.load() > 0;
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    registry_wait_ = why;
+    if (!was_waiting) registry_wait_since_ms_ = NowMs();
+  }
+  if (!was_waiting) {
+    retry_backoff_ms_ = kRegistryRetryFirstMs;
+    next_retry_steady_ms_ = SteadyNowMs() + retry_backoff_ms_;
+  }
+  UpdateHeld();
+}
+
+void IngestorImpl::RetryHeld() {
+  if (SteadyNowMs() < next_retry_steady_ms_) return;
+  bool still_waiting = false;
+  for (auto& [tp, cursor] : cursors_) {
+    if (cursor.held.empty()) continue;
+    while (!cursor.held.empty()) {
+      rd_kafka_message_t* msg = cursor.held.front().release();
+      cursor.held.pop_front();
+      touched_lane_ = nullptr;
+      retrying_ = true;
+      const bool kept = HandleMessage(msg);
+      retrying_ = false;
+      if (kept) break;  // held again, at the front
+      rd_kafka_message_destroy(msg);
+      if (touched_lane_ != nullptr && touched_lane_->batcher.Full()) CloseBatch(touched_lane_);
+    }
+    if (cursor.held.empty()) {
+      spdlog::info("ingest: {} resumes: the schema registry answers again", Describe(tp));
+      if (!paused_) PausePartition(tp, false);
+    } else {
+      still_waiting = true;
+    }
+  }
+  if (still_waiting) {
+    retry_backoff_ms_ = std::min(retry_backoff_ms_ * 2, kRegistryRetryMaxMs);
+    next_retry_steady_ms_ = SteadyNowMs() + retry_backoff_ms_;
+  }
+  UpdateHeld();
+}
+
+void IngestorImpl::PausePartition(const TopicPartition& tp, bool pause) {
+  TopicPartitionListPtr list(rd_kafka_topic_partition_list_new(1));
+  rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition);
+  rd_kafka_resp_err_t err = pause ? rd_kafka_pause_partitions(consumer_, list.get())
+                                  : rd_kafka_resume_partitions(consumer_, list.get());
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    NoteError(std::string("kafka consumer: cannot ") + (pause ? "pause " : "resume ") +
+              Describe(tp) + ": " + rd_kafka_err2str(err));
+  }
+}
+
+void IngestorImpl::UpdateHeld() {
+  uint64_t held = 0;
+  for (const auto& [tp, cursor] : cursors_) held += cursor.held.empty() ? 0 : 1;
+  held_partitions_.store(held);
+  if (held == 0) {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    registry_wait_.clear();
+  }
 }
 
 void IngestorImpl::CheckRoute(PartitionCursor* cursor, const rd_kafka_message_t* msg,
@@ -356,6 +488,11 @@ void IngestorImpl::SetPaused(bool paused) {
   }
   paused_ = paused;
   paused_flag_.store(paused);
+  if (!paused) {  // the partitions held for the registry stay paused
+    for (const auto& [tp, cursor] : cursors_) {
+      if (!cursor.held.empty()) PausePartition(tp, true);
+    }
+  }
   if (paused) {
     spdlog::info("ingest: paused {} partition(s): {}", list->cnt,
                  out_of_disk_.load() ? "the disk is full" : "the writer is behind");

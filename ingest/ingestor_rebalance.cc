@@ -204,8 +204,8 @@ void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool co
     const rd_kafka_topic_partition_t& p = partitions->elems[i];
     const StartOffset& start = starts[static_cast<size_t>(i)];
     TopicPartition tp{p.topic, p.partition};
-    PartitionCursor& cursor = cursors_[tp];
-    cursor = PartitionCursor{};
+    cursors_.erase(tp);  // a fresh cursor (held records of an earlier assignment go)
+    PartitionCursor& cursor = cursors_.try_emplace(tp).first->second;
     cursor.tp = tp;
     cursor.lane = lanes_[WriterFor(tp, lanes_.size())].get();
     cursor.epoch = fence_.Open(tp);
@@ -358,6 +358,7 @@ void IngestorImpl::OnRevoke(rd_kafka_topic_partition_list_t* partitions, bool co
     spdlog::info("ingest: revoked {}", Describe(tp));
   }
   last_cursor_ = nullptr;
+  UpdateHeld();  // the held records of revoked partitions went with their cursors
   if (cursors_.empty() && unassigned_since_ms_.load() < 0) {
     unassigned_since_ms_.store(NowMs());
     unassigned_since_steady_ms_ = SteadyNowMs();

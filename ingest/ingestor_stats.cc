@@ -158,6 +158,11 @@ IngestStats IngestorImpl::Stats() const {
       s.partitions.push_back(std::move(p));
     }
     s.last_error = last_error_;
+    s.held_partitions = held_partitions_.load();
+    if (s.held_partitions > 0) {
+      s.registry_wait = registry_wait_;
+      s.registry_wait_ms = std::max<int64_t>(0, NowMs() - registry_wait_since_ms_);
+    }
   }
   s.assigned = !s.partitions.empty();
   s.stalled = total_lag > 0 && NowMs() - last_progress_ms_.load() > options_.stall_after_ms;
@@ -172,6 +177,12 @@ Status IngestorImpl::Ready() const {
     const int64_t waited_s = since >= 0 ? std::max<int64_t>(0, NowMs() - since) / 1000 : 0;
     return Status::Busy("waiting for the group's assignment since " + std::to_string(waited_s) +
                         " s (group " + options_.group_id + ")");
+  }
+  if (s.held_partitions > 0) {
+    return Status::Busy("waiting for the schema registry since " +
+                        std::to_string(s.registry_wait_ms / 1000) + " s (" +
+                        std::to_string(s.held_partitions) + " partition(s) held): " +
+                        s.registry_wait);
   }
   if (s.stalled) {
     int64_t lag = 0;

@@ -93,6 +93,9 @@ std::string DescribeSlow(const nlohmann::json& e) {
 
 struct RecordParser::Impl {
   std::vector<std::vector<std::string>> index_paths;  // one per ParserOptions::index_fields
+  std::vector<MetaRef> index_meta;                    // one per ParserOptions::index_fields
+  MetaRef id_meta;
+  MetaRef ts_meta;
   std::vector<std::string> index_fields;
   std::vector<std::string> id_path;
   std::vector<std::string> ts_path;
@@ -107,8 +110,14 @@ RecordParser::RecordParser(const ParserOptions& options) : impl_(std::make_uniqu
   impl_->id_field = options.id_field;
   impl_->ts_field = options.ts_field;
   impl_->index_fields = options.index_fields;
+  // A name that is not a valid meta reference is read as a path (config refuses such names).
+  if (!ParseMetaRef(options.id_field, &impl_->id_meta)) impl_->id_meta = MetaRef();
+  if (!ParseMetaRef(options.ts_field, &impl_->ts_meta)) impl_->ts_meta = MetaRef();
   for (const std::string& f : options.index_fields) {
     impl_->index_paths.push_back(SplitDottedPath(f));
+    MetaRef meta;
+    if (!ParseMetaRef(f, &meta)) meta = MetaRef();
+    impl_->index_meta.push_back(std::move(meta));
   }
 }
 
@@ -169,6 +178,37 @@ Field FieldAt(const nlohmann::json& root, const std::vector<std::string>& path) 
     f.i = e->get<int64_t>();
   } else {
     f.other = DescribeSlow(*e);
+  }
+  return f;
+}
+
+// The record's key, a header or its Kafka timestamp (record_meta.h) as a field.
+Field MetaFieldAt(const RecordView& record, const MetaRef& meta) {
+  Field f;
+  switch (meta.kind) {
+    case MetaRef::Kind::kNone:
+      break;
+    case MetaRef::Kind::kKey:
+      if (!record.key.empty()) {
+        f.lookup = Lookup::kFound;
+        f.kind = Field::Kind::kString;
+        f.str = record.key;
+      }
+      break;
+    case MetaRef::Kind::kHeader:
+      if (const RecordHeader* h = FindHeader(record.headers, meta.header); h && !h->null) {
+        f.lookup = Lookup::kFound;
+        f.kind = Field::Kind::kString;
+        f.str = h->value;
+      }
+      break;
+    case MetaRef::Kind::kTimestamp:
+      if (record.kafka_ts_ms >= 0) {
+        f.lookup = Lookup::kFound;
+        f.kind = Field::Kind::kSigned;
+        f.i = record.kafka_ts_ms;
+      }
+      break;
   }
   return f;
 }
@@ -280,6 +320,13 @@ void Decide(const Field& id, const Field& ts, const RecordView& record, const st
   }
 }
 
+// The field at `path` of the value, or the record's part that `meta` names.
+template <typename Root>
+Field FieldOf(const Root& root, const RecordView& record, const std::vector<std::string>& path,
+              const MetaRef& meta) {
+  return meta.kind != MetaRef::Kind::kNone ? MetaFieldAt(record, meta) : FieldAt(root, path);
+}
+
 bool ScalarText(simdjson::dom::element e, std::string* text) {
   char digits[24];
   switch (e.type()) {
@@ -336,15 +383,26 @@ bool KeepIndexText(Lookup lookup, bool scalar, const keying::IndexEntry& entry, 
 
 // Fills out->index and its counters for every index path. Entries reuse their strings' capacity.
 template <typename Root>
-void ExtractIndex(const Root& root, const std::vector<std::string>& fields,
-                  const std::vector<std::vector<std::string>>& paths, ParsedRecord* out) {
+void ExtractIndex(const Root& root, const RecordView& record, const std::vector<std::string>& fields,
+                  const std::vector<std::vector<std::string>>& paths,
+                  const std::vector<MetaRef>& metas, ParsedRecord* out) {
   size_t n = 0;
   for (size_t i = 0; i < paths.size(); ++i) {
     if (out->index.size() == n) out->index.emplace_back();
     keying::IndexEntry& entry = out->index[n];
     bool scalar = false;
     Lookup lookup;
-    if constexpr (std::is_same_v<Root, nlohmann::json>) {
+    if (metas[i].kind != MetaRef::Kind::kNone) {
+      const Field f = MetaFieldAt(record, metas[i]);
+      lookup = f.lookup;
+      if (lookup == Lookup::kFound && f.kind == Field::Kind::kString) {
+        scalar = simdjson::validate_utf8(f.str.data(), f.str.size());
+        entry.value.assign(f.str);
+      } else if (lookup == Lookup::kFound) {
+        scalar = true;
+        entry.value = std::to_string(f.i);
+      }
+    } else if constexpr (std::is_same_v<Root, nlohmann::json>) {
       const nlohmann::json* e = nullptr;
       lookup = FindSlow(root, paths[i], &e);
       if (lookup == Lookup::kFound) scalar = ScalarText(*e, &entry.value);
@@ -384,9 +442,12 @@ void RecordParser::Parse(const RecordView& record, int64_t window_start_ms, int6
       Reject(out, kRejectNotJson, "not a JSON object");
       return;
     }
-    Decide(FieldAt(doc, impl_->id_path), FieldAt(doc, impl_->ts_path), record, impl_->id_field,
+    Decide(FieldOf(doc, record, impl_->id_path, impl_->id_meta),
+           FieldOf(doc, record, impl_->ts_path, impl_->ts_meta), record, impl_->id_field,
            impl_->ts_field, window_start_ms, max_time_ms, out);
-    if (out->ok()) ExtractIndex(doc, impl_->index_fields, impl_->index_paths, out);
+    if (out->ok()) {
+      ExtractIndex(doc, record, impl_->index_fields, impl_->index_paths, impl_->index_meta, out);
+    }
     return;
   }
   if (err != simdjson::NUMBER_ERROR && err != simdjson::NUMBER_OUT_OF_RANGE) {
@@ -410,9 +471,12 @@ void RecordParser::Parse(const RecordView& record, int64_t window_start_ms, int6
     Reject(out, kRejectNotJson, "not a JSON object");
     return;
   }
-  Decide(FieldAt(slow, impl_->id_path), FieldAt(slow, impl_->ts_path), record, impl_->id_field,
+  Decide(FieldOf(slow, record, impl_->id_path, impl_->id_meta),
+         FieldOf(slow, record, impl_->ts_path, impl_->ts_meta), record, impl_->id_field,
          impl_->ts_field, window_start_ms, max_time_ms, out);
-  if (out->ok()) ExtractIndex(slow, impl_->index_fields, impl_->index_paths, out);
+  if (out->ok()) {
+    ExtractIndex(slow, record, impl_->index_fields, impl_->index_paths, impl_->index_meta, out);
+  }
 }
 
 }  // namespace hotrow::ingest

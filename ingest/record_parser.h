@@ -2,10 +2,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "ingest/record_meta.h"
 #include "keying/index_key.h"
 
 namespace hotrow::ingest {
@@ -16,11 +18,14 @@ struct RecordView {
   std::string_view value;    // the record value; empty for a null value
   std::string_view key;      // the record key; empty for a null key
   int64_t kafka_ts_ms = -1;  // the record's Kafka timestamp; -1 when it has none
+  // The record's headers, when a field names one (@header.NAME); else may be left empty.
+  std::span<const RecordHeader> headers = {};
 };
 
 struct ParserOptions {
   // Dotted path of the event id ("event_id", "device.id"); empty means always the record key.
-  // Default: "event_id".
+  // This and ts_field and index_fields may also name the record's key, a header or its Kafka
+  // timestamp: "@key", "@header.NAME", "@timestamp" (record_meta.h). Default: "event_id".
   std::string id_field = "event_id";
   // Dotted path of the event time; empty means always the Kafka timestamp. Default: "ts".
   std::string ts_field = "ts";
@@ -63,6 +68,11 @@ struct ParsedRecord {
 //   a number or boolean as its JSON text. Absent, null, an object or array, or text over
 //   keying::kMaxIndexValueSize bytes give none and are counted in index_absent / index_not_scalar
 //   / index_too_long.
+//
+// - a field named @key, @header.NAME or @timestamp (record_meta.h) is read from the record, not
+//   the value, by the same rules: the key and a header's value as strings (absent when null),
+//   the Kafka timestamp as an integer (absent when the record has none). As an index field, a key
+//   or header that is not valid UTF-8 counts in index_not_scalar.
 //
 // A path segment cannot contain '.'; a field whose name holds a dot is not addressable.
 //

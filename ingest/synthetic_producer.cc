@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "ingest/confluent_framing.h"
 #include "ingest/kafka_conf.h"
 
 namespace hotrow::ingest {
@@ -29,6 +30,18 @@ double SyntheticEvents::Uniform() {
 }
 
 std::string SyntheticEvents::DeviceId(int index) { return fmt::format("dev-{:06d}", index); }
+
+void SyntheticEvents::NextReading(int64_t ts_ms, SyntheticReading* reading) {
+  const double u = Uniform();
+  size_t device = static_cast<size_t>(std::lower_bound(cdf_.begin(), cdf_.end(), u) - cdf_.begin());
+  if (device >= cdf_.size()) device = cdf_.size() - 1;
+  reading->temp = std::round((15.0 + 15.0 * Uniform()) * 10) / 10;
+  reading->humidity = std::round((30.0 + 40.0 * Uniform()) * 10) / 10;
+  reading->battery = static_cast<int>(Uniform() * 101);
+  reading->event_id.clear();
+  fmt::format_to(std::back_inserter(reading->event_id), "dev-{:06d}", device);
+  reading->ts_ms = ts_ms;
+}
 
 void SyntheticEvents::Next(int64_t ts_ms, std::string* device_id, std::string* json) {
   const double u = Uniform();
@@ -56,6 +69,31 @@ Result<std::unique_ptr<SyntheticProducer>> SyntheticProducer::Create(
   if (options.count < 0) return Status::InvalidArgument("produce: --count must be >= 0");
   if (options.devices < 1) return Status::InvalidArgument("produce: --devices must be >= 1");
   std::unique_ptr<SyntheticProducer> p(new SyntheticProducer(options));
+  if (options.format != Format::kJson) {
+    if (options.registry_url.empty() == options.schema_file.empty()) {
+      return Status::InvalidArgument(
+          "produce: --format avro or protobuf needs --schema-registry URL (framed records) or "
+          "--schema-file FILE (unframed; the schema is written there), one of the two");
+    }
+    if (!options.registry_url.empty()) {
+      Result<uint32_t> id =
+          RegisterSyntheticSchema(options.registry_url, options.format, options.topic + "-value");
+      if (!id.ok()) return Status::IOError("produce: " + id.status().message());
+      AppendConfluentHeader(*id, &p->frame_);
+      if (options.format == Format::kProtobuf) AppendMessageIndexes({0}, &p->frame_);
+    } else {
+      std::FILE* f = std::fopen(options.schema_file.c_str(), "wb");
+      const std::string schema = options.format == Format::kAvro ? SyntheticAvroSchema()
+                                                                 : SyntheticProtoDescriptorSet();
+      const bool written = f != nullptr && std::fwrite(schema.data(), 1, schema.size(), f) ==
+                                               schema.size();
+      if (f != nullptr && std::fclose(f) != 0) f = nullptr;
+      if (!written || f == nullptr) {
+        return Status::InvalidArgument("produce: --schema-file: cannot write " +
+                                       options.schema_file);
+      }
+    }
+  }
   KafkaConfPtr conf(rd_kafka_conf_new());
   HOTROW_RETURN_IF_ERROR(SetKafkaProperties(conf.get(),
                                             {{"bootstrap.servers", options.brokers},
@@ -104,6 +142,7 @@ void SyntheticProducer::OnDelivery(rd_kafka_s* /*rk*/, const rd_kafka_message_s*
 Status SyntheticProducer::Run() {
   SyntheticEvents events(options_.devices, options_.skew, options_.seed);
   std::string key;
+  SyntheticReading reading;
   std::string value;
   const auto start = std::chrono::steady_clock::now();
   int64_t sent = 0;
@@ -121,7 +160,18 @@ Status SyntheticProducer::Run() {
     int64_t burst = std::min<int64_t>(allowed - sent, 1000);
     if (options_.count > 0) burst = std::min(burst, options_.count - sent);
     for (int64_t i = 0; i < burst && !stop_.load(std::memory_order_relaxed); ++i) {
-      events.Next(options_.clock->NowMs(), &key, &value);
+      if (options_.format == Format::kJson) {
+        events.Next(options_.clock->NowMs(), &key, &value);
+      } else {
+        events.NextReading(options_.clock->NowMs(), &reading);
+        key = reading.event_id;
+        value = frame_;
+        if (options_.format == Format::kAvro) {
+          AppendSyntheticAvro(reading, &value);
+        } else {
+          AppendSyntheticProtobuf(reading, &value);
+        }
+      }
       while (true) {
         rd_kafka_resp_err_t err = rd_kafka_producev(
             producer_, RD_KAFKA_V_TOPIC(options_.topic.c_str()),

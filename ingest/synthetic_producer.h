@@ -11,6 +11,8 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "ingest/decoder.h"
+#include "ingest/synthetic_formats.h"
 
 struct rd_kafka_s;
 struct rd_kafka_message_s;
@@ -30,6 +32,9 @@ class SyntheticEvents {
 
   // The next event for time `ts_ms`: its device id (also the record key) and its JSON.
   void Next(int64_t ts_ms, std::string* device_id, std::string* json);
+  // The same event as fields (synthetic_formats.h encodes it as Avro or Protobuf); its event_id
+  // is the device id. The same sequence as Next for the same seed.
+  void NextReading(int64_t ts_ms, SyntheticReading* reading);
 
   // "dev-000042" for index 42 (at least six digits).
   static std::string DeviceId(int index);
@@ -58,6 +63,13 @@ struct ProducerOptions {
   uint64_t seed = 1;
   // Passed to librdkafka as is, after hotrow's settings (idempotent, lz4, linger 5 ms).
   std::map<std::string, std::string> properties;
+  // The values' encoding: JSON, or the reading as Avro / Protobuf (synthetic_formats.h), then
+  // framed for `registry_url` (the schema registered under "<topic>-value") or unframed, with
+  // the schema written to `schema_file` (Avro JSON, or a FileDescriptorSet) for the reader.
+  // One of the two with Avro and Protobuf. Defaults: JSON, none.
+  Format format = Format::kJson;
+  std::string registry_url;
+  std::string schema_file;
   // Source of the events' ts. Not owned. Default: the system clock.
   const Clock* clock = WallClock::Default();
 };
@@ -98,6 +110,7 @@ class SyntheticProducer {
   static void OnDelivery(rd_kafka_s* rk, const rd_kafka_message_s* msg, void* opaque);
 
   const ProducerOptions options_;
+  std::string frame_;  // written before each value: Confluent's header (and message index)
   rd_kafka_s* producer_ = nullptr;
   std::thread thread_;
   Status result_;

@@ -9,7 +9,10 @@ cmake_minimum_required(VERSION 3.22)
 set(adapter_headers
   "rocksdb/|store"
   "librdkafka/|ingest"
-  "httplib.h|access cluster http cli"
+  "httplib.h|access cluster http cli ingest"
+  "avro.h|ingest"
+  "avro/|ingest"
+  "google/protobuf/|ingest"
   "yaml-cpp/|config"
   "CLI/|cli"
   "prometheus/|http"

@@ -14,7 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-all_targets=(key_decoder record_parser http_params time_format config_file config_set)
+all_targets=(key_decoder record_parser http_params time_format config_file config_set avro_decoder
+             protobuf_decoder)
 seconds=${1:-60}
 if [[ ! $seconds =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]; targets: ${all_targets[*]}" >&2

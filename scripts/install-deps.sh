@@ -20,6 +20,11 @@ packages=(
   libcli11-dev            # command-line parsing
   prometheus-cpp-dev      # /metrics text format
   libxxhash-dev           # stable 64-bit hashes for id hashing and salts
+  libavro-dev             # ingest.format avro: Avro C (schemas, avro_value_read)
+  libprotobuf-dev         # ingest.format protobuf: descriptors and DescriptorPool
+  protobuf-compiler       # the format tests compile their .proto (protoc)
+  python3-confluent-kafka python3-avro python3-protobuf python3-requests
+                          # the format tests' independent encoders: Confluent's serializers
   libgtest-dev libgmock-dev
   libbenchmark-dev
   libsystemd-dev          # sd_notify: READY / WATCHDOG / RELOADING / STOPPING (service/notifier.cc)

@@ -82,6 +82,7 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
   ASSERT_FALSE(lines.empty());
   testing::TempDir dir;
   std::string section;
+  std::string subsection;  // ingest.schema_registry: its keys are indented once more
   std::vector<std::string> keys;
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::string& line = lines[i];
@@ -92,7 +93,14 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
     }
     const size_t start = line.find_first_not_of(' ');
     if (line[start] == '#') continue;
-    const std::string key = section + "." + line.substr(start, line.find(':') - start);
+    const std::string name = line.substr(start, line.find(':') - start);
+    if (start == 2 && line.find(':') + 1 == line.size()) {  // "  schema_registry:"
+      subsection = name;
+      continue;
+    }
+    if (start == 2) subsection.clear();
+    const std::string key =
+        section + "." + (subsection.empty() ? "" : subsection + ".") + name;
     keys.push_back(key);
     std::vector<std::string> broken = lines;
     broken[i] = line.substr(0, line.find(':') + 1) + " [[1]]";
@@ -110,11 +118,56 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
           "store.block_cache", "store.write_buffer", "keying.salts", "keying.salt_by",
           "keying.hot_share", "ingest.batch_max_events", "ingest.batch_max_ms", "ingest.id_field",
           "ingest.ts_field", "ingest.max_future", "ingest.dead_letter_topic", "ingest.stall_after",
-          "ingest.writers", "index.fields", "http.listen", "http.threads", "http.token_file",
+          "ingest.writers", "ingest.format", "ingest.include_meta", "ingest.schema_registry.url",
+          "ingest.schema_registry.user_info", "ingest.schema_registry.user_info_file",
+          "ingest.schema_registry.ca", "ingest.avro.schema_file",
+          "ingest.protobuf.descriptor_set", "ingest.protobuf.message", "index.fields", "http.listen", "http.threads", "http.token_file",
           "http.allow_open", "http.tls_cert", "http.tls_key", "query.threads",
           "query.max_concurrent", "query.last_cache", "query.last_cache_bytes", "cluster.peers",
           "cluster.peer_timeout_ms", "cluster.peer_ca", "cluster.max_staleness",
           "cluster.route_by_key"));
+}
+
+TEST(ConfigTest, FormatKeysNeedOneSourceOfSchemas) {
+  EXPECT_EQ(SetOk({}).ingest.format.format, ingest::Format::kJson);
+  EXPECT_THAT(SetError("ingest.format=xml"), StartsWith("ingest.format: expected json, avro or"));
+  EXPECT_THAT(LoadError("", {"ingest.format=avro"}),
+              StartsWith("ingest.format: avro needs ingest.schema_registry.url"));
+  EXPECT_THAT(LoadError("", {"ingest.format=protobuf", "ingest.protobuf.message=a.B"}),
+              StartsWith("ingest.format: protobuf needs"));
+  EXPECT_THAT(LoadError("", {"ingest.avro.schema_file=x.avsc"}),
+              StartsWith("ingest.avro.schema_file: set, but ingest.format is json"));
+  EXPECT_THAT(LoadError("", {"ingest.format=avro", "ingest.schema_registry.url=http://r:8081",
+                             "ingest.avro.schema_file=x.avsc"}),
+              StartsWith("ingest.avro.schema_file: set, but records are framed"));
+  EXPECT_THAT(LoadError("", {"ingest.format=avro", "ingest.schema_registry.url=http://r:8081",
+                             "ingest.schema_registry.ca=/etc/hostname"}),
+              StartsWith("ingest.schema_registry.ca: set, but ingest.schema_registry.url is not"));
+  EXPECT_THAT(LoadError("", {"ingest.format=avro", "ingest.schema_registry.url=http://r:8081",
+                             "ingest.schema_registry.user_info=a:b",
+                             "ingest.schema_registry.user_info_file=/etc/hostname"}),
+              StartsWith("ingest.schema_registry.user_info_file: set, but so is"));
+  EXPECT_THAT(SetError("ingest.schema_registry.url=r:8081"),
+              StartsWith("ingest.schema_registry.url: expected an http:// or https:// URL"));
+  EXPECT_THAT(LoadError("", {"ingest.format=avro", "ingest.avro.schema_file=/no/such.avsc"}),
+              StartsWith("ingest.avro.schema_file: cannot read /no/such.avsc"));
+  EXPECT_THAT(LoadError("", {"ingest.format=avro", "ingest.avro.schema_file=/etc/hostname"}),
+              StartsWith("ingest.avro.schema_file: /etc/hostname: not an Avro schema"));
+  Config c = SetOk({"ingest.format=avro", "ingest.schema_registry.url=https://r:8081/api/",
+                    "ingest.include_meta=true"});
+  EXPECT_EQ(c.ToIngestOptions().format.registry_url, "https://r:8081/api/");
+  EXPECT_TRUE(c.ToIngestOptions().include_meta);
+}
+
+TEST(ConfigTest, FieldsMayNameTheRecordKeyHeadersAndTimestamp) {
+  Config c = SetOk({"ingest.id_field=\"@key\"", "ingest.ts_field=\"@timestamp\"",
+                    "index.fields=[\"@header.site\", site]"});
+  EXPECT_EQ(c.ingest.id_field, "@key");
+  EXPECT_EQ(c.ingest.ts_field, "@timestamp");
+  EXPECT_THAT(LoadError("", {"ingest.id_field=\"@offset\""}),
+              StartsWith("ingest.id_field: expected @key, @header.NAME or @timestamp"));
+  EXPECT_THAT(LoadError("", {"index.fields=[\"@nope\"]"}),
+              StartsWith("index.fields: expected @key, @header.NAME or @timestamp"));
 }
 
 TEST(ConfigTest, ClusterPeersAreHostPortsGivenOnce) {

@@ -1,0 +1,81 @@
+#include "ingest/confluent_framing.h"
+
+namespace hotrow::ingest {
+namespace {
+
+// Reads one varint of at most 10 bytes. False when truncated or too long.
+bool ReadVarint(std::string_view* in, uint64_t* value) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (in->empty()) return false;
+    const auto byte = static_cast<uint8_t>(in->front());
+    in->remove_prefix(1);
+    v |= uint64_t{byte & 0x7fu} << shift;
+    if ((byte & 0x80) == 0) {
+      *value = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+int64_t Unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+
+void AppendVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+void AppendZigzag(int64_t v, std::string* out) {
+  AppendVarint((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63), out);
+}
+
+}  // namespace
+
+bool ParseConfluentHeader(std::string_view value, uint32_t* schema_id, std::string_view* rest) {
+  if (value.size() < kConfluentHeaderSize || value[0] != 0) return false;
+  const auto* p = reinterpret_cast<const uint8_t*>(value.data());
+  *schema_id = (uint32_t{p[1]} << 24) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 8) | p[4];
+  *rest = value.substr(kConfluentHeaderSize);
+  return true;
+}
+
+bool ParseMessageIndexes(std::string_view in, std::vector<int>* indexes, std::string_view* rest) {
+  indexes->clear();
+  uint64_t raw = 0;
+  if (!ReadVarint(&in, &raw)) return false;
+  const int64_t count = Unzigzag(raw);
+  if (count < 0 || static_cast<uint64_t>(count) > kMaxMessageIndexes) return false;
+  if (count == 0) {
+    indexes->push_back(0);
+  } else {
+    for (int64_t i = 0; i < count; ++i) {
+      if (!ReadVarint(&in, &raw)) return false;
+      const int64_t index = Unzigzag(raw);
+      if (index < 0 || index > INT32_MAX) return false;
+      indexes->push_back(static_cast<int>(index));
+    }
+  }
+  *rest = in;
+  return true;
+}
+
+void AppendConfluentHeader(uint32_t schema_id, std::string* out) {
+  const char header[] = {0, static_cast<char>(schema_id >> 24), static_cast<char>(schema_id >> 16),
+                         static_cast<char>(schema_id >> 8), static_cast<char>(schema_id)};
+  out->append(header, sizeof header);
+}
+
+void AppendMessageIndexes(const std::vector<int>& indexes, std::string* out) {
+  if (indexes.size() == 1 && indexes[0] == 0) {
+    out->push_back(0);
+    return;
+  }
+  AppendZigzag(static_cast<int64_t>(indexes.size()), out);
+  for (int index : indexes) AppendZigzag(index, out);
+}
+
+}  // namespace hotrow::ingest

@@ -1,0 +1,75 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace hotrow::ingest {
+
+// The encodings of a record value that ingest.format names (CONTRACT.md "Input formats").
+enum class Format {
+  kJson,      // the value is the JSON object itself (no decoder)
+  kAvro,      // Avro binary, framed (Confluent) with a registry, else unframed with one schema
+  kProtobuf,  // Protobuf binary, framed (Confluent) with a registry, else unframed
+};
+
+// "json", "avro" or "protobuf".
+const char* FormatName(Format format);
+
+// How record values are decoded (ingest.format and the keys beside it). One of two sources of
+// schemas applies: the registry (registry_url set: every record carries Confluent's framing), or
+// one local schema (avro_schema_file; protobuf_descriptor_set + protobuf_message: no framing).
+struct FormatOptions {
+  // ingest.format. Default: JSON.
+  Format format = Format::kJson;
+  // ingest.schema_registry.url: "http://host:port" or "https://...", maybe with a path prefix.
+  // Default: empty (no registry).
+  std::string registry_url;
+  // ingest.schema_registry.user_info: "user:password" for basic auth; or the file holding it
+  // (ingest.schema_registry.user_info_file, read once at start). Defaults: empty (no auth).
+  std::string registry_user_info;
+  std::string registry_user_info_file;
+  // ingest.schema_registry.ca: PEM file of the CAs an https registry's certificate is verified
+  // against. Default: empty (the system's CAs).
+  std::string registry_ca;
+  // ingest.avro.schema_file: one Avro writer schema (JSON) for unframed records.
+  std::string avro_schema_file;
+  // ingest.protobuf.descriptor_set (`protoc --include_imports --descriptor_set_out`) and
+  // ingest.protobuf.message (the message's full name) for unframed records.
+  std::string protobuf_descriptor_set;
+  std::string protobuf_message;
+  // How long a registry request may take to connect and answer. Default: 5 s.
+  int64_t registry_timeout_ms = 5000;
+};
+
+// What Decoder::Decode made of a value.
+enum class DecodeStatus {
+  kOk,      // *json holds the JSON text of the object the value denotes
+  kReject,  // the record's fault: *reject names the reason (kReject* of ingestor.h)
+  kWait,    // not the record's fault (the registry cannot be reached or answers 5xx): the
+            // record must be decoded again later; *detail says why
+};
+
+// Turns a record value of one binary format into the JSON text of the object it denotes, which
+// then goes through RecordParser like a JSON record (one path for id, time, index and payload).
+// One file per format (avro_decoder.h, protobuf_decoder.h); MakeDecoder picks one.
+//
+// Thread-safety: not thread-safe (it reuses buffers and caches schemas); one per thread.
+class Decoder {
+ public:
+  virtual ~Decoder() = default;
+  // Decodes `value` into `*json` (replaced). On kReject sets *reject and *detail; on kWait
+  // *detail.
+  virtual DecodeStatus Decode(std::string_view value, std::string* json, const char** reject,
+                              std::string* detail) = 0;
+};
+
+// The decoder of `options.format`: nullptr for JSON. Fails with InvalidArgument (a one-line
+// message naming the key) for a bad combination of keys, an unreadable file, a schema that does
+// not parse or a message the descriptor set lacks. Makes no network request.
+Result<std::unique_ptr<Decoder>> MakeDecoder(const FormatOptions& options);
+
+}  // namespace hotrow::ingest

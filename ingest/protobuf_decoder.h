@@ -1,0 +1,96 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "ingest/decoder.h"
+#include "ingest/schema_registry.h"
+
+namespace google::protobuf {
+class Descriptor;
+class DescriptorPool;
+class FileDescriptor;
+}  // namespace google::protobuf
+
+namespace hotrow::ingest {
+
+// Protobuf record values to JSON text (CONTRACT.md "Input formats"). The descriptors come from
+// libprotobuf (a DescriptorPool built from a descriptor set, or from the registry's serialized
+// FileDescriptorProtos); the wire-to-JSON transcoding is this file's own, driven by the
+// descriptor: one pass over the wire bytes per message, no DynamicMessage, no re-serialization
+// (util::MessageToJsonString costs tens of µs per record; it is the tests' oracle).
+//
+// The mapping: Protobuf's JSON mapping, with field names as declared (not lowerCamelCase); every
+// field written, those absent at their default (0, "", false, the enum's default symbol, [] for a
+// repeated field, {} for a map) except absent message fields and fields of a oneof (proto3
+// `optional` included), which are left out, as json_format's including_default_value_fields does;
+// enums as their symbol (a number outside the enum as the number); 64-bit integers as JSON
+// numbers (not strings); bytes as base64; float and double numbers (NaN and the infinities as
+// strings); maps as objects keyed by the key's text. Well-known types (Timestamp, Struct,
+// wrappers) are written as the messages they are. Unknown fields are skipped; a later
+// occurrence of a singular field wins. Groups, a wire type that does not match the field, a
+// string that is not UTF-8, nesting deeper than 100 and truncated input are bad_protobuf.
+//
+// Sources of descriptors:
+// - one message of a descriptor set (ingest.protobuf.descriptor_set, ingest.protobuf.message):
+//   records are the bare message;
+// - a registry: records carry Confluent's framing with the message-index list; the schema of each
+//   id (GET /schemas/ids/{id}?format=serialized) and its references (recursively, GET
+//   /subjects/{s}/versions/{v}?format=serialized) go into a pool of their own, kept for the life
+//   of the decoder.
+//
+// Rejects: not_framed, unknown_schema (a 404 for the id or a reference, not a PROTOBUF schema, a
+// descriptor that does not build, a message index outside the schema), bad_protobuf. kWait when
+// the registry cannot be asked.
+//
+// Thread-safety: not thread-safe; one per thread.
+class ProtobufDecoder final : public Decoder {
+ public:
+  // Unframed records of `message` (a full name), described in `descriptor_set` (a serialized
+  // FileDescriptorSet, imports included). InvalidArgument when it does not parse or build, or
+  // lacks the message.
+  static Result<std::unique_ptr<ProtobufDecoder>> WithDescriptorSet(std::string_view descriptor_set,
+                                                                    const std::string& message);
+  // Framed records, schemas from `registry`.
+  static std::unique_ptr<ProtobufDecoder> WithRegistry(std::unique_ptr<SchemaSource> registry);
+  ~ProtobufDecoder() override;
+
+  DecodeStatus Decode(std::string_view value, std::string* json, const char** reject,
+                      std::string* detail) override;
+
+  // Decode in two steps, for the ingest benchmark's stages: the framing and the message type
+  // (*message, *body), then the transcoding of the body.
+  DecodeStatus Locate(std::string_view value, const google::protobuf::Descriptor** message,
+                      std::string_view* body, const char** reject, std::string* detail);
+  bool Transcode(const google::protobuf::Descriptor* message, std::string_view body,
+                 std::string* json, std::string* detail);
+
+  // One field occurrence on the wire; internal to the transcoder, public for its helpers.
+  struct WireField {
+    int index = 0;           // the field's index in its message's descriptor
+    uint8_t wire_type = 0;   // 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32
+    uint64_t number = 0;     // the varint or fixed value
+    std::string_view bytes;  // the length-delimited payload
+  };
+
+ private:
+  struct Schema;  // the pool of one schema id, and its main file
+  ProtobufDecoder();
+  DecodeStatus SchemaFor(uint32_t id, Schema** schema, const char** reject, std::string* detail);
+  bool Message(const google::protobuf::Descriptor* d, std::string_view in, size_t depth,
+               std::string* out, std::string* detail);
+
+  std::unique_ptr<SchemaSource> registry_;  // null when unframed
+  std::unique_ptr<google::protobuf::DescriptorPool> single_pool_;
+  const google::protobuf::Descriptor* single_ = nullptr;  // the message when unframed
+  std::map<uint32_t, std::unique_ptr<Schema>> by_id_;     // when framed
+  std::vector<int> indexes_;                              // scratch: the message-index list
+  std::vector<std::vector<WireField>> scratch_;           // the fields read, per nesting depth
+};
+
+}  // namespace hotrow::ingest
