@@ -8,6 +8,7 @@
 #include "ingest/confluent_framing.h"
 #include "ingest/ingestor.h"
 #include "ingest/json_text.h"
+#include "ingest/varint.h"
 
 namespace hotrow::ingest {
 namespace {
@@ -71,17 +72,9 @@ void AnnotateDecimals(const nlohmann::json& j, avro_schema_t s, Slot slot, int d
 // Reads a zigzag varint long, as Avro writes int and long. False when truncated or too long.
 bool ReadAvroLong(std::string_view* in, int64_t* value) {
   uint64_t v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (in->empty()) return false;
-    const auto byte = static_cast<uint8_t>(in->front());
-    in->remove_prefix(1);
-    v |= uint64_t{byte & 0x7fu} << shift;
-    if ((byte & 0x80) == 0) {
-      *value = static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
-      return true;
-    }
-  }
-  return false;
+  if (!ReadVarint(in, &v)) return false;
+  *value = Unzigzag(v);
+  return true;
 }
 
 }  // namespace

@@ -1,25 +1,9 @@
 #include "ingest/confluent_framing.h"
 
+#include "ingest/varint.h"
+
 namespace hotrow::ingest {
 namespace {
-
-// Reads one varint of at most 10 bytes. False when truncated or too long.
-bool ReadVarint(std::string_view* in, uint64_t* value) {
-  uint64_t v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (in->empty()) return false;
-    const auto byte = static_cast<uint8_t>(in->front());
-    in->remove_prefix(1);
-    v |= uint64_t{byte & 0x7fu} << shift;
-    if ((byte & 0x80) == 0) {
-      *value = v;
-      return true;
-    }
-  }
-  return false;
-}
-
-int64_t Unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
 
 void AppendVarint(uint64_t v, std::string* out) {
   while (v >= 0x80) {

@@ -10,6 +10,7 @@
 #include "ingest/confluent_framing.h"
 #include "ingest/ingestor.h"
 #include "ingest/json_text.h"
+#include "ingest/varint.h"
 
 namespace hotrow::ingest {
 
@@ -35,21 +36,6 @@ class FirstError final : public DescriptorPool::ErrorCollector {
   }
   std::string text;
 };
-
-bool ReadWireVarint(std::string_view* in, uint64_t* value) {
-  uint64_t v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (in->empty()) return false;
-    const auto byte = static_cast<uint8_t>(in->front());
-    in->remove_prefix(1);
-    v |= uint64_t{byte & 0x7fu} << shift;
-    if ((byte & 0x80) == 0) {
-      *value = v;
-      return true;
-    }
-  }
-  return false;
-}
 
 bool ReadFixed(std::string_view* in, size_t size, uint64_t* value) {
   if (in->size() < size) return false;
@@ -187,7 +173,7 @@ bool ReadFields(const Descriptor* d, std::string_view in, std::vector<WireField>
   fields->clear();
   while (!in.empty()) {
     uint64_t tag = 0;
-    if (!ReadWireVarint(&in, &tag) || (tag >> 3) == 0 || (tag >> 3) > 536870911) {
+    if (!ReadVarint(&in, &tag) || (tag >> 3) == 0 || (tag >> 3) > 536870911) {
       *detail = d->full_name() + ": a malformed field tag";
       return false;
     }
@@ -196,7 +182,7 @@ bool ReadFields(const Descriptor* d, std::string_view in, std::vector<WireField>
     bool ok = false;
     switch (w.wire_type) {
       case 0:
-        ok = ReadWireVarint(&in, &w.number);
+        ok = ReadVarint(&in, &w.number);
         break;
       case 1:
         ok = ReadFixed(&in, 8, &w.number);
@@ -206,7 +192,7 @@ bool ReadFields(const Descriptor* d, std::string_view in, std::vector<WireField>
         break;
       case 2: {
         uint64_t size = 0;
-        ok = ReadWireVarint(&in, &size) && size <= in.size();
+        ok = ReadVarint(&in, &size) && size <= in.size();
         if (ok) {
           w.bytes = in.substr(0, size);
           in.remove_prefix(size);
@@ -474,15 +460,15 @@ bool ProtobufDecoder::Message(const Descriptor* d, std::string_view in, size_t d
         while (!entry.empty()) {
           uint64_t tag = 0;
           WireField e;
-          if (!ReadWireVarint(&entry, &tag)) break;
+          if (!ReadVarint(&entry, &tag)) break;
           e.wire_type = static_cast<uint8_t>(tag & 7);
           bool ok = false;
-          if (e.wire_type == 0) ok = ReadWireVarint(&entry, &e.number);
+          if (e.wire_type == 0) ok = ReadVarint(&entry, &e.number);
           if (e.wire_type == 1) ok = ReadFixed(&entry, 8, &e.number);
           if (e.wire_type == 5) ok = ReadFixed(&entry, 4, &e.number);
           if (e.wire_type == 2) {
             uint64_t size = 0;
-            ok = ReadWireVarint(&entry, &size) && size <= entry.size();
+            ok = ReadVarint(&entry, &size) && size <= entry.size();
             if (ok) {
               e.bytes = entry.substr(0, size);
               entry.remove_prefix(size);
@@ -545,7 +531,7 @@ bool ProtobufDecoder::Message(const Descriptor* d, std::string_view in, size_t d
           std::string_view run = w.bytes;
           while (!run.empty()) {
             uint64_t v = 0;
-            const bool ok = scalar_wire == 0   ? ReadWireVarint(&run, &v)
+            const bool ok = scalar_wire == 0   ? ReadVarint(&run, &v)
                             : scalar_wire == 1 ? ReadFixed(&run, 8, &v)
                                                : ReadFixed(&run, 4, &v);
             if (!ok) {
