@@ -98,6 +98,8 @@ struct Metrics::Families {
   prometheus::Histogram* latency[kKinds.size()] = {};
   prometheus::Family<prometheus::Counter>* responses = nullptr;
   prometheus::Counter* auth[kAuthOutcomes.size()] = {};
+  // Indexed by lane (client, peer), then SlotOutcome.
+  prometheus::Counter* slots[2][3] = {};
   std::mutex responses_mu;
   std::map<int, prometheus::Counter*> responses_by_code;  // guarded by responses_mu
 };
@@ -132,9 +134,25 @@ Metrics::Metrics() : families_(std::make_unique<Families>()) {
   for (size_t i = 0; i < kAuthOutcomes.size(); ++i) {
     families_->auth[i] = &auth.Add({{"outcome", std::string(kAuthOutcomes[i])}});
   }
+  auto& slots = prometheus::BuildCounter()
+                    .Name("hotrow_query_slots_total")
+                    .Help("Query slots asked for, by lane (client, or peer: ?local=true) and "
+                          "outcome (immediate, queued: got one after waiting, shed: answered 503)")
+                    .Register(families_->registry);
+  for (int lane = 0; lane < 2; ++lane) {
+    const char* outcomes[3] = {"immediate", "queued", "shed"};
+    for (int o = 0; o < 3; ++o) {
+      families_->slots[lane][o] =
+          &slots.Add({{"lane", lane == 0 ? "client" : "peer"}, {"outcome", outcomes[o]}});
+    }
+  }
 }
 
 Metrics::~Metrics() = default;
+
+void Metrics::RecordQuerySlot(bool peer, SlotOutcome outcome) {
+  families_->slots[peer ? 1 : 0][static_cast<size_t>(outcome)]->Increment();
+}
 
 void Metrics::RecordQuery(QueryKind kind, QueryOutcome outcome, double seconds) {
   const auto k = static_cast<size_t>(kind);

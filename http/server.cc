@@ -195,8 +195,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
     return Status::InvalidArgument(
         "http: the store, the query engine and the metrics are required");
   }
-  if (options.threads < 1 || options.max_queries < 1) {
-    return Status::InvalidArgument("http: threads and max_queries must be at least 1");
+  if (options.threads < 1 || options.max_queries < 1 || options.max_peer_queries < 1) {
+    return Status::InvalidArgument(
+        "http: threads, max_queries and max_peer_queries must be at least 1");
   }
   auto impl = std::make_unique<Impl>(options, backend);
   int port = 0;
@@ -309,6 +310,7 @@ void HttpServer::Stop() {
   if (impl_->stopped) return;
   impl_->stopped = true;
   impl_->stopping.store(true);
+  impl_->slots.Close();  // queries waiting for a slot give up now
   impl_->server->stop();
   if (impl_->listen_thread.joinable()) impl_->listen_thread.join();
 }

@@ -41,6 +41,7 @@ void ExpectDefaults(const Config& c) {
   EXPECT_EQ(c.store.write_buffer_bytes, d.store.write_buffer_bytes);
   EXPECT_EQ(c.http.threads, d.http.threads);
   EXPECT_EQ(c.query.max_concurrent, d.query.max_concurrent);
+  EXPECT_EQ(c.query.queue_wait_ms, d.query.queue_wait_ms);
   EXPECT_EQ(c.query.last_cache, d.query.last_cache);
   EXPECT_EQ(c.query.last_cache_bytes, d.query.last_cache_bytes);
   EXPECT_EQ(c.http.tls_cert, d.http.tls_cert);
@@ -112,7 +113,7 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
           "ingest.ts_field", "ingest.max_future", "ingest.dead_letter_topic", "ingest.stall_after",
           "ingest.writers", "index.fields", "http.listen", "http.threads", "http.token_file",
           "http.allow_open", "http.tls_cert", "http.tls_key", "query.threads",
-          "query.max_concurrent", "query.last_cache", "query.last_cache_bytes", "cluster.peers",
+          "query.max_concurrent", "query.queue_wait", "query.last_cache", "query.last_cache_bytes", "cluster.peers",
           "cluster.peer_timeout_ms", "cluster.peer_ca", "cluster.max_staleness"));
 }
 

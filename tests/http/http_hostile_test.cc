@@ -182,6 +182,27 @@ TEST_F(HttpApiTest, IdleConnectionsBeyondTheThreadCountDoNotStopTheServer) {
       std::chrono::seconds(60), std::chrono::milliseconds(100)));
 }
 
+// cpp-httplib holds a thread per open connection: with the default thread count, 40 idle
+// keep-alive connections (a fan-out's peers keep theirs open) leave threads for the next one, so
+// it is answered at once, not after the idle ones time out (120 s here; the client gives up at 30).
+TEST_F(HttpApiTest, ConnectionsBeyondTheOldThreadCountAreAnsweredWhileOthersStayOpen) {
+  OpenStore();
+  HttpServerOptions options;
+  options.read_timeout_ms = 120000;
+  options.keep_alive_timeout_ms = 120000;
+  StartServer(options);
+  std::vector<std::unique_ptr<RawConnection>> idle;
+  for (int i = 0; i < 40; ++i) {
+    idle.push_back(std::make_unique<RawConnection>(http_->port()));
+    ASSERT_TRUE(idle.back()->connected());
+  }
+  httplib::Client client = Client();
+  client.set_read_timeout(std::chrono::seconds(30));
+  httplib::Result res = client.Get("/healthz");
+  ASSERT_TRUE(res) << "no answer while 40 idle connections are open: " << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+}
+
 // A scan over ~34 MB, far more than a small receive buffer and the server's send buffer (at most
 // 4 MiB) hold, so that the server is still writing when the client acts.
 class HttpApiBigScanTest : public HttpApiTest {
