@@ -22,6 +22,7 @@ packages=(
   libxxhash-dev           # stable 64-bit hashes for id hashing and salts
   libgtest-dev libgmock-dev
   libbenchmark-dev
+  wrk                     # the cluster load test's generator (and last_cache_bench's, cluster_bench's)
 )
 if [[ "${HOTROW_WITH_CLANG:-}" == 1 ]]; then   # the sanitizer builds and the fuzzers
   packages+=(clang libclang-rt-14-dev)           # and its sanitizer runtimes and libFuzzer
@@ -35,8 +36,7 @@ fi
 if [[ "${HOTROW_WITH_BENCH:-}" == 1 ]]; then
   packages+=(redis-server libhiredis-dev  # the Redis peer benchmark
              libcurl4-openssl-dev         # range_http_bench's scan client
-             gnuplot-nox                  # the plots in docs/BENCHMARKS.md and the soak run
-             wrk)                         # last_cache_bench's HTTP load generator
+             gnuplot-nox)                 # the plots in docs/BENCHMARKS.md and the soak run
 fi
 
 missing=()
