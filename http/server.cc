@@ -6,7 +6,9 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <chrono>
 #include <exception>
 #include <thread>
@@ -224,9 +226,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   // (a second instance given the same http.listen) binds too and silently takes half of the
   // connections. SO_REUSEADDR alone still allows a restart while old connections are in
   // TIME_WAIT, and makes a port in use an error.
-  server.set_socket_options([](socket_t sock) {
+  server.set_socket_options([self](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    self->listen_socket = sock;  // the last one made is the one bound (see below)
   });
   server.set_keep_alive_max_count(options.keep_alive_max_requests);
   server.set_keep_alive_timeout(std::max<int64_t>(1, options.keep_alive_timeout_ms / 1000));
@@ -279,6 +282,14 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   if (port <= 0) {
     return Status::IOError("http: cannot listen on " + options.listen +
                            " (address in use, or not an address of this machine)");
+  }
+  // cpp-httplib listens with a backlog of 5 (compiled into the library): a burst of connections
+  // (a dashboard fleet reconnecting, a load generator, a group's peers after a restart) while the
+  // acceptor is busy or off the CPU overflowed it, and each dropped SYN cost its client a 1 s
+  // (then 3 s) retransmit. listen() again raises it to the kernel's maximum (net.core.somaxconn).
+  if (impl->listen_socket >= 0 && ::listen(impl->listen_socket, SOMAXCONN) != 0) {
+    spdlog::warn("http: cannot raise the listen backlog on {}: {}", options.listen,
+                 std::strerror(errno));
   }
   impl->port = port;
   impl->listen_thread = std::thread([self] {

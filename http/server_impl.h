@@ -63,6 +63,8 @@ struct HttpServer::Impl {
   int port = 0;
   // An httplib::SSLServer for HTTPS (access/tls.h); set before anything uses it.
   std::unique_ptr<httplib::Server> server;
+  // The listening socket, once bound (set by the socket-options callback); -1 before.
+  socket_t listen_socket = -1;
   std::thread listen_thread;
   std::atomic<bool> stopping{false};
   std::mutex stop_mu;

@@ -23,6 +23,7 @@ packages=(
   libgtest-dev libgmock-dev
   libbenchmark-dev
   wrk                     # the cluster load test's generator (and last_cache_bench's, cluster_bench's)
+  iproute2                # ss: the HTTP test that reads the listen backlog
 )
 if [[ "${HOTROW_WITH_CLANG:-}" == 1 ]]; then   # the sanitizer builds and the fuzzers
   packages+=(clang libclang-rt-14-dev)           # and its sanitizer runtimes and libFuzzer

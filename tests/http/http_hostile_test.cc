@@ -6,6 +6,8 @@
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
+#include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -201,6 +203,28 @@ TEST_F(HttpApiTest, ConnectionsBeyondTheOldThreadCountAreAnsweredWhileOthersStay
   httplib::Result res = client.Get("/healthz");
   ASSERT_TRUE(res) << "no answer while 40 idle connections are open: " << httplib::to_string(res.error());
   EXPECT_EQ(res->status, 200);
+}
+
+// A burst of connections (a dashboard fleet reconnecting, a group's peers after a restart) while
+// the acceptor is busy or off the CPU waits in the kernel's listen backlog. cpp-httplib listens with
+// a backlog of 5: a burst overflowed it and each dropped SYN cost its client a 1 s retransmit. The
+// backlog a socket listens with is its Send-Q in `ss -ltn` (iproute2).
+TEST_F(HttpApiTest, TheListenBacklogHoldsABurstOfConnections) {
+  OpenStore();
+  StartServer();
+  const std::string command =
+      "ss -ltnH 'sport = :" + std::to_string(http_->port()) + "' 2>&1";
+  FILE* out = popen(command.c_str(), "r");
+  ASSERT_NE(out, nullptr);
+  char line[512] = {};
+  std::string text;
+  while (std::fgets(line, sizeof(line), out) != nullptr) text += line;
+  ASSERT_EQ(pclose(out), 0) << "ss (Debian package iproute2) failed: " << text;
+  char state[32] = {};
+  long recv_q = -1, send_q = -1;
+  ASSERT_EQ(std::sscanf(text.c_str(), "%31s %ld %ld", state, &recv_q, &send_q), 3) << text;
+  EXPECT_STREQ(state, "LISTEN");
+  EXPECT_GE(send_q, 128) << "the listen backlog: " << text;
 }
 
 // A scan over ~34 MB, far more than a small receive buffer and the server's send buffer (at most
