@@ -285,6 +285,8 @@ struct LoadFigures {
   static constexpr int kFew = 4, kMany = 32;  // connections per instance
   double group_few = 0, group_many = 0;       // the group's answers/s at kFew, kMany per instance
   double single_few = 0, single_many = 0;     // one instance's at 3 x kFew, 3 x kMany
+  // The same per CPU second of the servers (wrk's and the machine's other load left out).
+  double group_few_cpu = 0, group_many_cpu = 0, single_few_cpu = 0, single_many_cpu = 0;
   double group_many_bad_share = 0;            // share of non-2xx answers at kMany per instance
   double group_many_inexact_share = 0;        // share of 2xx answers incomplete or not exact
   // Latency (us, p50) on one kept connection to the group's first instance: a fan-out latest-10,
@@ -314,32 +316,47 @@ LoadFigures MeasureLoad(Group& single, Group& group, const Flags& flags, const s
   if (pin) pin_all(1);
   LoadFigures f;
   std::vector<double> group_few, group_many, single_few, single_many;
+  std::vector<double> group_few_cpu, group_many_cpu, single_few_cpu, single_many_cpu;
   double bad = 0, inexact = 0, answers = 0;
   const std::vector<int> one = {single.ports[0]};
+  std::vector<pid_t> group_pids, single_pids;
+  for (auto& serve : group.serves) group_pids.push_back(serve->pid());
+  for (auto& serve : single.serves) single_pids.push_back(serve->pid());
+  const int s = flags.load_seconds;
   for (int r = 0; r < flags.load_rounds; ++r) {
-    const WrkCounts gf = RunWrk(script, group.ports, f.kFew, flags.load_seconds, wrk_cpu);
-    const WrkCounts sm = RunWrk(script, one, 3 * f.kMany, flags.load_seconds, wrk_cpu);
-    const WrkCounts gm = RunWrk(script, group.ports, f.kMany, flags.load_seconds, wrk_cpu);
-    const WrkCounts sf = RunWrk(script, one, 3 * f.kFew, flags.load_seconds, wrk_cpu);
+    const WrkCounts gf = RunWrk(script, group.ports, f.kFew, s, wrk_cpu, group_pids);
+    const WrkCounts sm = RunWrk(script, one, 3 * f.kMany, s, wrk_cpu, single_pids);
+    const WrkCounts gm = RunWrk(script, group.ports, f.kMany, s, wrk_cpu, group_pids);
+    const WrkCounts sf = RunWrk(script, one, 3 * f.kFew, s, wrk_cpu, single_pids);
     group_few.push_back(gf.ExactPerSecond());
     group_many.push_back(gm.ExactPerSecond());
     single_few.push_back(sf.ExactPerSecond());
     single_many.push_back(sm.ExactPerSecond());
+    group_few_cpu.push_back(gf.ExactPerCpuSecond());
+    group_many_cpu.push_back(gm.ExactPerCpuSecond());
+    single_few_cpu.push_back(sf.ExactPerCpuSecond());
+    single_many_cpu.push_back(sm.ExactPerCpuSecond());
     bad += static_cast<double>(gm.bad);
     inexact += static_cast<double>(gm.inexact);
     answers += static_cast<double>(gm.exact + gm.inexact + gm.bad);
     std::printf(
         "cluster_bench: load round %d: complete exact answers/s: group %d/instance %.0f, "
-        "%d/instance %.0f (%lld not 2xx, %lld inexact) | single %d %.0f, %d %.0f\n",
+        "%d/instance %.0f (%lld not 2xx, %lld inexact) | single %d %.0f, %d %.0f | per server "
+        "CPU second: group %.0f, %.0f, single %.0f, %.0f\n",
         r, f.kFew, gf.ExactPerSecond(), f.kMany, gm.ExactPerSecond(),
         static_cast<long long>(gm.bad), static_cast<long long>(gm.inexact), 3 * f.kFew,
-        sf.ExactPerSecond(), 3 * f.kMany, sm.ExactPerSecond());
+        sf.ExactPerSecond(), 3 * f.kMany, sm.ExactPerSecond(), gf.ExactPerCpuSecond(),
+        gm.ExactPerCpuSecond(), sf.ExactPerCpuSecond(), sm.ExactPerCpuSecond());
     std::fflush(stdout);
   }
   f.group_few = Median(group_few);
   f.group_many = Median(group_many);
   f.single_few = Median(single_few);
   f.single_many = Median(single_many);
+  f.group_few_cpu = Median(group_few_cpu);
+  f.group_many_cpu = Median(group_many_cpu);
+  f.single_few_cpu = Median(single_few_cpu);
+  f.single_many_cpu = Median(single_many_cpu);
   f.group_many_bad_share = answers > 0 ? bad / answers : 0;
   f.group_many_inexact_share = answers > 0 ? inexact / answers : 0;
 
@@ -460,6 +477,9 @@ int Main(int argc, char** argv) {
   Record("cluster_load_exact_per_s_group_4", load.group_few);
   Record("cluster_load_exact_per_s_group_best", group_best);
   Record("cluster_load_exact_per_s_single_best", single_best);
+  Record("cluster_load_exact_per_cpu_s_group_best", std::max(load.group_few_cpu, load.group_many_cpu));
+  Record("cluster_load_exact_per_cpu_s_single_best",
+         std::max(load.single_few_cpu, load.single_many_cpu));
   Record("cluster_fanout_over_local_p50_us", load.fanout_p50 - load.local_p50);
   Record("cluster_healthz_round_trip_p50_us", load.healthz_p50);
   std::printf("\n");
@@ -467,6 +487,8 @@ int Main(int argc, char** argv) {
              "cluster_load_exact_per_s_group_4");
   PrintRatio("cluster group best answers/s / single best", "cluster_load_exact_per_s_group_best",
              "cluster_load_exact_per_s_single_best");
+  PrintRatio("cluster group best / single best, per server CPU s",
+             "cluster_load_exact_per_cpu_s_group_best", "cluster_load_exact_per_cpu_s_single_best");
   PrintRatio("cluster (fan-out p50 - local p50) / healthz p50", "cluster_fanout_over_local_p50_us",
              "cluster_healthz_round_trip_p50_us");
   PrintRatio("cluster latest-10 p50 fan-out over 3 / single", "cluster_latest10_p50_us_fanout3",
@@ -512,6 +534,12 @@ int Main(int argc, char** argv) {
   report.Row({"complete exact latest-10/s (wrk), 32 connections per instance",
               Rate(load.single_many), Rate(load.group_many),
               Fixed(load.group_many / std::max(1.0, load.single_many), 2)});
+  report.Row({"complete exact latest-10 per server CPU second, best of 4 and 32 per instance",
+              Fixed(std::max(load.single_few_cpu, load.single_many_cpu), 0),
+              Fixed(std::max(load.group_few_cpu, load.group_many_cpu), 0),
+              Fixed(std::max(load.group_few_cpu, load.group_many_cpu) /
+                        std::max(1.0, std::max(load.single_few_cpu, load.single_many_cpu)),
+                    3)});
   report.Row({"group at 32 / at 4 connections per instance", "", "",
               Fixed(load.group_many / std::max(1.0, load.group_few), 2)});
   report.Row({"p50 (us): fan-out latest-10 | local part | /healthz", Fixed(load.local_p50, 0),

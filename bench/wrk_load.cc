@@ -1,11 +1,14 @@
 #include "bench/wrk_load.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <memory>
 #include <thread>
 
@@ -61,8 +64,30 @@ end
   return path;
 }
 
+double ProcessCpuSecondsOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  // After the name: state is field 3; utime and stime are fields 14 and 15.
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 WrkCounts RunWrk(const std::string& script, const std::vector<int>& ports, int connections,
-                 int seconds, int cpu) {
+                 int seconds, int cpu, const std::vector<pid_t>& pids) {
+  auto cpu_now = [&] {
+    double total = 0;
+    for (pid_t pid : pids) total += ProcessCpuSecondsOf(pid);
+    return total;
+  };
+  const double cpu_before = cpu_now();
   std::vector<FILE*> runs;
   int seed = 1;
   for (int port : ports) {
@@ -99,6 +124,7 @@ WrkCounts RunWrk(const std::string& script, const std::vector<int>& ports, int c
       Die("wrk failed (Debian package wrk: bash scripts/install-deps.sh): " + text);
     }
   }
+  counts.cpu_seconds = cpu_now() - cpu_before;
   return counts;
 }
 

@@ -29,13 +29,20 @@ struct WrkCounts {
   int64_t inexact = 0;  // 2xx, but incomplete or other events
   int64_t bad = 0;      // not 2xx, or a socket error
   double seconds = 0;   // the longest of the wrk runs, as wrk timed it
+  double cpu_seconds = 0;  // CPU the servers asked (RunWrk's `pids`) used meanwhile
   double ExactPerSecond() const { return seconds > 0 ? exact / seconds : 0; }
+  // Answers per CPU second of the servers: what outside load on a shared machine changes least.
+  double ExactPerCpuSecond() const { return cpu_seconds > 0 ? exact / cpu_seconds : 0; }
 };
 
 // Runs one wrk per port at once, `connections` keep-alive connections each, for `seconds`, each
-// on CPU `cpu` (taskset; -1: anywhere); the counts summed. Dies when wrk cannot run.
+// on CPU `cpu` (taskset; -1: anywhere); the counts summed, and the CPU the processes `pids` used
+// from before the first wrk started to after the last ended. Dies when wrk cannot run.
 WrkCounts RunWrk(const std::string& script, const std::vector<int>& ports, int connections,
-                 int seconds, int cpu);
+                 int seconds, int cpu, const std::vector<pid_t>& pids);
+
+// User and system CPU seconds process `pid` has used (/proc/PID/stat); 0 when unknown.
+double ProcessCpuSecondsOf(pid_t pid);
 
 // Pins every thread of process `pid` to CPU `cpu` (-1: every CPU), as `taskset -a -p` does.
 // False when some thread could not be pinned.
