@@ -62,7 +62,7 @@ struct Flags {
   int sample_ids = 50;
   int ingest_runs = 2;  // alternations of 1 and 2 instances ingesting the backlog  // ids whose
                         // answers are checked before measuring
-  int load_rounds = 3;   // alternations of the wrk loads (group / single, few / many connections)
+  int load_rounds = 3;  // alternations of the wrk loads (group / single, few / many connections)
   int load_seconds = 3;  // each wrk load's length
   int load_ids = 1000;   // ids the wrk loads ask, each answer checked against the single's
 };
@@ -287,8 +287,8 @@ struct LoadFigures {
   double single_few = 0, single_many = 0;     // one instance's at 3 x kFew, 3 x kMany
   // The same per CPU second of the servers (wrk's and the machine's other load left out).
   double group_few_cpu = 0, group_many_cpu = 0, single_few_cpu = 0, single_many_cpu = 0;
-  double group_many_bad_share = 0;            // share of non-2xx answers at kMany per instance
-  double group_many_inexact_share = 0;        // share of 2xx answers incomplete or not exact
+  double group_many_bad_share = 0;      // share of non-2xx answers at kMany per instance
+  double group_many_inexact_share = 0;  // share of 2xx answers incomplete or not exact
   // Latency (us, p50) on one kept connection to the group's first instance: a fan-out latest-10,
   // the same asked ?local=true (its own part alone), and /healthz.
   double fanout_p50 = 0, local_p50 = 0, healthz_p50 = 0;
@@ -386,8 +386,9 @@ LoadFigures MeasureLoad(Group& single, Group& group, const Flags& flags, const s
   f.fanout_p50 = Median(fanout_us);
   f.local_p50 = Median(local_us);
   f.healthz_p50 = Median(healthz_us);
-  std::printf("cluster_bench: p50 fan-out latest-10 %.0f us, its local part %.0f us, /healthz %.0f us\n",
-              f.fanout_p50, f.local_p50, f.healthz_p50);
+  std::printf(
+      "cluster_bench: p50 fan-out latest-10 %.0f us, its local part %.0f us, /healthz %.0f us\n",
+      f.fanout_p50, f.local_p50, f.healthz_p50);
   return f;
 }
 
@@ -477,7 +478,8 @@ int Main(int argc, char** argv) {
   Record("cluster_load_exact_per_s_group_4", load.group_few);
   Record("cluster_load_exact_per_s_group_best", group_best);
   Record("cluster_load_exact_per_s_single_best", single_best);
-  Record("cluster_load_exact_per_cpu_s_group_best", std::max(load.group_few_cpu, load.group_many_cpu));
+  Record("cluster_load_exact_per_cpu_s_group_best",
+         std::max(load.group_few_cpu, load.group_many_cpu));
   Record("cluster_load_exact_per_cpu_s_single_best",
          std::max(load.single_few_cpu, load.single_many_cpu));
   Record("cluster_fanout_over_local_p50_us", load.fanout_p50 - load.local_p50);
@@ -528,9 +530,8 @@ int Main(int argc, char** argv) {
   report.Row({"ingest, first event stored to caught up (s), 2 instances",
               Fixed(one.from_first_event_s, 2), Fixed(two.from_first_event_s, 2),
               Fixed(two.from_first_event_s / one.from_first_event_s, 2)});
-  report.Row({"complete exact latest-10/s (wrk), 4 connections per instance",
-              Rate(load.single_few), Rate(load.group_few),
-              Fixed(load.group_few / std::max(1.0, load.single_few), 2)});
+  report.Row({"complete exact latest-10/s (wrk), 4 connections per instance", Rate(load.single_few),
+              Rate(load.group_few), Fixed(load.group_few / std::max(1.0, load.single_few), 2)});
   report.Row({"complete exact latest-10/s (wrk), 32 connections per instance",
               Rate(load.single_many), Rate(load.group_many),
               Fixed(load.group_many / std::max(1.0, load.single_many), 2)});

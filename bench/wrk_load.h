@@ -25,10 +25,10 @@ std::string WriteExactLatestScript(const std::string& dir,
                                    const std::map<std::string, std::string>& expected);
 
 struct WrkCounts {
-  int64_t exact = 0;    // 2xx, complete, the expected events
-  int64_t inexact = 0;  // 2xx, but incomplete or other events
-  int64_t bad = 0;      // not 2xx, or a socket error
-  double seconds = 0;   // the longest of the wrk runs, as wrk timed it
+  int64_t exact = 0;       // 2xx, complete, the expected events
+  int64_t inexact = 0;     // 2xx, but incomplete or other events
+  int64_t bad = 0;         // not 2xx, or a socket error
+  double seconds = 0;      // the longest of the wrk runs, as wrk timed it
   double cpu_seconds = 0;  // CPU the servers asked (RunWrk's `pids`) used meanwhile
   double ExactPerSecond() const { return seconds > 0 ? exact / seconds : 0; }
   // Answers per CPU second of the servers: what outside load on a shared machine changes least.

@@ -18,8 +18,8 @@ SlotOutcome QuerySlots::Acquire(QueryLane lane) {
   }
   if (closed_ || queue_wait_.count() <= 0) return SlotOutcome::kShed;
   ++waiting_;
-  const bool got = freed_.wait_for(lock, queue_wait_,
-                                   [&] { return closed_ || client_held_ < client_slots_; });
+  const bool got =
+      freed_.wait_for(lock, queue_wait_, [&] { return closed_ || client_held_ < client_slots_; });
   --waiting_;
   if (!got || closed_) return SlotOutcome::kShed;
   ++client_held_;

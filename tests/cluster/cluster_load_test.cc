@@ -40,11 +40,11 @@ namespace hotrow::cluster {
 namespace cluster_load_test {
 namespace {
 
-using nlohmann::json;
-using query::Event;
 using hotrow::testing::ChildProcess;
 using hotrow::testing::ReadFile;
 using hotrow::testing::WaitFor;
+using nlohmann::json;
+using query::Event;
 using namespace std::chrono_literals;
 
 constexpr int kPartitions = 16;
@@ -195,8 +195,8 @@ class ClusterLoadTest : public ::testing::Test {
 
 // One checking client: latest-10 of random ids on `port`, one keep-alive connection, until `stop`;
 // every answer compared with the oracle.
-void Check(int port, const hotrow::testing::Oracle& oracle, uint64_t seed, const std::atomic<bool>& stop,
-           Tally* tally, std::string* first_short) {
+void Check(int port, const hotrow::testing::Oracle& oracle, uint64_t seed,
+           const std::atomic<bool>& stop, Tally* tally, std::string* first_short) {
   httplib::Client client("127.0.0.1", port);
   client.set_keep_alive(true);
   client.set_connection_timeout(5s);
@@ -234,8 +234,8 @@ TEST_F(ClusterLoadTest, AGroupUnder32ConnectionsPerInstanceStaysCompleteAndExact
   ASSERT_FALSE(wrk.empty())
       << "wrk is needed (Debian package wrk: bash scripts/install-deps.sh installs it)";
   {
-    ChildProcess produce({hotrow::testing::HotrowBinary(), "produce", "--brokers", bootstrap_, "--topic",
-                          "events", "--count", std::to_string(kRecords), "--rate", "0",
+    ChildProcess produce({hotrow::testing::HotrowBinary(), "produce", "--brokers", bootstrap_,
+                          "--topic", "events", "--count", std::to_string(kRecords), "--rate", "0",
                           "--devices", std::to_string(kDevices), "--seed", "1"},
                          dir_.Sub("produce.log"));
     ASSERT_EQ(produce.Wait(60s), 0) << ReadFile(dir_.Sub("produce.log"));
@@ -267,22 +267,20 @@ TEST_F(ClusterLoadTest, AGroupUnder32ConnectionsPerInstanceStaysCompleteAndExact
   for (int i = 0; i < kInstances; ++i) {
     const std::string out = dir_.Sub("wrk-" + std::to_string(i) + ".txt");
     // wrk prints its summary on stdout: sh sends it to a file (ChildProcess keeps stdout a pipe).
-    loads.push_back(std::make_unique<ChildProcess>(
-        std::vector<std::string>{
-            "/bin/sh", "-c",
-            wrk + " -t1 -c" + std::to_string(kConnectionsPerInstance) + " -d" +
-                std::to_string(kLoadSeconds) + "s --timeout 10s -s " + dir_.Sub("latest.lua") +
-                " http://127.0.0.1:" + std::to_string(ports_[i]) + " -- " + std::to_string(i + 1) +
-                " > " + out + " 2>&1"}));
+    loads.push_back(std::make_unique<ChildProcess>(std::vector<std::string>{
+        "/bin/sh", "-c",
+        wrk + " -t1 -c" + std::to_string(kConnectionsPerInstance) + " -d" +
+            std::to_string(kLoadSeconds) + "s --timeout 10s -s " + dir_.Sub("latest.lua") +
+            " http://127.0.0.1:" + std::to_string(ports_[i]) + " -- " + std::to_string(i + 1) +
+            " > " + out + " 2>&1"}));
   }
   std::atomic<bool> stop{false};
   std::vector<Tally> checked(kInstances);
   std::vector<std::string> first_short(kInstances);
   std::vector<std::thread> checkers;
   for (int i = 0; i < kInstances; ++i) {
-    checkers.emplace_back([&, i] {
-      Check(ports_[i], oracle, 100 + i, stop, &checked[i], &first_short[i]);
-    });
+    checkers.emplace_back(
+        [&, i] { Check(ports_[i], oracle, 100 + i, stop, &checked[i], &first_short[i]); });
   }
   for (auto& load : loads) EXPECT_EQ(load->Wait(60s), 0);
   stop.store(true);

@@ -113,8 +113,8 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
           "ingest.ts_field", "ingest.max_future", "ingest.dead_letter_topic", "ingest.stall_after",
           "ingest.writers", "index.fields", "http.listen", "http.threads", "http.token_file",
           "http.allow_open", "http.tls_cert", "http.tls_key", "query.threads",
-          "query.max_concurrent", "query.queue_wait", "query.last_cache", "query.last_cache_bytes", "cluster.peers",
-          "cluster.peer_timeout_ms", "cluster.peer_ca", "cluster.max_staleness"));
+          "query.max_concurrent", "query.queue_wait", "query.last_cache", "query.last_cache_bytes",
+          "cluster.peers", "cluster.peer_timeout_ms", "cluster.peer_ca", "cluster.max_staleness"));
 }
 
 TEST(ConfigTest, ClusterPeersAreHostPortsGivenOnce) {

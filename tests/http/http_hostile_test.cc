@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-#include <nlohmann/json.hpp>
 #include <cstdio>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -201,19 +201,19 @@ TEST_F(HttpApiTest, ConnectionsBeyondTheOldThreadCountAreAnsweredWhileOthersStay
   httplib::Client client = Client();
   client.set_read_timeout(std::chrono::seconds(30));
   httplib::Result res = client.Get("/healthz");
-  ASSERT_TRUE(res) << "no answer while 40 idle connections are open: " << httplib::to_string(res.error());
+  ASSERT_TRUE(res) << "no answer while 40 idle connections are open: "
+                   << httplib::to_string(res.error());
   EXPECT_EQ(res->status, 200);
 }
 
 // A burst of connections (a dashboard fleet reconnecting, a group's peers after a restart) while
-// the acceptor is busy or off the CPU waits in the kernel's listen backlog. cpp-httplib listens with
-// a backlog of 5: a burst overflowed it and each dropped SYN cost its client a 1 s retransmit. The
-// backlog a socket listens with is its Send-Q in `ss -ltn` (iproute2).
+// the acceptor is busy or off the CPU waits in the kernel's listen backlog. cpp-httplib listens
+// with a backlog of 5: a burst overflowed it and each dropped SYN cost its client a 1 s retransmit.
+// The backlog a socket listens with is its Send-Q in `ss -ltn` (iproute2).
 TEST_F(HttpApiTest, TheListenBacklogHoldsABurstOfConnections) {
   OpenStore();
   StartServer();
-  const std::string command =
-      "ss -ltnH 'sport = :" + std::to_string(http_->port()) + "' 2>&1";
+  const std::string command = "ss -ltnH 'sport = :" + std::to_string(http_->port()) + "' 2>&1";
   FILE* out = popen(command.c_str(), "r");
   ASSERT_NE(out, nullptr);
   char line[512] = {};
