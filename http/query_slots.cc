@@ -12,17 +12,22 @@ SlotOutcome QuerySlots::Acquire(QueryLane lane) {
     ++peer_held_;
     return SlotOutcome::kImmediate;
   }
-  if (client_held_ < client_slots_) {
+  // A query never takes a slot past queries already waiting: a freed slot is handed to a waiter
+  // (Release), so the waiter it wakes always finds one instead of going back to sleep.
+  if (waiting_ == 0 && client_held_ < client_slots_) {
     ++client_held_;
     return SlotOutcome::kImmediate;
   }
   if (closed_ || queue_wait_.count() <= 0) return SlotOutcome::kShed;
   ++waiting_;
-  const bool got =
-      freed_.wait_for(lock, queue_wait_, [&] { return closed_ || client_held_ < client_slots_; });
+  const bool got = freed_.wait_for(lock, queue_wait_, [&] { return closed_ || handed_ > 0; });
   --waiting_;
+  if (closed_ && handed_ > 0) {  // a slot handed over as the server stops: given back
+    --handed_;
+    --client_held_;
+  }
   if (!got || closed_) return SlotOutcome::kShed;
-  ++client_held_;
+  --handed_;  // the slot stays counted in client_held_: it passed from its holder to this query
   return SlotOutcome::kQueued;
 }
 
@@ -33,7 +38,11 @@ void QuerySlots::Release(QueryLane lane) {
       --peer_held_;
       return;
     }
-    --client_held_;
+    if (waiting_ <= handed_) {
+      --client_held_;
+      return;
+    }
+    ++handed_;
   }
   freed_.notify_one();
 }

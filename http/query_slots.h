@@ -17,7 +17,8 @@ enum class SlotOutcome { kImmediate, kQueued, kShed };
 // The slots that bound the queries an HttpServer works on at once, in two lanes that never wait
 // for each other:
 // - client queries: `client_slots` at once; one more waits up to `queue_wait` for a slot to free
-//   (woken as soon as one does), then is refused. A burst is queued, not refused at the first busy
+//   (woken as soon as one does; a freed slot passes to a waiting query, never to one that arrives
+//   later), then is refused. A burst is queued, not refused at the first busy
 //   slot, and the wait is bounded so that a client never hangs.
 // - peer queries: `peer_slots` at once, of their own; one more is refused at once. A fan-out
 //   holds a client slot while it waits for its peers, and the peers' `?local=true` requests must
@@ -53,6 +54,7 @@ class QuerySlots {
   int client_held_ = 0;  // guarded by mu_
   int peer_held_ = 0;    // guarded by mu_
   int waiting_ = 0;      // guarded by mu_
+  int handed_ = 0;       // slots released to waiters not yet woken; guarded by mu_
   bool closed_ = false;  // guarded by mu_
 };
 

@@ -27,6 +27,24 @@ TEST(QuerySlotsTest, AClientQueryBeyondTheSlotsWaitsForOneToFree) {
   EXPECT_EQ(slots.held(QueryLane::kClient), 1);
 }
 
+// A freed slot passes to a query already waiting, so that one arriving meanwhile cannot take it
+// first and send the woken waiter back to sleep (a wasted thread switch, and a wait that may end
+// in a 503 however many slots freed while it waited).
+TEST(QuerySlotsTest, AFreedSlotPassesToAWaitingQueryNotToANewcomer) {
+  QuerySlots slots(1, 1, 60s);
+  ASSERT_EQ(slots.Acquire(QueryLane::kClient), SlotOutcome::kImmediate);
+  SlotOutcome queued = SlotOutcome::kShed;
+  std::thread waiter([&] { queued = slots.Acquire(QueryLane::kClient); });
+  ASSERT_TRUE(testing::WaitFor([&] { return slots.waiting() == 1; }));
+  slots.Release(QueryLane::kClient);
+  // Held at once by the waiter, whether or not it has woken yet: nothing is left for a newcomer.
+  EXPECT_EQ(slots.held(QueryLane::kClient), 1);
+  waiter.join();
+  EXPECT_EQ(queued, SlotOutcome::kQueued);
+  slots.Release(QueryLane::kClient);
+  EXPECT_EQ(slots.held(QueryLane::kClient), 0);
+}
+
 TEST(QuerySlotsTest, AClientQueryIsShedWhenNoSlotFreesWithinTheWait) {
   QuerySlots slots(1, 1, 1ms);
   ASSERT_EQ(slots.Acquire(QueryLane::kClient), SlotOutcome::kImmediate);
