@@ -18,8 +18,8 @@ enum class SlotOutcome { kImmediate, kQueued, kShed };
 // for each other:
 // - client queries: `client_slots` at once; one more waits up to `queue_wait` for a slot to free
 //   (woken as soon as one does; a freed slot passes to a waiting query, never to one that arrives
-//   later), then is refused. A burst is queued, not refused at the first busy
-//   slot, and the wait is bounded so that a client never hangs.
+//   later), then is refused. A burst is queued, not refused at the first busy slot, and the wait
+//   is bounded so that a client never hangs.
 // - peer queries: `peer_slots` at once, of their own; one more is refused at once. A fan-out
 //   holds a client slot while it waits for its peers, and the peers' `?local=true` requests must
 //   never wait behind client queries, or a group under load starves itself (DESIGN.md, "A fan-out
