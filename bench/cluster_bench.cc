@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -41,6 +42,7 @@
 #include "bench/bench_support.h"
 #include "bench/peer_support.h"
 #include "bench/serve_process.h"
+#include "bench/wrk_load.h"
 #include "common/logging.h"
 #include "ingest/embedded_kafka.h"
 #include "ingest/synthetic_producer.h"
@@ -60,6 +62,9 @@ struct Flags {
   int sample_ids = 50;
   int ingest_runs = 2;  // alternations of 1 and 2 instances ingesting the backlog  // ids whose
                         // answers are checked before measuring
+  int load_rounds = 3;  // alternations of the wrk loads (group / single, few / many connections)
+  int load_seconds = 3;  // each wrk load's length
+  int load_ids = 1000;   // ids the wrk loads ask, each answer checked against the single's
 };
 
 Flags ParseFlags(int argc, char** argv) {
@@ -71,6 +76,9 @@ Flags ParseFlags(int argc, char** argv) {
     if (std::strcmp(argv[i], "--rounds") == 0) flags.rounds = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--queries") == 0) flags.queries = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--ingest-runs") == 0) flags.ingest_runs = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--load-rounds") == 0) flags.load_rounds = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--load-seconds") == 0) flags.load_seconds = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--load-ids") == 0) flags.load_ids = std::atoi(argv[i + 1]);
   }
   return flags;
 }
@@ -243,6 +251,147 @@ void MeasureRound(int port, const std::vector<std::string>& ids, int queries, ui
   }
 }
 
+// The events text ("events":[...]) of each id's latest-10 as the single instance answers it; dies
+// when the group's answer on `group_port` does not hold the same text (the wrk script compares
+// text, so it must be byte for byte the same).
+std::map<std::string, std::string> ExpectedEvents(int single_port, int group_port,
+                                                  const std::vector<std::string>& ids) {
+  httplib::Client single("127.0.0.1", single_port), group("127.0.0.1", group_port);
+  single.set_keep_alive(true);
+  group.set_keep_alive(true);
+  std::map<std::string, std::string> expected;
+  for (const std::string& id : ids) {
+    const std::string path = "/v1/events/" + id + "/latest?n=10";
+    httplib::Result want = single.Get(path);
+    if (!want || want->status != 200) Die("latest-10 of " + id + " failed on the single");
+    const size_t at = want->body.find("\"events\":[");
+    const size_t end = want->body.rfind(']');
+    if (at == std::string::npos || end == std::string::npos || end < at) {
+      Die("unexpected answer: " + want->body);
+    }
+    expected[id] = want->body.substr(at, end - at + 1);
+    if (expected.size() <= 50) {
+      httplib::Result got = group.Get(path);
+      if (!got || got->status != 200 || got->body.find(expected[id]) == std::string::npos) {
+        Die("the group's latest-10 of " + id + " is not the single's text");
+      }
+    }
+  }
+  return expected;
+}
+
+// Saturation figures: complete, exact 2xx answers per second, medians over alternated rounds.
+struct LoadFigures {
+  static constexpr int kFew = 4, kMany = 32;  // connections per instance
+  double group_few = 0, group_many = 0;       // the group's answers/s at kFew, kMany per instance
+  double single_few = 0, single_many = 0;     // one instance's at 3 x kFew, 3 x kMany
+  // The same per CPU second of the servers (wrk's and the machine's other load left out).
+  double group_few_cpu = 0, group_many_cpu = 0, single_few_cpu = 0, single_many_cpu = 0;
+  double group_many_bad_share = 0;      // share of non-2xx answers at kMany per instance
+  double group_many_inexact_share = 0;  // share of 2xx answers incomplete or not exact
+  // Latency (us, p50) on one kept connection to the group's first instance: a fan-out latest-10,
+  // the same asked ?local=true (its own part alone), and /healthz.
+  double fanout_p50 = 0, local_p50 = 0, healthz_p50 = 0;
+};
+
+double Median(std::vector<double> v) { return v.empty() ? 0 : Percentile(&v, 50); }
+
+// wrk gets CPU 0 and every instance CPU 1 when there are two cores or more (then the group and
+// the single share the one core they are compared on); else nothing is pinned.
+LoadFigures MeasureLoad(Group& single, Group& group, const Flags& flags, const std::string& dir) {
+  std::vector<std::string> ids;
+  std::mt19937_64 pick(11);
+  for (int i = 0; i < flags.load_ids; ++i) {
+    ids.push_back(ingest::SyntheticEvents::DeviceId(static_cast<int>(pick() % flags.devices)));
+  }
+  const std::string script =
+      WriteExactLatestScript(dir, ExpectedEvents(single.ports[0], group.ports[0], ids));
+  const bool pin = std::thread::hardware_concurrency() >= 2;
+  const int wrk_cpu = pin ? 0 : -1;
+  auto pin_all = [&](int cpu) {
+    for (Group* g : {&single, &group}) {
+      for (auto& serve : g->serves) PinProcess(serve->pid(), cpu);
+    }
+  };
+  if (pin) pin_all(1);
+  LoadFigures f;
+  std::vector<double> group_few, group_many, single_few, single_many;
+  std::vector<double> group_few_cpu, group_many_cpu, single_few_cpu, single_many_cpu;
+  double bad = 0, inexact = 0, answers = 0;
+  const std::vector<int> one = {single.ports[0]};
+  std::vector<pid_t> group_pids, single_pids;
+  for (auto& serve : group.serves) group_pids.push_back(serve->pid());
+  for (auto& serve : single.serves) single_pids.push_back(serve->pid());
+  const int s = flags.load_seconds;
+  for (int r = 0; r < flags.load_rounds; ++r) {
+    const WrkCounts gf = RunWrk(script, group.ports, f.kFew, s, wrk_cpu, group_pids);
+    const WrkCounts sm = RunWrk(script, one, 3 * f.kMany, s, wrk_cpu, single_pids);
+    const WrkCounts gm = RunWrk(script, group.ports, f.kMany, s, wrk_cpu, group_pids);
+    const WrkCounts sf = RunWrk(script, one, 3 * f.kFew, s, wrk_cpu, single_pids);
+    group_few.push_back(gf.ExactPerSecond());
+    group_many.push_back(gm.ExactPerSecond());
+    single_few.push_back(sf.ExactPerSecond());
+    single_many.push_back(sm.ExactPerSecond());
+    group_few_cpu.push_back(gf.ExactPerCpuSecond());
+    group_many_cpu.push_back(gm.ExactPerCpuSecond());
+    single_few_cpu.push_back(sf.ExactPerCpuSecond());
+    single_many_cpu.push_back(sm.ExactPerCpuSecond());
+    bad += static_cast<double>(gm.bad);
+    inexact += static_cast<double>(gm.inexact);
+    answers += static_cast<double>(gm.exact + gm.inexact + gm.bad);
+    std::printf(
+        "cluster_bench: load round %d: complete exact answers/s: group %d/instance %.0f, "
+        "%d/instance %.0f (%lld not 2xx, %lld inexact) | single %d %.0f, %d %.0f | per server "
+        "CPU second: group %.0f, %.0f, single %.0f, %.0f\n",
+        r, f.kFew, gf.ExactPerSecond(), f.kMany, gm.ExactPerSecond(),
+        static_cast<long long>(gm.bad), static_cast<long long>(gm.inexact), 3 * f.kFew,
+        sf.ExactPerSecond(), 3 * f.kMany, sm.ExactPerSecond(), gf.ExactPerCpuSecond(),
+        gm.ExactPerCpuSecond(), sf.ExactPerCpuSecond(), sm.ExactPerCpuSecond());
+    std::fflush(stdout);
+  }
+  f.group_few = Median(group_few);
+  f.group_many = Median(group_many);
+  f.single_few = Median(single_few);
+  f.single_many = Median(single_many);
+  f.group_few_cpu = Median(group_few_cpu);
+  f.group_many_cpu = Median(group_many_cpu);
+  f.single_few_cpu = Median(single_few_cpu);
+  f.single_many_cpu = Median(single_many_cpu);
+  f.group_many_bad_share = answers > 0 ? bad / answers : 0;
+  f.group_many_inexact_share = answers > 0 ? inexact / answers : 0;
+
+  // The fan-out's cost over its floor, one kept connection (cpp-httplib's keep-alive client, as
+  // the peers' PeerClients use), idle otherwise, nothing pinned (a fan-out's exchanges run in
+  // parallel on the cores they find): rounds alternate the three questions.
+  if (pin) pin_all(-1);
+  httplib::Client client("127.0.0.1", group.ports[0]);
+  client.set_keep_alive(true);
+  client.set_read_timeout(std::chrono::seconds(10));
+  std::vector<double> fanout_us, local_us, healthz_us;
+  std::mt19937_64 rng(5);
+  auto time_get = [&](const std::string& path, std::vector<double>* out) {
+    const Clock::time_point start = Clock::now();
+    httplib::Result res = client.Get(path, [](const char*, size_t) { return true; });
+    out->push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+    if (!res || res->status != 200) Die("a timed " + path + " failed");
+  };
+  for (int r = 0; r < flags.rounds; ++r) {
+    for (int q = 0; q < flags.queries; ++q) {
+      const std::string path = "/v1/events/" + ids[rng() % ids.size()] + "/latest?n=10";
+      time_get(path, &fanout_us);
+      time_get(path + "&local=true", &local_us);
+      time_get("/healthz", &healthz_us);
+    }
+  }
+  f.fanout_p50 = Median(fanout_us);
+  f.local_p50 = Median(local_us);
+  f.healthz_p50 = Median(healthz_us);
+  std::printf(
+      "cluster_bench: p50 fan-out latest-10 %.0f us, its local part %.0f us, /healthz %.0f us\n",
+      f.fanout_p50, f.local_p50, f.healthz_p50);
+  return f;
+}
+
 int Main(int argc, char** argv) {
   InitLogging("warn");
   const Flags flags = ParseFlags(argc, argv);
@@ -308,6 +457,8 @@ int Main(int argc, char** argv) {
       "latest-10 over HTTP: single p50 %.0f us p99 %.0f us | fan-out over 3 p50 %.0f us "
       "p99 %.0f us (%zu queries each)\n",
       single_p50, single_p99, fanout_p50, fanout_p99, measured);
+  // 3. Saturation: wrk at few and many connections, the group against the single.
+  const LoadFigures load = MeasureLoad(single, fanout, flags, dir.path());
   for (auto& serve : fanout.serves) serve->Stop();
   for (auto& serve : single.serves) serve->Stop();
 
@@ -321,7 +472,27 @@ int Main(int argc, char** argv) {
   Record("cluster_latest10_p99_us_single", single_p99);
   Record("cluster_ingest_per_s_2_instances", pair_rate);
   Record("cluster_ingest_per_s_1_instance", single_rate);
+  const double group_best = std::max(load.group_few, load.group_many);
+  const double single_best = std::max(load.single_few, load.single_many);
+  Record("cluster_load_exact_per_s_group_32", load.group_many);
+  Record("cluster_load_exact_per_s_group_4", load.group_few);
+  Record("cluster_load_exact_per_s_group_best", group_best);
+  Record("cluster_load_exact_per_s_single_best", single_best);
+  Record("cluster_load_exact_per_cpu_s_group_best",
+         std::max(load.group_few_cpu, load.group_many_cpu));
+  Record("cluster_load_exact_per_cpu_s_single_best",
+         std::max(load.single_few_cpu, load.single_many_cpu));
+  Record("cluster_fanout_over_local_p50_us", load.fanout_p50 - load.local_p50);
+  Record("cluster_healthz_round_trip_p50_us", load.healthz_p50);
   std::printf("\n");
+  PrintRatio("cluster group answers/s 32 conns/instance / 4", "cluster_load_exact_per_s_group_32",
+             "cluster_load_exact_per_s_group_4");
+  PrintRatio("cluster group best answers/s / single best", "cluster_load_exact_per_s_group_best",
+             "cluster_load_exact_per_s_single_best");
+  PrintRatio("cluster group best / single best, per server CPU s",
+             "cluster_load_exact_per_cpu_s_group_best", "cluster_load_exact_per_cpu_s_single_best");
+  PrintRatio("cluster (fan-out p50 - local p50) / healthz p50", "cluster_fanout_over_local_p50_us",
+             "cluster_healthz_round_trip_p50_us");
   PrintRatio("cluster latest-10 p50 fan-out over 3 / single", "cluster_latest10_p50_us_fanout3",
              "cluster_latest10_p50_us_single");
   PrintRatio("cluster latest-10 p99 fan-out over 3 / single", "cluster_latest10_p99_us_fanout3",
@@ -359,6 +530,22 @@ int Main(int argc, char** argv) {
   report.Row({"ingest, first event stored to caught up (s), 2 instances",
               Fixed(one.from_first_event_s, 2), Fixed(two.from_first_event_s, 2),
               Fixed(two.from_first_event_s / one.from_first_event_s, 2)});
+  report.Row({"complete exact latest-10/s (wrk), 4 connections per instance", Rate(load.single_few),
+              Rate(load.group_few), Fixed(load.group_few / std::max(1.0, load.single_few), 2)});
+  report.Row({"complete exact latest-10/s (wrk), 32 connections per instance",
+              Rate(load.single_many), Rate(load.group_many),
+              Fixed(load.group_many / std::max(1.0, load.single_many), 2)});
+  report.Row({"complete exact latest-10 per server CPU second, best of 4 and 32 per instance",
+              Fixed(std::max(load.single_few_cpu, load.single_many_cpu), 0),
+              Fixed(std::max(load.group_few_cpu, load.group_many_cpu), 0),
+              Fixed(std::max(load.group_few_cpu, load.group_many_cpu) /
+                        std::max(1.0, std::max(load.single_few_cpu, load.single_many_cpu)),
+                    3)});
+  report.Row({"group at 32 / at 4 connections per instance", "", "",
+              Fixed(load.group_many / std::max(1.0, load.group_few), 2)});
+  report.Row({"p50 (us): fan-out latest-10 | local part | /healthz", Fixed(load.local_p50, 0),
+              Fixed(load.fanout_p50, 0) + " | " + Fixed(load.healthz_p50, 0),
+              Fixed((load.fanout_p50 - load.local_p50) / std::max(1.0, load.healthz_p50), 2)});
   report.Row({"events stored in all (a moved partition is stored again)",
               std::to_string(one.stored), std::to_string(two.stored),
               Fixed(static_cast<double>(two.stored) / static_cast<double>(one.stored), 2)});
@@ -371,6 +558,18 @@ int Main(int argc, char** argv) {
       "second machine brings. Three instances caught up in %.2f s. Wall-clock figures on a shared "
       "machine: noisy. Run time: %.0f s.",
       std::thread::hardware_concurrency(), trio_s, run_s));
+  report.Note(Format(
+      "Saturation: wrk (one process per instance asked, one thread each, a Lua script asking "
+      "latest-10 of %d random ids) counts only 2xx answers that are complete and hold exactly the "
+      "single instance's events; %d alternated rounds of %d s each at 4 and 32 connections per "
+      "instance (the single: 12 and 96), medians. With two cores or more wrk runs on CPU 0 and "
+      "every instance on CPU 1 (taskset). At 32 per instance %.2f %% of the group's answers were "
+      "not 2xx and %.2f %% incomplete or inexact. The last row: p50 of a fan-out latest-10, of "
+      "the same asked `?local=true` (the entry instance's own part) and of /healthz, on one kept "
+      "cpp-httplib connection (the peers' client), idle otherwise; its ratio is (fan-out - local) "
+      "/ /healthz, the fan-out's cost over one round trip.",
+      flags.load_ids, flags.load_rounds, flags.load_seconds, 100 * load.group_many_bad_share,
+      100 * load.group_many_inexact_share));
   return report.Write() ? 0 : 1;
 }
 

@@ -33,7 +33,10 @@ else()
 endif()
 # Scale-out (CONTRACT.md, `cluster.peers`): latest-10 through fan-out over 3 `hotrow serve` against
 # 1, ingest by 2 against 1.
+# Its saturation load is wrk's (bench/wrk_load.h).
+add_library(hotrow_wrk_load STATIC ${CMAKE_CURRENT_LIST_DIR}/wrk_load.cc)
+target_link_libraries(hotrow_wrk_load PRIVATE hotrow_serve_process)
 hotrow_bench(cluster_bench
-  LIBS hotrow_ingest hotrow_peer_support hotrow_serve_process PkgConfig::HTTPLIB
+  LIBS hotrow_ingest hotrow_peer_support hotrow_serve_process hotrow_wrk_load PkgConfig::HTTPLIB
        nlohmann_json::nlohmann_json)
 add_dependencies(cluster_bench hotrow)

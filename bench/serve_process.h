@@ -93,6 +93,9 @@ class ServeProcess {
   // had to be killed (or had exited already).
   int Stop();
 
+  // Its process id; -1 once reaped.
+  pid_t pid() const { return pid_; }
+
   // What serve has written to its log so far.
   std::string Log() const { return ReadFile(log_path_); }
 

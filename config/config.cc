@@ -370,6 +370,11 @@ http::HttpServerOptions Config::ToHttpOptions() const {
   options.listen = http.listen;
   options.threads = http.threads;
   options.max_queries = query.max_concurrent;
+  options.queue_wait_ms = query.queue_wait_ms;
+  // Peers' `?local=true` queries have slots of their own: as many as the other instances' client
+  // slots, each of which may wait on one request here (CONTRACT.md, "Group answers").
+  const size_t others = cluster.peers.size() > 1 ? cluster.peers.size() - 1 : 1;
+  options.max_peer_queries = query.max_concurrent * static_cast<int>(others);
   options.tls_cert_file = http.tls_cert;
   options.tls_key_file = http.tls_key;
   return options;
@@ -404,6 +409,7 @@ std::string Config::Summary() const {
          " write_buffer=" + FormatByteSize(store.write_buffer_bytes) +
          " http.threads=" + std::to_string(http.threads) +
          " query.max_concurrent=" + std::to_string(query.max_concurrent) +
+         " query.queue_wait=" + FormatDurationMs(query.queue_wait_ms) +
          " query.last_cache=" + std::to_string(query.last_cache) + "/" +
          FormatByteSize(query.last_cache_bytes) +
          " cluster.peers=" + std::to_string(cluster.peers.size()) +

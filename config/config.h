@@ -57,7 +57,7 @@ struct Config {
   } index;
   struct Http {
     std::string listen = "127.0.0.1:8080";  // host:port
-    int threads = 16;                       // connection threads, 2..1024
+    int threads = 256;                      // connection threads at most, 2..1024
     std::string token_file;                 // empty: no token asked (loopback only, see allow_open)
     bool allow_open = false;                // true: listen beyond loopback without a token
     std::string tls_cert;                   // PEM certificate (chain); with tls_key: HTTPS
@@ -66,6 +66,7 @@ struct Config {
   struct Query {
     int threads = 0;          // 0: the number of cores; else 1..256
     int max_concurrent = 12;  // queries at once before 503; 1..http.threads-1
+    int64_t queue_wait_ms = 1000;  // a query beyond max_concurrent waits this long; 0..60 s
     int last_cache = 16;      // events kept per id by the last-N cache; 0..1000, 0: off
     int64_t last_cache_bytes = int64_t{64} << 20;  // query.last_cache_bytes, a size
   } query;

@@ -493,6 +493,13 @@ const std::vector<KeySpec>& Keys() {
          c->query.max_concurrent = static_cast<int>(max);
          return Status::Ok();
        }},
+      {"query.queue_wait",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadMilliseconds(v, k, 0, 60'000,
+                                 "a duration from 0 to 60s such as 1s or 250ms (0: a query beyond "
+                                 "query.max_concurrent is refused at once)",
+                                 &c->query.queue_wait_ms);
+       }},
       {"query.last_cache",
        [](const YAML::Node& v, const std::string& k, Config* c) {
          int64_t depth = 0;

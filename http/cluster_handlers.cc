@@ -87,11 +87,11 @@ class LineWriter {
 
 // A scan's state after the handler returned.
 struct ClusterScanJob {
-  explicit ClusterScanJob(HttpServer::Impl* i) : impl(i), slot(i) {}
+  ClusterScanJob(HttpServer::Impl* i, bool l) : impl(i), slot(i, l), local(l) {}
   HttpServer::Impl* const impl;
   HttpServer::Impl::QuerySlot slot;
   cluster::GroupScan scan;
-  bool local = false;
+  const bool local;
   bool started = false;
   const HttpClock::time_point start = HttpClock::now();
 };
@@ -124,14 +124,13 @@ void ClusterScan(HttpServer::Impl& impl, const std::string& rest, bool local,
                  httplib::Response& res) {
   Result<ScanParams> params = ParseScanParams(rest);
   if (!params.ok()) return impl.Fail(res, QueryKind::kScan, params.status());
-  auto job = std::make_shared<ClusterScanJob>(&impl);
+  auto job = std::make_shared<ClusterScanJob>(&impl, local);
   if (!job->slot.acquired()) return impl.Busy(res, QueryKind::kScan, "too many queries at once");
   job->scan.from_ms = params->from_ms;
   job->scan.to_ms = params->to_ms;
   job->scan.limit = params->limit;
   HttpServer::Impl* self = &impl;
   job->scan.stopping = [self] { return self->stopping.load(std::memory_order_relaxed); };
-  job->local = local;
   res.status = 200;
   res.set_chunked_content_provider("application/x-ndjson",
                                    [job](size_t /*offset*/, httplib::DataSink& sink) {
@@ -160,7 +159,7 @@ void ClusterInfo(HttpServer::Impl& impl, std::string_view raw_query, httplib::Re
 
 void HttpServer::Impl::LocalClusterQuery(const ClusterQuery& q, httplib::Response& res) {
   const auto start = HttpClock::now();
-  QuerySlot slot(this);
+  QuerySlot slot(this, /*peer=*/true);
   if (!slot.acquired()) return Busy(res, q.kind, "too many queries at once; retry later");
   const cluster::LocalPart part = cluster::AnswerLocally(backend.cluster, q.group);
   if (!part.status.ok()) return Fail(res, q.kind, part.status);

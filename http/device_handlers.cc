@@ -131,7 +131,7 @@ void HttpServer::Impl::LatestAll(std::string_view raw_query, bool local, httplib
   const auto start = HttpClock::now();
   Result<LatestAllParams> params = ParseLatestAllParams(raw_query);
   if (!params.ok()) return Fail(res, QueryKind::kLatestAll, params.status());
-  QuerySlot slot(this);
+  QuerySlot slot(this, /*peer=*/local);
   if (!slot.acquired()) return Busy(res, QueryKind::kLatestAll, "too many queries at once");
   Result<std::string> body = GroupWide(local) ? LatestAllForGroup(*params, std::string(raw_query))
                                               : LatestAllBody(*params, local);
@@ -171,7 +171,7 @@ void HttpServer::Impl::LatestIds(const httplib::Request& req, std::string_view r
     params = ParseLatestIdsParams(raw_query);
   }
   if (!params.ok()) return Fail(res, QueryKind::kLatestIds, params.status());
-  QuerySlot slot(this);
+  QuerySlot slot(this, /*peer=*/local);
   if (!slot.acquired()) return Busy(res, QueryKind::kLatestIds, "too many queries at once");
   Result<std::string> body =
       GroupWide(local) ? LatestIdsForGroup(*params) : LatestIdsBody(*params, local);
@@ -258,7 +258,7 @@ void HttpServer::Impl::Series(const SeriesSubject& subject, std::string_view raw
   if (!subject.by_index()) {
     if (Status st = CheckQueryId(subject.id); !st.ok()) return Fail(res, QueryKind::kSeries, st);
   }
-  QuerySlot slot(this);
+  QuerySlot slot(this, /*peer=*/local);
   if (!slot.acquired()) return Busy(res, QueryKind::kSeries, "too many queries at once");
   Result<std::string> body =
       GroupWide(local) ? SeriesForGroup(subject, *params) : SeriesBody(subject, *params, local);

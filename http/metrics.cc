@@ -100,6 +100,8 @@ struct Metrics::Families {
   prometheus::Counter* auth[kAuthOutcomes.size()] = {};
   prometheus::Counter* reloads_ok = nullptr;
   prometheus::Counter* reloads_failed = nullptr;
+  // Indexed by lane (client, peer), then SlotOutcome.
+  prometheus::Counter* slots[2][3] = {};
   std::mutex responses_mu;
   std::map<int, prometheus::Counter*> responses_by_code;  // guarded by responses_mu
 };
@@ -142,9 +144,25 @@ Metrics::Metrics() : families_(std::make_unique<Families>()) {
                       .Register(families_->registry);
   families_->reloads_ok = &reloads.Add({{"outcome", "ok"}});
   families_->reloads_failed = &reloads.Add({{"outcome", "failed"}});
+  auto& slots = prometheus::BuildCounter()
+                    .Name("hotrow_query_slots_total")
+                    .Help("Query slots asked for, by lane (client, or peer: ?local=true) and "
+                          "outcome (immediate, queued: got one after waiting, shed: answered 503)")
+                    .Register(families_->registry);
+  for (int lane = 0; lane < 2; ++lane) {
+    const char* outcomes[3] = {"immediate", "queued", "shed"};
+    for (int o = 0; o < 3; ++o) {
+      families_->slots[lane][o] =
+          &slots.Add({{"lane", lane == 0 ? "client" : "peer"}, {"outcome", outcomes[o]}});
+    }
+  }
 }
 
 Metrics::~Metrics() = default;
+
+void Metrics::RecordQuerySlot(bool peer, SlotOutcome outcome) {
+  families_->slots[peer ? 1 : 0][static_cast<size_t>(outcome)]->Increment();
+}
 
 void Metrics::RecordQuery(QueryKind kind, QueryOutcome outcome, double seconds) {
   const auto k = static_cast<size_t>(kind);

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "cluster/cluster.h"
+#include "http/query_slots.h"
 #include "ingest/ingestor.h"
 #include "ingest/partition_ownership.h"
 #include "query/query_engine.h"
@@ -47,6 +48,9 @@ class Metrics {
   Metrics& operator=(const Metrics&) = delete;
 
   void RecordQuery(QueryKind kind, QueryOutcome outcome, double seconds);
+  // How a query got its slot (http/query_slots.h): a peer's (`?local=true`) or a client's, at
+  // once, after waiting in the queue, or not at all (shed: answered 503).
+  void RecordQuerySlot(bool peer, SlotOutcome outcome);
   void RecordHttpResponse(int status);
   // One bearer-token decision (http/auth.h): "ok", "missing", "malformed" or "wrong".
   void RecordAuth(std::string_view outcome);

@@ -6,7 +6,9 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <chrono>
 #include <exception>
 #include <thread>
@@ -195,8 +197,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
     return Status::InvalidArgument(
         "http: the store, the query engine and the metrics are required");
   }
-  if (options.threads < 1 || options.max_queries < 1) {
-    return Status::InvalidArgument("http: threads and max_queries must be at least 1");
+  if (options.threads < 1 || options.max_queries < 1 || options.max_peer_queries < 1) {
+    return Status::InvalidArgument(
+        "http: threads, max_queries and max_peer_queries must be at least 1");
   }
   auto impl = std::make_unique<Impl>(options, backend);
   int port = 0;
@@ -223,9 +226,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   // (a second instance given the same http.listen) binds too and silently takes half of the
   // connections. SO_REUSEADDR alone still allows a restart while old connections are in
   // TIME_WAIT, and makes a port in use an error.
-  server.set_socket_options([](socket_t sock) {
+  server.set_socket_options([self](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    self->listen_socket = sock;  // the last one made is the one bound (see below)
   });
   server.set_keep_alive_max_count(options.keep_alive_max_requests);
   server.set_keep_alive_timeout(std::max<int64_t>(1, options.keep_alive_timeout_ms / 1000));
@@ -279,6 +283,14 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
     return Status::IOError("http: cannot listen on " + options.listen +
                            " (address in use, or not an address of this machine)");
   }
+  // cpp-httplib listens with a backlog of 5 (compiled into the library): a burst of connections
+  // (a dashboard fleet reconnecting, a load generator, a group's peers after a restart) while the
+  // acceptor is busy or off the CPU overflowed it, and each dropped SYN cost its client a 1 s
+  // (then 3 s) retransmit. listen() again raises it to the kernel's maximum (net.core.somaxconn).
+  if (impl->listen_socket >= 0 && ::listen(impl->listen_socket, SOMAXCONN) != 0) {
+    spdlog::warn("http: cannot raise the listen backlog on {}: {}", options.listen,
+                 std::strerror(errno));
+  }
   impl->port = port;
   impl->listen_thread = std::thread([self] {
     pthread_setname_np(pthread_self(), "http-listen");
@@ -309,6 +321,7 @@ void HttpServer::Stop() {
   if (impl_->stopped) return;
   impl_->stopped = true;
   impl_->stopping.store(true);
+  impl_->slots.Close();  // queries waiting for a slot give up now
   impl_->server->stop();
   if (impl_->listen_thread.joinable()) impl_->listen_thread.join();
 }

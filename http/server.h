@@ -27,15 +27,23 @@ struct HttpServerOptions {
   // "host:port" to listen on ("[::1]:8080" for IPv6). Port 0 picks a free port: see port().
   // Default: loopback only, "127.0.0.1:8080".
   std::string listen = "127.0.0.1:8080";
-  // Connection threads: at most this many requests are worked on at once. Default: 16.
-  int threads = 16;
+  // Connection threads at most. A connection holds one for as long as it is open (cpp-httplib
+  // serves a keep-alive connection on one thread), so this also bounds the connections served at
+  // once; the threads are started as connections need them and kept. Default: 256.
+  int threads = 256;
   // Accepted connections waiting for a thread. When full, the acceptor waits and the kernel's
   // listen backlog holds the rest. Default: 256.
   size_t queued_connections = 256;
-  // Queries (latest, range, scan) worked on at once; one more is answered 503 at once. Kept below
-  // `threads` so that /healthz, /readyz and /metrics are answered however many queries arrive.
-  // Default: 12.
+  // Client queries (latest, range, scan, ...) worked on at once; one more waits up to
+  // `queue_wait_ms` for a slot, then is answered 503. Kept below `threads` so that /healthz,
+  // /readyz and /metrics are answered however many queries arrive. Default: 12.
   int max_queries = 12;
+  // How long a client query beyond `max_queries` waits for a slot; 0: refused at once.
+  // Default: 1 s.
+  int64_t queue_wait_ms = 1000;
+  // Peers' `?local=true` queries worked on at once, apart from the client queries' slots (they
+  // never wait behind them); one more is answered 503 at once. Default: 48.
+  int max_peer_queries = 48;
   // A read or write on a connection that makes no progress for this long closes it. Default: 5 s.
   int64_t read_timeout_ms = 5000;
   int64_t write_timeout_ms = 5000;

@@ -7,6 +7,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -19,6 +20,7 @@
 #include "cluster/group_query.h"
 #include "common/logging.h"
 #include "http/query_params.h"
+#include "http/query_slots.h"
 #include "http/response.h"
 #include "http/server.h"
 #include "query/query_engine.h"
@@ -50,7 +52,10 @@ struct SeriesSubject {
 };
 
 struct HttpServer::Impl {
-  Impl(const HttpServerOptions& o, const HttpBackend& b) : options(o), backend(b) {}
+  Impl(const HttpServerOptions& o, const HttpBackend& b)
+      : options(o),
+        backend(b),
+        slots(o.max_queries, o.max_peer_queries, std::chrono::milliseconds(o.queue_wait_ms)) {}
 
   const HttpServerOptions options;
   const HttpBackend backend;
@@ -58,24 +63,31 @@ struct HttpServer::Impl {
   int port = 0;
   // An httplib::SSLServer for HTTPS (access/tls.h); set before anything uses it.
   std::unique_ptr<httplib::Server> server;
+  // The listening socket, once bound (set by the socket-options callback); -1 before.
+  socket_t listen_socket = -1;
   std::thread listen_thread;
   std::atomic<bool> stopping{false};
-  std::atomic<int> queries_running{0};
   std::mutex stop_mu;
   bool stopped = false;  // guarded by stop_mu
   RateLimiter warn_limiter{10, 10000};
 
-  // One of the `max_queries` slots, held for the life of a query (a scan: until its last byte).
+  // The query slots of both lanes (http/query_slots.h): `max_queries` for clients, who wait up to
+  // `queue_wait_ms` for one, and `max_peer_queries` for peers' `?local=true` requests, which never
+  // wait behind client queries.
+  QuerySlots slots;
+
+  // One query slot, held for the life of a query (a scan: until its last byte). `peer` (a
+  // `?local=true` request) takes it in the peers' lane. Counts how it was got in /metrics.
   class QuerySlot {
    public:
-    explicit QuerySlot(Impl* impl) : impl_(impl) {
-      if (impl_->queries_running.fetch_add(1) >= impl_->options.max_queries) {
-        impl_->queries_running.fetch_sub(1);
-        impl_ = nullptr;
-      }
+    explicit QuerySlot(Impl* impl, bool peer = false)
+        : impl_(impl), lane_(peer ? QueryLane::kPeer : QueryLane::kClient) {
+      const SlotOutcome outcome = impl_->slots.Acquire(lane_);
+      impl_->backend.metrics->RecordQuerySlot(peer, outcome);
+      if (outcome == SlotOutcome::kShed) impl_ = nullptr;
     }
     ~QuerySlot() {
-      if (impl_ != nullptr) impl_->queries_running.fetch_sub(1);
+      if (impl_ != nullptr) impl_->slots.Release(lane_);
     }
     QuerySlot(const QuerySlot&) = delete;
     QuerySlot& operator=(const QuerySlot&) = delete;
@@ -83,6 +95,7 @@ struct HttpServer::Impl {
 
    private:
     Impl* impl_;
+    const QueryLane lane_;
   };
 
   // Logs a warning, at most 10 per 10 s.

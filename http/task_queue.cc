@@ -3,29 +3,36 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <exception>
 #include <string>
 #include <utility>
 
 namespace hotrow::http {
 
-BoundedTaskQueue::BoundedTaskQueue(int threads, size_t capacity) : capacity_(capacity) {
-  for (int i = 0; i < threads; ++i) {
-    workers_.emplace_back([this, i] {
-      const std::string name = "http-" + std::to_string(i);
-      pthread_setname_np(pthread_self(), name.c_str());
-      Work();
-    });
-  }
-}
+BoundedTaskQueue::BoundedTaskQueue(int threads, size_t capacity)
+    : max_threads_(static_cast<size_t>(std::max(1, threads))), capacity_(capacity) {}
 
 BoundedTaskQueue::~BoundedTaskQueue() { shutdown(); }
+
+void BoundedTaskQueue::StartWorkerLocked() {
+  const size_t i = workers_.size();
+  workers_.emplace_back([this, i] {
+    const std::string name = "http-" + std::to_string(i);
+    pthread_setname_np(pthread_self(), name.c_str());
+    Work();
+  });
+}
 
 void BoundedTaskQueue::enqueue(std::function<void()> fn) {
   std::unique_lock<std::mutex> lock(mu_);
   space_.wait(lock, [&] { return tasks_.size() < capacity_ || shutdown_; });
   tasks_.push_back(std::move(fn));
-  ready_.notify_one();
+  if (tasks_.size() > idle_ && workers_.size() < max_threads_) {
+    StartWorkerLocked();
+  } else {
+    ready_.notify_one();
+  }
 }
 
 void BoundedTaskQueue::shutdown() {
@@ -35,9 +42,21 @@ void BoundedTaskQueue::shutdown() {
   }
   ready_.notify_all();
   space_.notify_all();
-  for (auto& t : workers_) {
-    if (t.joinable()) t.join();
+  while (true) {
+    std::thread worker;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (workers_.empty()) return;
+      worker = std::move(workers_.back());
+      workers_.pop_back();
+    }
+    if (worker.joinable()) worker.join();
   }
+}
+
+size_t BoundedTaskQueue::workers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return workers_.size();
 }
 
 void BoundedTaskQueue::Work() {
@@ -45,7 +64,9 @@ void BoundedTaskQueue::Work() {
     std::function<void()> task;
     {
       std::unique_lock<std::mutex> lock(mu_);
+      ++idle_;
       ready_.wait(lock, [&] { return !tasks_.empty() || shutdown_; });
+      --idle_;
       if (tasks_.empty()) return;  // shut down and drained
       task = std::move(tasks_.front());
       tasks_.pop_front();

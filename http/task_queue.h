@@ -12,10 +12,17 @@
 
 namespace hotrow::http {
 
-// Connection threads for httplib: a fixed number of named workers (http-N) and a bounded queue.
+// Connection threads for httplib: named workers (http-N), at most `threads`, and a bounded queue.
 // httplib's own ThreadPool queues without bound, so a flood of connections would pile up in
 // memory; here the acceptor waits instead, and the kernel's backlog absorbs (then refuses) the
 // rest.
+//
+// cpp-httplib serves a keep-alive connection on one thread until it closes, so a connection
+// queued here waits for another to close, not for a request to end. A worker is started whenever
+// a connection is queued and no idle worker is left to take it (up to `threads`), and is kept
+// once started: an open connection is never queued behind others while the limit allows, which
+// is what keeps a peer's `?local=true` connection from waiting behind client connections whose
+// queries wait on that very peer (DESIGN.md, "A fan-out never waits on what its peers need").
 //
 // Thread-safety: enqueue() is called by httplib's acceptor; shutdown() by httplib once the
 // acceptor has stopped, and again by the destructor.
@@ -24,23 +31,29 @@ class BoundedTaskQueue final : public httplib::TaskQueue {
   BoundedTaskQueue(int threads, size_t capacity);
   ~BoundedTaskQueue() override;
 
-  // Waits for room, then queues `fn`. Even during shutdown the task must run: it is what closes
-  // the accepted socket.
+  // Waits for room, then queues `fn`, starting a worker for it when none is idle. Even during
+  // shutdown the task must run: it is what closes the accepted socket.
   void enqueue(std::function<void()> fn) override;
 
   // Runs what is queued, then joins the workers. A second call finds nothing to join.
   void shutdown() override;
 
+  // Workers started so far.
+  size_t workers() const;
+
  private:
+  void StartWorkerLocked();  // REQUIRES: mu_ held
   void Work();
 
+  const size_t max_threads_;
   const size_t capacity_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable ready_;
   std::condition_variable space_;
   std::deque<std::function<void()>> tasks_;  // guarded by mu_
+  size_t idle_ = 0;                          // workers waiting for a task; guarded by mu_
   bool shutdown_ = false;                    // guarded by mu_
-  std::vector<std::thread> workers_;
+  std::vector<std::thread> workers_;         // guarded by mu_
 };
 
 }  // namespace hotrow::http

@@ -30,6 +30,8 @@ packages=(
   libsystemd-dev          # sd_notify: READY / WATCHDOG / RELOADING / STOPPING (service/notifier.cc)
   debhelper lintian       # scripts/package.sh: the .deb (dh_installsystemd) and its checks
   systemd                 # systemd-analyze verify of the unit (tests/packaging)
+  wrk                     # the cluster load test's generator (and last_cache_bench's, cluster_bench's)
+  iproute2                # ss: the HTTP test that reads the listen backlog
 )
 if [[ "${HOTROW_WITH_CLANG:-}" == 1 ]]; then   # the sanitizer builds and the fuzzers
   packages+=(clang libclang-rt-14-dev)           # and its sanitizer runtimes and libFuzzer
@@ -43,8 +45,7 @@ fi
 if [[ "${HOTROW_WITH_BENCH:-}" == 1 ]]; then
   packages+=(redis-server libhiredis-dev  # the Redis peer benchmark
              libcurl4-openssl-dev         # range_http_bench's scan client
-             gnuplot-nox                  # the plots in docs/BENCHMARKS.md and the soak run
-             wrk)                         # last_cache_bench's HTTP load generator
+             gnuplot-nox)                 # the plots in docs/BENCHMARKS.md and the soak run
 fi
 
 missing=()

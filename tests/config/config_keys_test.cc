@@ -122,6 +122,20 @@ TEST(ConfigKeyTest, HttpThreadsAndQueryMaxConcurrent) {
             "always answered, got 8");
 }
 
+TEST(ConfigKeyTest, QueryQueueWaitAndThePeersOwnSlots) {
+  EXPECT_EQ(SetOk({}).ToHttpOptions().queue_wait_ms, 1000);
+  EXPECT_EQ(SetOk({"query.queue_wait=250ms"}).ToHttpOptions().queue_wait_ms, 250);
+  EXPECT_EQ(SetOk({"query.queue_wait=0"}).ToHttpOptions().queue_wait_ms, 0);
+  EXPECT_THAT(SetError("query.queue_wait=2m"), StartsWith("query.queue_wait: expected a duration"));
+  EXPECT_THAT(SetError("query.queue_wait=-1s"), StartsWith("query.queue_wait:"));
+  // Peers' ?local=true queries get as many slots of their own per other instance.
+  EXPECT_EQ(SetOk({"query.max_concurrent=10"}).ToHttpOptions().max_peer_queries, 10);
+  EXPECT_EQ(SetOk({"query.max_concurrent=10", "cluster.peers=[a:1, b:2, c:3]"})
+                .ToHttpOptions()
+                .max_peer_queries,
+            20);
+}
+
 TEST(ConfigKeyTest, QueryLastCacheDepthAndBytes) {
   const Config d = SetOk({});
   EXPECT_EQ(d.ToQueryOptions().last_cache, 16);

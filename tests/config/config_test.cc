@@ -41,6 +41,7 @@ void ExpectDefaults(const Config& c) {
   EXPECT_EQ(c.store.write_buffer_bytes, d.store.write_buffer_bytes);
   EXPECT_EQ(c.http.threads, d.http.threads);
   EXPECT_EQ(c.query.max_concurrent, d.query.max_concurrent);
+  EXPECT_EQ(c.query.queue_wait_ms, d.query.queue_wait_ms);
   EXPECT_EQ(c.query.last_cache, d.query.last_cache);
   EXPECT_EQ(c.query.last_cache_bytes, d.query.last_cache_bytes);
   EXPECT_EQ(c.http.tls_cert, d.http.tls_cert);
@@ -123,8 +124,8 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
           "ingest.schema_registry.ca", "ingest.avro.schema_file",
           "ingest.protobuf.descriptor_set", "ingest.protobuf.message", "index.fields", "http.listen", "http.threads", "http.token_file",
           "http.allow_open", "http.tls_cert", "http.tls_key", "query.threads",
-          "query.max_concurrent", "query.last_cache", "query.last_cache_bytes", "cluster.peers",
-          "cluster.peer_timeout_ms", "cluster.peer_ca", "cluster.max_staleness",
+          "query.max_concurrent", "query.queue_wait", "query.last_cache", "query.last_cache_bytes",
+          "cluster.peers", "cluster.peer_timeout_ms", "cluster.peer_ca", "cluster.max_staleness",
           "cluster.route_by_key"));
 }
 

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -180,6 +182,49 @@ TEST_F(HttpApiTest, IdleConnectionsBeyondTheThreadCountDoNotStopTheServer) {
         return res && res->status == 200;
       },
       std::chrono::seconds(60), std::chrono::milliseconds(100)));
+}
+
+// cpp-httplib holds a thread per open connection: with the default thread count, 40 idle
+// keep-alive connections (a fan-out's peers keep theirs open) leave threads for the next one, so
+// it is answered at once, not after the idle ones time out (120 s here; the client gives up at 30).
+TEST_F(HttpApiTest, ConnectionsBeyondTheOldThreadCountAreAnsweredWhileOthersStayOpen) {
+  OpenStore();
+  HttpServerOptions options;
+  options.read_timeout_ms = 120000;
+  options.keep_alive_timeout_ms = 120000;
+  StartServer(options);
+  std::vector<std::unique_ptr<RawConnection>> idle;
+  for (int i = 0; i < 40; ++i) {
+    idle.push_back(std::make_unique<RawConnection>(http_->port()));
+    ASSERT_TRUE(idle.back()->connected());
+  }
+  httplib::Client client = Client();
+  client.set_read_timeout(std::chrono::seconds(30));
+  httplib::Result res = client.Get("/healthz");
+  ASSERT_TRUE(res) << "no answer while 40 idle connections are open: "
+                   << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+}
+
+// A burst of connections (a dashboard fleet reconnecting, a group's peers after a restart) while
+// the acceptor is busy or off the CPU waits in the kernel's listen backlog. cpp-httplib listens
+// with a backlog of 5: a burst overflowed it and each dropped SYN cost its client a 1 s retransmit.
+// The backlog a socket listens with is its Send-Q in `ss -ltn` (iproute2).
+TEST_F(HttpApiTest, TheListenBacklogHoldsABurstOfConnections) {
+  OpenStore();
+  StartServer();
+  const std::string command = "ss -ltnH 'sport = :" + std::to_string(http_->port()) + "' 2>&1";
+  FILE* out = popen(command.c_str(), "r");
+  ASSERT_NE(out, nullptr);
+  char line[512] = {};
+  std::string text;
+  while (std::fgets(line, sizeof(line), out) != nullptr) text += line;
+  ASSERT_EQ(pclose(out), 0) << "ss (Debian package iproute2) failed: " << text;
+  char state[32] = {};
+  long recv_q = -1, send_q = -1;
+  ASSERT_EQ(std::sscanf(text.c_str(), "%31s %ld %ld", state, &recv_q, &send_q), 3) << text;
+  EXPECT_STREQ(state, "LISTEN");
+  EXPECT_GE(send_q, 128) << "the listen backlog: " << text;
 }
 
 // A scan over ~34 MB, far more than a small receive buffer and the server's send buffer (at most
