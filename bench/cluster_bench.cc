@@ -119,7 +119,8 @@ struct Group {
 // Starts `instances` serve processes in consumer group `name`, each with a store of its own
 // under `dir`; with cluster.peers when `cluster` (then every query fans out).
 Group StartGroup(const std::string& binary, const std::string& dir, const std::string& bootstrap,
-                 const std::string& name, int instances, bool cluster) {
+                 const std::string& name, int instances, bool cluster,
+                 const std::string& route_by_key = "") {
   Group g;
   g.name = name;
   std::string peers;
@@ -134,6 +135,7 @@ Group StartGroup(const std::string& binary, const std::string& dir, const std::s
            << "\nstore:\n  path: " << base << "-store\n"
            << "http:\n  listen: 127.0.0.1:" << g.ports[i] << "\n";
     if (cluster) config << "cluster:\n  peers: [" << peers << "]\n";
+    if (cluster && !route_by_key.empty()) config << "  route_by_key: " << route_by_key << "\n";
     config.close();
     if (!config) Die("cannot write " + base + ".yaml");
     g.serves.push_back(std::make_unique<ServeProcess>(binary, base + ".yaml", base + ".log"));
@@ -179,11 +181,11 @@ struct IngestTiming {
 // Launches a group and times it until CaughtUp. Leaves it running in `*out`.
 IngestTiming TimeIngest(const std::string& binary, const std::string& dir,
                         const std::string& bootstrap, const std::string& name, int instances,
-                        const Flags& flags, Group* out) {
+                        const Flags& flags, Group* out, const std::string& route_by_key = "") {
   const Clock::time_point start = Clock::now();
   std::optional<Clock::time_point> first;
   IngestTiming t;
-  *out = StartGroup(binary, dir, bootstrap, name, instances, instances > 1);
+  *out = StartGroup(binary, dir, bootstrap, name, instances, instances > 1, route_by_key);
   const bool done = WaitFor(
       [&] {
         const bool caught_up = CaughtUp(*out, flags.partitions, flags.records, &t.stored);
@@ -284,6 +286,10 @@ std::map<std::string, std::string> ExpectedEvents(int single_port, int group_por
 struct LoadFigures {
   static constexpr int kFew = 4, kMany = 32;  // connections per instance
   double group_few = 0, group_many = 0;       // the group's answers/s at kFew, kMany per instance
+  // The same group with cluster.route_by_key: crc32 (the synthetic producer keys each record by
+  // its device id with librdkafka's default partitioner).
+  double routed_few = 0, routed_many = 0, routed_few_cpu = 0, routed_many_cpu = 0;
+  double routed_share = 0;  // of the routed group's per-id queries, those that asked the owners
   double single_few = 0, single_many = 0;     // one instance's at 3 x kFew, 3 x kMany
   // The same per CPU second of the servers (wrk's and the machine's other load left out).
   double group_few_cpu = 0, group_many_cpu = 0, single_few_cpu = 0, single_many_cpu = 0;
@@ -298,7 +304,8 @@ double Median(std::vector<double> v) { return v.empty() ? 0 : Percentile(&v, 50)
 
 // wrk gets CPU 0 and every instance CPU 1 when there are two cores or more (then the group and
 // the single share the one core they are compared on); else nothing is pinned.
-LoadFigures MeasureLoad(Group& single, Group& group, const Flags& flags, const std::string& dir) {
+LoadFigures MeasureLoad(Group& single, Group& group, Group& routed, const Flags& flags,
+                        const std::string& dir) {
   std::vector<std::string> ids;
   std::mt19937_64 pick(11);
   for (int i = 0; i < flags.load_ids; ++i) {
@@ -309,7 +316,7 @@ LoadFigures MeasureLoad(Group& single, Group& group, const Flags& flags, const s
   const bool pin = std::thread::hardware_concurrency() >= 2;
   const int wrk_cpu = pin ? 0 : -1;
   auto pin_all = [&](int cpu) {
-    for (Group* g : {&single, &group}) {
+    for (Group* g : {&single, &group, &routed}) {
       for (auto& serve : g->serves) PinProcess(serve->pid(), cpu);
     }
   };
@@ -319,7 +326,9 @@ LoadFigures MeasureLoad(Group& single, Group& group, const Flags& flags, const s
   std::vector<double> group_few_cpu, group_many_cpu, single_few_cpu, single_many_cpu;
   double bad = 0, inexact = 0, answers = 0;
   const std::vector<int> one = {single.ports[0]};
-  std::vector<pid_t> group_pids, single_pids;
+  std::vector<double> routed_few, routed_many, routed_few_cpu, routed_many_cpu;
+  std::vector<pid_t> group_pids, single_pids, routed_pids;
+  for (auto& serve : routed.serves) routed_pids.push_back(serve->pid());
   for (auto& serve : group.serves) group_pids.push_back(serve->pid());
   for (auto& serve : single.serves) single_pids.push_back(serve->pid());
   const int s = flags.load_seconds;
@@ -328,6 +337,18 @@ LoadFigures MeasureLoad(Group& single, Group& group, const Flags& flags, const s
     const WrkCounts sm = RunWrk(script, one, 3 * f.kMany, s, wrk_cpu, single_pids);
     const WrkCounts gm = RunWrk(script, group.ports, f.kMany, s, wrk_cpu, group_pids);
     const WrkCounts sf = RunWrk(script, one, 3 * f.kFew, s, wrk_cpu, single_pids);
+    const WrkCounts rm = RunWrk(script, routed.ports, f.kMany, s, wrk_cpu, routed_pids);
+    const WrkCounts rf = RunWrk(script, routed.ports, f.kFew, s, wrk_cpu, routed_pids);
+    routed_few.push_back(rf.ExactPerSecond());
+    routed_many.push_back(rm.ExactPerSecond());
+    routed_few_cpu.push_back(rf.ExactPerCpuSecond());
+    routed_many_cpu.push_back(rm.ExactPerCpuSecond());
+    std::printf(
+        "cluster_bench: load round %d, routed by key: complete exact answers/s %d/instance %.0f, "
+        "%d/instance %.0f (%lld not 2xx, %lld inexact) | per server CPU second %.0f, %.0f\n",
+        r, f.kFew, rf.ExactPerSecond(), f.kMany, rm.ExactPerSecond(),
+        static_cast<long long>(rm.bad), static_cast<long long>(rm.inexact),
+        rf.ExactPerCpuSecond(), rm.ExactPerCpuSecond());
     group_few.push_back(gf.ExactPerSecond());
     group_many.push_back(gm.ExactPerSecond());
     single_few.push_back(sf.ExactPerSecond());
@@ -357,6 +378,19 @@ LoadFigures MeasureLoad(Group& single, Group& group, const Flags& flags, const s
   f.group_many_cpu = Median(group_many_cpu);
   f.single_few_cpu = Median(single_few_cpu);
   f.single_many_cpu = Median(single_many_cpu);
+  f.routed_few = Median(routed_few);
+  f.routed_many = Median(routed_many);
+  f.routed_few_cpu = Median(routed_few_cpu);
+  f.routed_many_cpu = Median(routed_many_cpu);
+  double owners = 0, everyone = 0;
+  for (int port : routed.ports) {
+    const std::optional<json> c = GetJson(port, "/v1/cluster");
+    if (!c) continue;
+    const json q = c->value("route_queries", json::object());
+    owners += q.value("routed", 0.0);
+    everyone += q.value("everyone", 0.0);
+  }
+  f.routed_share = owners + everyone > 0 ? owners / (owners + everyone) : 0;
   f.group_many_bad_share = answers > 0 ? bad / answers : 0;
   f.group_many_inexact_share = answers > 0 ? inexact / answers : 0;
 
@@ -444,6 +478,26 @@ int Main(int argc, char** argv) {
     ids.push_back(ingest::SyntheticEvents::DeviceId(static_cast<int>(pick() % flags.devices)));
   }
   CheckAnswers(single, fanout, ids);
+  // The same trio routing per-id queries by key (crc32: the synthetic producer's partitioner),
+  // checked the same way once every instance's route map holds every partition.
+  Group routed;
+  TimeIngest(binary, dir.path(), bootstrap, "routed", 3, flags, &routed, "crc32");
+  const bool mapped = WaitFor(
+      [&] {
+        for (int port : routed.ports) {
+          const std::optional<json> c = GetJson(port, "/v1/cluster");
+          if (!c || !c->value("complete", false) ||
+              c->value("unroutable", json()) != json::object() ||
+              c->value("routable", json::object()).value("events", json::array()).size() !=
+                  static_cast<size_t>(flags.partitions)) {
+            return false;
+          }
+        }
+        return true;
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(100));
+  if (!mapped) Die("the routed group never mapped every partition as routable\n" + routed.Logs());
+  CheckAnswers(single, routed, ids);
   std::vector<double> single_us, fanout_us;
   for (int r = 0; r < flags.rounds; ++r) {
     MeasureRound(single.ports[0], ids, flags.queries, 100 + r, &single_us);
@@ -458,7 +512,8 @@ int Main(int argc, char** argv) {
       "p99 %.0f us (%zu queries each)\n",
       single_p50, single_p99, fanout_p50, fanout_p99, measured);
   // 3. Saturation: wrk at few and many connections, the group against the single.
-  const LoadFigures load = MeasureLoad(single, fanout, flags, dir.path());
+  const LoadFigures load = MeasureLoad(single, fanout, routed, flags, dir.path());
+  for (auto& serve : routed.serves) serve->Stop();
   for (auto& serve : fanout.serves) serve->Stop();
   for (auto& serve : single.serves) serve->Stop();
 
@@ -482,6 +537,12 @@ int Main(int argc, char** argv) {
          std::max(load.group_few_cpu, load.group_many_cpu));
   Record("cluster_load_exact_per_cpu_s_single_best",
          std::max(load.single_few_cpu, load.single_many_cpu));
+  const double routed_best = std::max(load.routed_few, load.routed_many);
+  Record("cluster_load_exact_per_s_routed_best", routed_best);
+  Record("cluster_load_exact_per_cpu_s_routed_best",
+         std::max(load.routed_few_cpu, load.routed_many_cpu));
+  Record("cluster_load_exact_per_s_routed_32", load.routed_many);
+  Record("cluster_load_exact_per_s_routed_4", load.routed_few);
   Record("cluster_fanout_over_local_p50_us", load.fanout_p50 - load.local_p50);
   Record("cluster_healthz_round_trip_p50_us", load.healthz_p50);
   std::printf("\n");
@@ -491,6 +552,12 @@ int Main(int argc, char** argv) {
              "cluster_load_exact_per_s_single_best");
   PrintRatio("cluster group best / single best, per server CPU s",
              "cluster_load_exact_per_cpu_s_group_best", "cluster_load_exact_per_cpu_s_single_best");
+  PrintRatio("cluster routed by key: group best answers/s / single best",
+             "cluster_load_exact_per_s_routed_best", "cluster_load_exact_per_s_single_best");
+  PrintRatio("cluster routed by key: group best / single best, per server CPU s",
+             "cluster_load_exact_per_cpu_s_routed_best", "cluster_load_exact_per_cpu_s_single_best");
+  PrintRatio("cluster routed by key: answers/s 32 conns/instance / 4",
+             "cluster_load_exact_per_s_routed_32", "cluster_load_exact_per_s_routed_4");
   PrintRatio("cluster (fan-out p50 - local p50) / healthz p50", "cluster_fanout_over_local_p50_us",
              "cluster_healthz_round_trip_p50_us");
   PrintRatio("cluster latest-10 p50 fan-out over 3 / single", "cluster_latest10_p50_us_fanout3",
@@ -543,6 +610,17 @@ int Main(int argc, char** argv) {
                     3)});
   report.Row({"group at 32 / at 4 connections per instance", "", "",
               Fixed(load.group_many / std::max(1.0, load.group_few), 2)});
+  report.Row({"routed by key: complete exact latest-10/s (wrk), best of 4 and 32 per instance",
+              Rate(single_best), Rate(routed_best),
+              Fixed(routed_best / std::max(1.0, single_best), 2)});
+  report.Row({"routed by key: the same per server CPU second",
+              Fixed(std::max(load.single_few_cpu, load.single_many_cpu), 0),
+              Fixed(std::max(load.routed_few_cpu, load.routed_many_cpu), 0),
+              Fixed(std::max(load.routed_few_cpu, load.routed_many_cpu) /
+                        std::max(1.0, std::max(load.single_few_cpu, load.single_many_cpu)),
+                    3)});
+  report.Row({"routed by key: share of per-id queries that asked only the owners", "", "",
+              Fixed(load.routed_share, 3)});
   report.Row({"p50 (us): fan-out latest-10 | local part | /healthz", Fixed(load.local_p50, 0),
               Fixed(load.fanout_p50, 0) + " | " + Fixed(load.healthz_p50, 0),
               Fixed((load.fanout_p50 - load.local_p50) / std::max(1.0, load.healthz_p50), 2)});

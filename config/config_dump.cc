@@ -76,6 +76,20 @@ std::string EffectiveYaml(const Config& c) {
   out << YAML::Key << "max_future" << YAML::Value << FormatDurationMs(c.ingest.max_future_ms);
   out << YAML::Key << "dead_letter_topic" << YAML::Value << c.ingest.dead_letter_topic;
   out << YAML::Key << "stall_after" << YAML::Value << FormatDurationMs(c.ingest.stall_after_ms);
+  // The keys under ingest.schema_registry, .avro and .protobuf, written flat (LoadConfig reads
+  // both forms); user_info is a secret.
+  const ingest::FormatOptions& f = c.ingest.format;
+  out << YAML::Key << "format" << YAML::Value << ingest::FormatName(f.format);
+  out << YAML::Key << "schema_registry.url" << YAML::Value << f.registry_url;
+  out << YAML::Key << "schema_registry.user_info" << YAML::Value
+      << (f.registry_user_info.empty() ? "" : "<hidden>");
+  out << YAML::Key << "schema_registry.user_info_file" << YAML::Value
+      << f.registry_user_info_file;
+  out << YAML::Key << "schema_registry.ca" << YAML::Value << f.registry_ca;
+  out << YAML::Key << "avro.schema_file" << YAML::Value << f.avro_schema_file;
+  out << YAML::Key << "protobuf.descriptor_set" << YAML::Value << f.protobuf_descriptor_set;
+  out << YAML::Key << "protobuf.message" << YAML::Value << f.protobuf_message;
+  out << YAML::Key << "include_meta" << YAML::Value << c.ingest.include_meta;
   out << YAML::EndMap;
 
   out << YAML::Key << "index" << YAML::Value << YAML::BeginMap;
@@ -94,6 +108,7 @@ std::string EffectiveYaml(const Config& c) {
   out << YAML::Key << "query" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "threads" << YAML::Value << c.query.threads;
   out << YAML::Key << "max_concurrent" << YAML::Value << c.query.max_concurrent;
+  out << YAML::Key << "queue_wait" << YAML::Value << FormatDurationMs(c.query.queue_wait_ms);
   out << YAML::Key << "last_cache" << YAML::Value << c.query.last_cache;
   out << YAML::Key << "last_cache_bytes" << YAML::Value << FormatByteSize(c.query.last_cache_bytes);
   out << YAML::EndMap;

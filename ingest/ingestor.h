@@ -35,6 +35,10 @@ inline constexpr const char* kRejectReasons[] = {
     kRejectNotJson,   kRejectNoId,       kRejectIdTooLong,     kRejectBadTime,
     kRejectExpired,   kRejectFuture,     kRejectIdNotUtf8,     kRejectNotFramed,
     kRejectUnknownSchema, kRejectBadAvro, kRejectBadProtobuf};
+// The reasons a record of ingest.format json can be rejected for (the others are the decoders').
+inline constexpr const char* kJsonRejectReasons[] = {
+    kRejectNotJson, kRejectNoId,  kRejectIdTooLong, kRejectBadTime,
+    kRejectExpired, kRejectFuture, kRejectIdNotUtf8};
 
 struct IngestOptions {
   // Bootstrap servers, "host:port,host:port". Required.

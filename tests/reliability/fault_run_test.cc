@@ -297,8 +297,8 @@ class FaultRunTest : public ::testing::TestWithParam<int> {
     r.partition = static_cast<int32_t>((*rng)() % kPartitions);
     r.ts_ms = WallNowMs();
     if (r.seq % kBadEvery == kBadEvery / 2) {
-      const size_t reasons = std::size(ingest::kRejectReasons);
-      r.reject_reason = ingest::kRejectReasons[(r.seq / kBadEvery) % reasons];
+      const size_t reasons = std::size(ingest::kJsonRejectReasons);
+      r.reject_reason = ingest::kJsonRejectReasons[(r.seq / kBadEvery) % reasons];
       r.value = BadValue(r.reject_reason, r.seq, r.ts_ms);
       return r;
     }
@@ -784,7 +784,7 @@ TEST_P(FaultRunTest, EveryRecordStoredOnceAndEveryAnswerRightThroughFaultsAndKil
   {
     LedgerProducer producer(kafka_->bootstrap(), kTopic, &log_);
     std::string error;
-    for (const char* reason : ingest::kRejectReasons) {
+    for (const char* reason : ingest::kJsonRejectReasons) {
       ProducedRecord r;
       r.seq = next_seq_++;
       r.partition = static_cast<int32_t>(r.seq % kPartitions);
@@ -799,7 +799,7 @@ TEST_P(FaultRunTest, EveryRecordStoredOnceAndEveryAnswerRightThroughFaultsAndKil
   high = HighWatermarks(kafka_->bootstrap(), kTopic, kPartitions);
   ASSERT_TRUE(AwaitCaughtUp(high)) << Stats().dump() << "\n" << Tail(ServeLog());
   std::map<std::string, uint64_t> rejected_after = Rejected();
-  for (const char* reason : ingest::kRejectReasons) {
+  for (const char* reason : ingest::kJsonRejectReasons) {
     EXPECT_EQ(rejected_after[reason], rejected_before[reason] + 1) << reason;
   }
   EXPECT_EQ(Stats()["lost_to_retention"], 0);
