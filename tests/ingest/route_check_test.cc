@@ -55,7 +55,7 @@ class RouteCheckTest : public IngestTestBase,
       EXPECT_EQ(p.route_partitions, partitions_) << p.partition;
       out[p.partition] = p.routable;
     }
-    ingestor->Stop();
+    EXPECT_TRUE(ingestor->Stop().ok());
     return out;
   }
   uint64_t route_broken_ = 0;
