@@ -161,7 +161,9 @@ TEST_F(ClusterSnapshotTest, ALatestOfManyIdsIsReadThroughTheSnapshotItsHeadNames
     ASSERT_TRUE(local.is_object()) << "round " << round;
     const bool names_it = Names(local.at("partitions"), kFlipping);
     (names_it ? covered : not_covered) += 1;
-    if (names_it) ASSERT_FALSE(Names(local.at("stale"), kFlipping)) << local.dump().substr(0, 300);
+    if (names_it) {
+      ASSERT_FALSE(Names(local.at("stale"), kFlipping)) << local.dump().substr(0, 300);
+    }
     int from_flipping = 0;
     for (const auto& [id, events] : local.at("ids").items()) {
       ASSERT_EQ(events.size(), 1u) << id;
