@@ -127,9 +127,11 @@ GroupAskAnswer AskGroupWith(Cluster* cluster, const GroupAsk& ask, const RoutePl
       ask.peer_target + (ask.peer_target.find('?') == std::string::npos ? "?" : "&") + "local=true";
   const bool ask_self = plan == nullptr || plan->ask[0];
   std::vector<bool> only;
+  // Without this instance's part, nothing runs meanwhile (no pool thread is woken for it).
+  std::function<void()> meanwhile;
+  if (ask_self) meanwhile = [&] { mine = ask.local(); };
   std::vector<PeerReply> replies = cluster->peers().AskAll(
-      target, [&] { if (ask_self) mine = ask.local(); },
-      ask.post_body.empty() ? nullptr : &ask.post_body, PeersOf(plan, &only));
+      target, meanwhile, ask.post_body.empty() ? nullptr : &ask.post_body, PeersOf(plan, &only));
   if (!mine.ok() && !mine.status().IsBusy()) {
     out.status = mine.status();
     return out;
@@ -201,9 +203,10 @@ GroupAnswer AnswerWith(Cluster* cluster, const GroupQuery& q, const RoutePlan* p
       q.peer_target + (q.peer_target.find('?') == std::string::npos ? "?" : "&") + "local=true";
   const bool ask_self = plan == nullptr || plan->ask[0];
   std::vector<bool> only;
-  std::vector<PeerReply> replies = cluster->peers().AskAll(
-      target, [&] { if (ask_self) mine = AnswerLocally(cluster, q); }, nullptr,
-      PeersOf(plan, &only));
+  std::function<void()> meanwhile;
+  if (ask_self) meanwhile = [&] { mine = AnswerLocally(cluster, q); };
+  std::vector<PeerReply> replies =
+      cluster->peers().AskAll(target, meanwhile, nullptr, PeersOf(plan, &only));
   if (!mine.status.ok() && !mine.status.IsBusy()) {
     out.status = mine.status;
     return out;

@@ -4,26 +4,6 @@
 
 namespace hotrow::ingest {
 
-Result<KeyPartitioner> ParseKeyPartitioner(std::string_view text) {
-  if (text == "off") return KeyPartitioner::kOff;
-  if (text == "murmur2") return KeyPartitioner::kMurmur2;
-  if (text == "crc32") return KeyPartitioner::kCrc32;
-  return Status::InvalidArgument("must be off, murmur2 or crc32, got \"" + std::string(text) +
-                                 "\"");
-}
-
-const char* KeyPartitionerName(KeyPartitioner partitioner) {
-  switch (partitioner) {
-    case KeyPartitioner::kMurmur2:
-      return "murmur2";
-    case KeyPartitioner::kCrc32:
-      return "crc32";
-    case KeyPartitioner::kOff:
-      break;
-  }
-  return "off";
-}
-
 int32_t PartitionForKey(KeyPartitioner partitioner, std::string_view key,
                         int32_t partition_count) {
   // Neither function reads its topic or opaques: a keyed record's partition depends on the key

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "common/status.h"
@@ -23,9 +24,26 @@ enum class KeyPartitioner {
   kCrc32,
 };
 
-// "off", "murmur2" or "crc32"; InvalidArgument naming the accepted values otherwise.
-Result<KeyPartitioner> ParseKeyPartitioner(std::string_view text);
-const char* KeyPartitionerName(KeyPartitioner partitioner);
+// "off", "murmur2" or "crc32"; InvalidArgument naming the accepted values otherwise. (Inline: the
+// configuration reads it without linking librdkafka.)
+inline Result<KeyPartitioner> ParseKeyPartitioner(std::string_view text) {
+  if (text == "off") return KeyPartitioner::kOff;
+  if (text == "murmur2") return KeyPartitioner::kMurmur2;
+  if (text == "crc32") return KeyPartitioner::kCrc32;
+  return Status::InvalidArgument("must be off, murmur2 or crc32, got \"" + std::string(text) +
+                                 "\"");
+}
+inline const char* KeyPartitionerName(KeyPartitioner partitioner) {
+  switch (partitioner) {
+    case KeyPartitioner::kMurmur2:
+      return "murmur2";
+    case KeyPartitioner::kCrc32:
+      return "crc32";
+    case KeyPartitioner::kOff:
+      break;
+  }
+  return "off";
+}
 
 // The partition `partitioner` puts a record keyed `key` in, of `partition_count`, computed by
 // librdkafka's own partitioner functions. REQUIRES: partitioner != kOff, partition_count >= 1.
