@@ -170,6 +170,32 @@ Result<int64_t> ParseDurationMs(std::string_view text) {
   return value * scale;
 }
 
+Result<int64_t> ParseIntervalMs(std::string_view text) {
+  auto bad = [&] {
+    return Status::InvalidArgument(
+        "expected milliseconds or an interval such as 500ms, 30s, 1m, 1h, 1d, 1w or 1y, got \"" +
+        std::string(text.substr(0, 64)) + "\"");
+  };
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0) return bad();
+  int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + digits, value);
+  if (ec != std::errc() || ptr != text.data() + digits) return bad();
+  const std::string_view unit = text.substr(digits);
+  int64_t scale;
+  if (unit.empty() || unit == "ms") scale = 1;
+  else if (unit == "s") scale = 1000;
+  else if (unit == "m") scale = 60'000;
+  else if (unit == "h") scale = 3'600'000;
+  else if (unit == "d") scale = 86'400'000;
+  else if (unit == "w") scale = 7 * 86'400'000LL;
+  else if (unit == "y") scale = 365 * 86'400'000LL;
+  else return bad();
+  if (value > INT64_MAX / scale) return bad();
+  return value * scale;
+}
+
 std::string FormatDurationMs(int64_t ms) {
   if (ms != 0 && ms % 3'600'000 == 0) return std::to_string(ms / 3'600'000) + "h";
   if (ms != 0 && ms % 60'000 == 0) return std::to_string(ms / 60'000) + "m";

@@ -27,6 +27,13 @@ std::string FormatRfc3339Ms(int64_t ms);
 // On error returns InvalidArgument. The result is at least 0 and fits in int64 milliseconds.
 Result<int64_t> ParseDurationMs(std::string_view text);
 
+// Parses a step or interval as a dashboard writes it: integer milliseconds ("30000", Grafana's
+// `${__interval_ms}`) or an integer and one of Grafana's interval units ms, s, m, h, d, w, y
+// ("500ms", "30s", "1m", "2d"; `${__interval}`), where d is 24 h, w 7 d and y 365 d as Grafana
+// counts them. No sign, fraction, space or compound form ("1m30s"). On error returns
+// InvalidArgument naming the forms expected. The result fits in int64 milliseconds.
+Result<int64_t> ParseIntervalMs(std::string_view text);
+
 // Formats a duration with the largest unit that divides it exactly: 600000 -> "10m", 1500 -> "1500ms".
 std::string FormatDurationMs(int64_t ms);
 

@@ -305,10 +305,8 @@ Result<SeriesParams> ParseSeriesParams(std::string_view raw_query) {
         "max_points (an integer)");
   }
   if (step != nullptr) {
-    const bool digits =
-        !step->empty() && step->find_first_not_of("0123456789") == std::string::npos;
-    Result<int64_t> ms = digits ? params->Int("step", 0, 1, INT64_MAX, "a positive duration")
-                                : ParseDurationMs(*step);
+    // Plain ms (`${__interval_ms}`) or Grafana's interval forms (`${__interval}`: 500ms, 30s, 1d).
+    Result<int64_t> ms = ParseIntervalMs(*step);
     if (!ms.ok()) return Status::InvalidArgument("step: " + ms.status().message());
     out.step_ms = *ms;
   } else {
@@ -341,6 +339,23 @@ Result<SeriesParams> ParseSeriesParams(std::string_view raw_query) {
     }
   }
   return out;
+}
+
+Status TakeFormatParam(std::string_view raw, AnswerFormat* format, std::string* rest) {
+  *format = AnswerFormat::kJson;
+  const std::vector<std::string_view> values = TakeRawParam(raw, "format", rest);
+  if (values.size() > 1) {
+    return Status::InvalidArgument("parameter \"format\" is given more than once");
+  }
+  if (values.empty()) return Status::Ok();
+  Result<std::string> value = wire::PercentDecode(values[0]);
+  if (!value.ok()) return Status::InvalidArgument("format: " + value.status().message());
+  if (*value == "rows") {
+    *format = AnswerFormat::kRows;
+  } else if (*value != "json") {
+    return Status::InvalidArgument("format must be json or rows, got " + QuoteClientText(*value));
+  }
+  return Status::Ok();
 }
 
 Status CheckQueryId(std::string_view id) {

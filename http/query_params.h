@@ -65,7 +65,8 @@ Result<LatestIdsParams> ParseLatestIdsParams(std::string_view raw_query);
 Result<LatestIdsParams> ParseLatestIdsBody(std::string_view body);
 
 // GET /v1/events/{id}/series?field=F&from=T&to=T&(step=S|max_points=K)[&agg=A,B...]: a series of
-// the numeric payload field F (a dotted path). `step` is a duration (10s, 500ms) or integer ms;
+// the numeric payload field F (a dotted path). `step` is integer ms or an interval as Grafana
+// writes `${__interval}` (500ms, 30s, 1m, 1h, 1d, 1w, 1y: common/time_format.h ParseIntervalMs);
 // `max_points` asks for the smallest step giving at most K points; exactly one of them.
 // `agg` names the aggregates to return, any of avg, min, max, count, last (default: all).
 enum SeriesAgg : uint32_t {
@@ -96,6 +97,16 @@ Status CheckNoParams(std::string_view raw_query);
 
 // A short excerpt of what a client sent, quoted, for error messages (at most 64 bytes of it).
 std::string QuoteClientText(std::string_view text);
+
+// How an answer is written (CONTRACT.md "Grafana"): `format=json` (the default: the answer as the
+// route documents it) or `format=rows` (http/rows_format.h: one flat object per event or series
+// point under "rows", for Grafana's Infinity datasource). Only the series and latest routes take it.
+enum class AnswerFormat { kJson, kRows };
+
+// Takes `format` out of a raw query string into `*format` (kJson when absent); the rest goes to
+// `*rest` for the route's parser. InvalidArgument when it is given twice or is neither json nor
+// rows.
+Status TakeFormatParam(std::string_view raw, AnswerFormat* format, std::string* rest);
 
 // Takes `local=true|false` (cluster mode's "answer from this instance only") out of a raw query
 // string into `*local`; the rest goes to `*rest` for the route's parser. InvalidArgument when it

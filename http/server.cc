@@ -11,6 +11,7 @@
 #include <cstring>
 #include <chrono>
 #include <exception>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -19,6 +20,7 @@
 #include "common/host_port.h"
 #include "http/auth.h"
 #include "http/query_params.h"
+#include "http/rows_format.h"
 #include "http/server_impl.h"
 #include "http/status_page.h"
 #include "http/task_queue.h"
@@ -55,19 +57,63 @@ void HttpServer::Impl::Handle(const httplib::Request& req, httplib::Response& re
   }
 }
 
+namespace {
+
+// The routes whose answers `format=rows` rewrites (http/rows_format.h), with the kind of query a
+// bad `format` is counted under; nullopt for every other route, where `format` stays an unknown
+// parameter.
+std::optional<QueryKind> RowsRouteKind(const httplib::Request& req,
+                                       const std::vector<std::string>& s,
+                                       std::string_view raw_query) {
+  if (s.size() < 2 || s[0] != "v1") return std::nullopt;
+  if (s.size() == 2 && s[1] == "latest") {
+    return req.method == "POST" || HasIdsParam(raw_query) ? QueryKind::kLatestIds
+                                                          : QueryKind::kLatestAll;
+  }
+  const bool per_id = s.size() == 4 && s[1] == "events";
+  const bool per_value = s.size() == 5 && s[1] == "index";
+  if (!per_id && !per_value) return std::nullopt;
+  if (s.back() == "latest") return QueryKind::kLatest;
+  if (s.back() == "series") return QueryKind::kSeries;
+  return std::nullopt;
+}
+
+}  // namespace
+
 void HttpServer::Impl::Dispatch(const httplib::Request& req, httplib::Response& res) {
   Result<wire::RequestTarget> target = wire::SplitRequestTarget(req.target);
   if (!target.ok()) {
     SetError(res, 400, "bad request path: " + target.status().message());
     return;
   }
-  std::string id;
   if (IsStatusPagePath(target->segments)) return ServeStatusPage(&res);  // GET /: the page
-  if (IndexRoute(target->segments, target->raw_query, res)) return;
-  const Endpoint endpoint = MatchRoute(target->segments, &id);
-  const std::string_view raw_query = target->raw_query;
-  if (backend.cluster != nullptr &&
-      ClusterRoute(target->segments, endpoint, id, raw_query, res)) {
+  // `format` is taken out here, so that the route parses the rest as it always has (and peers are
+  // asked without it); its whole answer is then rewritten as rows.
+  std::string_view raw_query = target->raw_query;
+  std::string rest;
+  AnswerFormat format = AnswerFormat::kJson;
+  if (const std::optional<QueryKind> kind = RowsRouteKind(req, target->segments, raw_query)) {
+    if (Status st = TakeFormatParam(raw_query, &format, &rest); !st.ok()) {
+      return Fail(res, *kind, st);
+    }
+    raw_query = rest;
+  }
+  Route(req, target->segments, raw_query, res);
+  if (format != AnswerFormat::kRows || res.status != 200) return;
+  Result<std::string> rows = AnswerAsRows(res.body);
+  if (!rows.ok()) {
+    Warn("request " + QuoteClientText(req.target) + ": " + rows.status().ToString());
+    return SetError(res, 500, "internal error: " + rows.status().ToString());
+  }
+  SetJson(res, 200, std::move(rows).value());
+}
+
+void HttpServer::Impl::Route(const httplib::Request& req, const std::vector<std::string>& segments,
+                             std::string_view raw_query, httplib::Response& res) {
+  std::string id;
+  if (IndexRoute(segments, raw_query, res)) return;
+  const Endpoint endpoint = MatchRoute(segments, &id);
+  if (backend.cluster != nullptr && ClusterRoute(segments, endpoint, id, raw_query, res)) {
     return;
   }
   switch (endpoint) {
@@ -80,7 +126,7 @@ void HttpServer::Impl::Dispatch(const httplib::Request& req, httplib::Response& 
       return;
     case Endpoint::kLatestAll:
     case Endpoint::kSeries:
-      DeviceRoute(req, target->segments, raw_query, res);
+      DeviceRoute(req, segments, raw_query, res);
       return;
     case Endpoint::kHealthz:
       if (!NoParams(raw_query, res)) return;

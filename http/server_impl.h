@@ -104,6 +104,10 @@ struct HttpServer::Impl {
   // Routing and lifecycle (http_server.cc). Handle answers a GET or HEAD and never throws.
   void Handle(const httplib::Request& req, httplib::Response& res);
   void Dispatch(const httplib::Request& req, httplib::Response& res);
+  // Answers the request for the path `segments` with the query string `raw_query` (without
+  // `format`, which Dispatch has taken out).
+  void Route(const httplib::Request& req, const std::vector<std::string>& segments,
+             std::string_view raw_query, httplib::Response& res);
   bool NoParams(std::string_view raw_query, httplib::Response& res);
   // Called by httplib for every answer with status >= 400. Gives a JSON body to the ones httplib
   // made itself (it routes nothing but GET/HEAD to us) and turns its 404 for another method on a
