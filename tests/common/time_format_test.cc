@@ -422,5 +422,54 @@ TEST(FormatDurationMsTest, RoundTripsThroughParse) {
   }
 }
 
+// ---- ParseIntervalMs: a series step as Grafana writes ${__interval} or ${__interval_ms} ----
+
+int64_t IntervalOk(std::string_view text) {
+  Result<int64_t> r = ParseIntervalMs(text);
+  EXPECT_TRUE(r.ok()) << "\"" << text << "\": " << r.status().ToString();
+  return r.ok() ? *r : -1;
+}
+
+void ExpectBadInterval(std::string_view text) {
+  Result<int64_t> r = ParseIntervalMs(text);
+  ASSERT_FALSE(r.ok()) << "\"" << text << "\" parsed as " << *r;
+  EXPECT_TRUE(r.status().IsInvalidArgument()) << r.status().ToString();
+  EXPECT_TRUE(r.status().message().starts_with("expected milliseconds or an interval such as"))
+      << r.status().message();
+}
+
+TEST(ParseIntervalMsTest, AcceptsPlainMillisecondsAsIntervalMsWritesThem) {
+  EXPECT_EQ(IntervalOk("1"), 1);
+  EXPECT_EQ(IntervalOk("30000"), 30'000);
+  EXPECT_EQ(IntervalOk("0"), 0);  // the series says a step must be at least 1 ms, not the parser
+  EXPECT_EQ(IntervalOk("9223372036854775807"), INT64_MAX);
+}
+
+TEST(ParseIntervalMsTest, AcceptsEveryGrafanaUnitCountedAsGrafanaCountsIt) {
+  EXPECT_EQ(IntervalOk("500ms"), 500);
+  EXPECT_EQ(IntervalOk("15s"), 15'000);
+  EXPECT_EQ(IntervalOk("1m"), 60'000);
+  EXPECT_EQ(IntervalOk("1h"), 3'600'000);
+  EXPECT_EQ(IntervalOk("2d"), 2 * 86'400'000);
+  EXPECT_EQ(IntervalOk("1w"), 7 * 86'400'000);
+  EXPECT_EQ(IntervalOk("1y"), 365LL * 86'400'000);  // Grafana's year: 31536000 s
+}
+
+TEST(ParseIntervalMsTest, LargestValuesThatFitAreAcceptedAndOverflowIsRefused) {
+  EXPECT_EQ(IntervalOk("292471208y"), 292'471'208LL * 365 * 86'400'000);
+  ExpectBadInterval("292471209y");
+  ExpectBadInterval("15250284452472w");
+  ExpectBadInterval("106751991167301d");
+  ExpectBadInterval("9223372036854775808");
+  ExpectBadInterval("99999999999999999999999ms");
+}
+
+TEST(ParseIntervalMsTest, RefusesWhatGrafanaNeverWrites) {
+  for (const char* text : {"", "s", "ms", "-1s", "+1s", "1.5s", "1e3", " 1s", "1s ", "1 s", "1m30s",
+                           "1M", "1S", "1us", "1sec", "1min", "0x10", "1,000", "\xff"}) {
+    ExpectBadInterval(text);
+  }
+}
+
 }  // namespace
 }  // namespace hotrow
