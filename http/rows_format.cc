@@ -1,149 +1,284 @@
 #include "http/rows_format.h"
 
-#include <nlohmann/json.hpp>
+#include <simdjson.h>
+
 #include <string>
 #include <unordered_set>
 #include <utility>
 
 #include "wire/event_json.h"
 
+// The answer is read once with simdjson's on-demand parser and every value is copied as the text
+// it has in the answer (numbers and strings exactly as the JSON answer writes them), never parsed
+// into a tree and printed again: the rewrite costs about a scan of the answer.
+
 namespace hotrow::http {
 namespace {
 
-using Json = nlohmann::ordered_json;
+namespace od = simdjson::ondemand;
 
 // Deeper payload objects are one value: a bound on the recursion, far beyond any device reading.
 constexpr int kMaxFlattenDepth = 32;
 
-void AppendValue(const Json& value, std::string* out) {
-  out->append(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+Status Bad(std::string_view what) {
+  return Status::Incompatible("format=rows: " + std::string(what));
 }
 
-// Writes one row object; a column named twice keeps its first value.
-class RowWriter {
+#define ROWS_TRY(expr)                                                    \
+  do {                                                                    \
+    if (const simdjson::error_code rows_error = (expr); rows_error) {     \
+      return Bad(simdjson::error_message(rows_error));                    \
+    }                                                                     \
+  } while (0)
+
+std::string_view Trim(std::string_view text) {
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r' ||
+                           text.back() == '\t')) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+// The JSON text of `v` as it is in the answer.
+Status RawText(od::value v, std::string_view* out) {
+  od::json_type type;
+  ROWS_TRY(v.type().get(type));
+  if (type == od::json_type::object) {
+    od::object object;
+    ROWS_TRY(v.get_object().get(object));
+    ROWS_TRY(object.raw_json().get(*out));
+  } else if (type == od::json_type::array) {
+    od::array array;
+    ROWS_TRY(v.get_array().get(array));
+    ROWS_TRY(array.raw_json().get(*out));
+  } else {
+    *out = v.raw_json_token();
+  }
+  *out = Trim(*out);  // a token's text runs to the next one, spaces included
+  return Status::Ok();
+}
+
+// The members of one row after its "time", each behind a comma; a column named twice keeps its
+// first value.
+class RowBody {
  public:
-  explicit RowWriter(std::string* out) : out_(out) { out_->push_back('{'); }
-  ~RowWriter() { out_->push_back('}'); }
-  RowWriter(const RowWriter&) = delete;
-  RowWriter& operator=(const RowWriter&) = delete;
-
-  void Add(const std::string& name, const Json& value) {
-    if (!names_.insert(name).second) return;
-    if (names_.size() > 1) out_->push_back(',');
-    wire::AppendJsonString(name, out_);
-    out_->push_back(':');
-    AppendValue(value, out_);
+  void Add(std::string_view name, std::string_view raw_value) {
+    if (!names_.emplace(name).second) return;
+    text_.push_back(',');
+    wire::AppendJsonString(name, &text_);
+    text_.push_back(':');
+    text_.append(raw_value);
   }
 
-  // `value` under `name`, an object's members as columns `name_<member>`.
-  void AddFlattened(const std::string& name, const Json& value, int depth) {
-    if (!value.is_object() || value.empty() || depth >= kMaxFlattenDepth) {
-      Add(name, value);
-      return;
+  // `v` under `name`, an object's members as columns `name_<member>` (an empty object, or one
+  // deeper than kMaxFlattenDepth, is one value).
+  Status AddFlattened(const std::string& name, od::value v, int depth) {
+    od::json_type type;
+    ROWS_TRY(v.type().get(type));
+    if (type != od::json_type::object || depth >= kMaxFlattenDepth) {
+      std::string_view raw;
+      HOTROW_RETURN_IF_ERROR(RawText(v, &raw));
+      Add(name, raw);
+      return Status::Ok();
     }
-    for (const auto& [member, inner] : value.items()) {
-      AddFlattened(name + "_" + member, inner, depth + 1);
+    od::object object;
+    ROWS_TRY(v.get_object().get(object));
+    bool empty = true;
+    for (auto field : object) {
+      empty = false;
+      std::string_view key;
+      ROWS_TRY(field.unescaped_key().get(key));
+      const std::string column = name + "_" + std::string(key);
+      od::value inner;
+      ROWS_TRY(field.value().get(inner));
+      HOTROW_RETURN_IF_ERROR(AddFlattened(column, inner, depth + 1));
     }
+    if (empty) Add(name, "{}");
+    return Status::Ok();
   }
+
+  const std::string& text() const { return text_; }
 
  private:
-  std::string* out_;
+  std::string text_;
   std::unordered_set<std::string> names_;
 };
 
-// E -> {"time", "event_id", "topic", "partition", "offset", "payload_..."}.
-Status AppendEventRow(const Json& event, std::string* out) {
-  if (!event.is_object() || !event.contains("ts")) {
-    return Status::Incompatible("format=rows: an event of the answer is not an event object");
-  }
-  RowWriter row(out);
-  row.Add("time", event.at("ts"));
-  for (const auto& [name, value] : event.items()) {
-    if (name == "ts") continue;
+// E -> {"time": ts, "event_id", "topic", "partition", "offset", "payload_..."}.
+Status AppendEventRow(od::value event, std::string* out) {
+  od::object object;
+  if (event.get_object().get(object)) return Bad("an event of the answer is not an object");
+  std::string_view time;
+  RowBody body;
+  for (auto field : object) {
+    std::string_view key;
+    ROWS_TRY(field.unescaped_key().get(key));
+    const std::string name(key);
+    od::value value;
+    ROWS_TRY(field.value().get(value));
     if (name == "payload") {
-      row.AddFlattened("payload", value, 0);
+      HOTROW_RETURN_IF_ERROR(body.AddFlattened("payload", value, 0));
+      continue;
+    }
+    std::string_view raw;
+    HOTROW_RETURN_IF_ERROR(RawText(value, &raw));
+    if (name == "ts") {
+      time = raw;
     } else {
-      row.Add(name, value);
+      body.Add(name, raw);
     }
   }
+  if (time.empty()) return Bad("an event of the answer has no \"ts\"");
+  out->append("{\"time\":");
+  out->append(time);
+  out->append(body.text());
+  out->push_back('}');
   return Status::Ok();
 }
 
-// A series point -> {"time", the subject, the aggregates}.
-Status AppendPointRow(const Json& point, const Json& answer, std::string* out) {
-  if (!point.is_object() || !point.contains("t")) {
-    return Status::Incompatible("format=rows: a point of the answer has no \"t\"");
+// A series point -> {"time": t, the subject, the aggregates}.
+Status AppendPointRow(od::value point, const std::string& subject, std::string* out) {
+  od::object object;
+  if (point.get_object().get(object)) return Bad("a point of the answer is not an object");
+  std::string_view time;
+  RowBody body;
+  for (auto field : object) {
+    std::string_view key;
+    ROWS_TRY(field.unescaped_key().get(key));
+    const std::string name(key);
+    od::value value;
+    ROWS_TRY(field.value().get(value));
+    std::string_view raw;
+    HOTROW_RETURN_IF_ERROR(RawText(value, &raw));
+    if (name == "t") {
+      time = raw;
+    } else {
+      body.Add(name, raw);
+    }
   }
-  RowWriter row(out);
-  row.Add("time", point.at("t"));
-  if (answer.contains("event_id")) row.Add("event_id", answer.at("event_id"));
-  if (const auto index = answer.find("index"); index != answer.end() && index->is_object()) {
-    row.Add("index_field", index->value("field", Json()));
-    row.Add("index_value", index->value("value", Json()));
-  }
-  for (const auto& [name, value] : point.items()) {
-    if (name != "t") row.Add(name, value);
-  }
+  if (time.empty()) return Bad("a point of the answer has no \"t\"");
+  out->append("{\"time\":");
+  out->append(time);
+  out->append(subject);
+  out->append(body.text());
+  out->push_back('}');
   return Status::Ok();
 }
+
+enum class RowsMember { kNone, kPoints, kEvents, kIds };
 
 }  // namespace
 
 Result<std::string> AnswerAsRows(std::string_view answer) {
-  const Json j = Json::parse(answer, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return Status::Incompatible("format=rows: the answer is not a JSON object");
-  }
-  // Which member holds the rows: a series' points, the events, or the events of each id.
-  std::string rows_member;
-  for (const char* name : {"points", "events"}) {
-    if (const auto it = j.find(name); it != j.end() && it->is_array()) {
-      rows_member = name;
-      break;
-    }
-  }
-  if (rows_member.empty()) {
-    if (const auto it = j.find("ids"); it != j.end() && it->is_object()) rows_member = "ids";
-  }
-  if (rows_member.empty()) {
-    return Status::Incompatible("format=rows: the answer has no events or points");
-  }
-  std::string out = "{";
-  for (const auto& [name, value] : j.items()) {
-    if (name == rows_member) continue;
-    wire::AppendJsonString(name, &out);
-    out.push_back(':');
-    AppendValue(value, &out);
-    out.push_back(',');
-  }
-  out.append("\"rows\":[");
-  bool first = true;
-  auto next_row = [&] {
-    if (!first) out.push_back(',');
-    first = false;
-  };
-  const Json& rows = j.at(rows_member);
-  if (rows_member == "points") {
-    for (const Json& point : rows) {
-      next_row();
-      HOTROW_RETURN_IF_ERROR(AppendPointRow(point, j, &out));
-    }
-  } else if (rows_member == "events") {
-    for (const Json& event : rows) {
-      next_row();
-      HOTROW_RETURN_IF_ERROR(AppendEventRow(event, &out));
-    }
-  } else {
-    for (const auto& [id, events] : rows.items()) {
-      if (!events.is_array()) return Status::Incompatible("format=rows: ids." + id + " is no array");
-      for (const Json& event : events) {
-        next_row();
-        HOTROW_RETURN_IF_ERROR(AppendEventRow(event, &out));
+  simdjson::padded_string padded(answer);
+  od::parser parser;
+  od::document doc;
+  ROWS_TRY(parser.iterate(padded).get(doc));
+  od::object top;
+  if (doc.get_object().get(top)) return Bad("the answer is not a JSON object");
+
+  // First pass: which member holds the rows, and what a series' rows name as their subject.
+  RowsMember rows_member = RowsMember::kNone;
+  std::string subject;  // ,"event_id":ID or ,"index_field":F,"index_value":V
+  for (auto field : top) {
+    std::string_view key;
+    ROWS_TRY(field.unescaped_key().get(key));
+    const std::string name(key);
+    od::value value;
+    ROWS_TRY(field.value().get(value));
+    od::json_type type;
+    ROWS_TRY(value.type().get(type));
+    if (name == "points" && type == od::json_type::array) {
+      rows_member = RowsMember::kPoints;
+    } else if (name == "events" && type == od::json_type::array &&
+               rows_member != RowsMember::kPoints) {
+      rows_member = RowsMember::kEvents;
+    } else if (name == "ids" && type == od::json_type::object &&
+               rows_member == RowsMember::kNone) {
+      rows_member = RowsMember::kIds;
+    } else if (name == "event_id") {
+      std::string_view raw;
+      HOTROW_RETURN_IF_ERROR(RawText(value, &raw));
+      subject = ",\"event_id\":" + std::string(raw);
+    } else if (name == "index" && type == od::json_type::object) {
+      od::object index;
+      ROWS_TRY(value.get_object().get(index));
+      for (auto member : index) {
+        std::string_view member_key;
+        ROWS_TRY(member.unescaped_key().get(member_key));
+        const std::string member_name(member_key);
+        od::value member_value;
+        ROWS_TRY(member.value().get(member_value));
+        std::string_view raw;
+        HOTROW_RETURN_IF_ERROR(RawText(member_value, &raw));
+        if (member_name == "field" || member_name == "value") {
+          subject += ",\"index_" + member_name + "\":" + std::string(raw);
+        }
       }
     }
   }
+  if (rows_member == RowsMember::kNone) return Bad("the answer has no events or points");
+  const char* rows_name = rows_member == RowsMember::kPoints   ? "points"
+                          : rows_member == RowsMember::kEvents ? "events"
+                                                               : "ids";
+
+  // Second pass: the head as it is, the rows rewritten.
+  doc.rewind();
+  if (doc.get_object().get(top)) return Bad("the answer is not a JSON object");
+  std::string out = "{";
+  std::string rows;
+  bool first_row = true;
+  auto next_row = [&] {
+    if (!first_row) rows.push_back(',');
+    first_row = false;
+  };
+  for (auto field : top) {
+    std::string_view key;
+    ROWS_TRY(field.unescaped_key().get(key));
+    const std::string name(key);
+    od::value value;
+    ROWS_TRY(field.value().get(value));
+    if (name != rows_name) {
+      std::string_view raw;
+      HOTROW_RETURN_IF_ERROR(RawText(value, &raw));
+      wire::AppendJsonString(name, &out);
+      out.push_back(':');
+      out.append(raw);
+      out.push_back(',');
+      continue;
+    }
+    if (rows_member == RowsMember::kIds) {
+      od::object ids;
+      ROWS_TRY(value.get_object().get(ids));
+      for (auto id : ids) {
+        od::array events;
+        if (id.value().get_array().get(events)) return Bad("an id's events are not an array");
+        for (auto event : events) {
+          od::value e;
+          ROWS_TRY(event.get(e));
+          next_row();
+          HOTROW_RETURN_IF_ERROR(AppendEventRow(e, &rows));
+        }
+      }
+      continue;
+    }
+    od::array array;
+    ROWS_TRY(value.get_array().get(array));
+    for (auto item : array) {
+      od::value v;
+      ROWS_TRY(item.get(v));
+      next_row();
+      HOTROW_RETURN_IF_ERROR(rows_member == RowsMember::kPoints
+                                 ? AppendPointRow(v, subject, &rows)
+                                 : AppendEventRow(v, &rows));
+    }
+  }
+  out.append("\"rows\":[");
+  out.append(rows);
   out.append("]}");
   return out;
 }
+
+#undef ROWS_TRY
 
 }  // namespace hotrow::http

@@ -41,6 +41,17 @@ TEST(RowsFormatTest, NestedPayloadObjectsAreFlattenedWithUnderscoresArraysStayWh
             R"("payload_empty":{},"payload_n":null}]})");
 }
 
+// A payload is returned as it was received: its numbers, strings and spacing inside arrays keep
+// their text in the rows, as in the JSON answer (no parse and print again: 1.10 stays 1.10).
+TEST(RowsFormatTest, PayloadValuesKeepTheirTextAsStored) {
+  EXPECT_EQ(RowsOf(R"({"events":[{"event_id":"a","ts":5,"topic":"t","partition":0,"offset":0,)"
+                   R"("payload":{ "v" : 1.10 , "big": 12345678901234567890123, "e":1E5,)"
+                   R"( "s":"\u00e9\"", "\u00e9":true, "arr":[1, 2] }}]})"),
+            R"({"rows":[{"time":5,"event_id":"a","topic":"t","partition":0,"offset":0,)"
+            R"("payload_v":1.10,"payload_big":12345678901234567890123,"payload_e":1E5,)"
+            R"("payload_s":"\u00e9\"","payload_é":true,"payload_arr":[1, 2]}]})");
+}
+
 TEST(RowsFormatTest, AColumnNamedTwiceKeepsItsFirstValue) {
   EXPECT_EQ(RowsOf(R"({"events":[{"event_id":"a","ts":5,"topic":"t","partition":0,"offset":0,)"
                    R"("payload":{"a_b":1,"a":{"b":2}}}]})"),
