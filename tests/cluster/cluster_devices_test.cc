@@ -329,6 +329,41 @@ TEST_F(ClusterDevicesTest, AnInstanceDownMakesEveryDeviceAnswerIncompleteNamingI
   EXPECT_EQ(got, want);
 }
 
+// format=rows over the group (CONTRACT.md "Grafana"): the merged answer rewritten, its head
+// (complete, missing) kept beside the rows; the peers are asked for their JSON answers, which the
+// merge reads (were they asked for rows, no instance's answer would be accepted).
+TEST_F(ClusterDevicesTest, RowsOfAMergedAnswerKeepItsHead) {
+  const std::string from = std::to_string(base_ - 1000), to = std::to_string(base_ + 6000);
+  for (const std::string& target :
+       {"/v1/latest?ids=" + IdName(4) + "," + IdName(5) + "&n=3", std::string("/v1/latest?limit=5"),
+        "/v1/events/" + IdName(4) + "/latest?n=4",
+        "/v1/events/" + IdName(4) + "/series?field=v&from=" + from + "&to=" + to + "&step=1000"}) {
+    const json j = Ask(0, target);
+    const json rows = Ask(0, target + "&format=rows");
+    ASSERT_TRUE(rows.is_object()) << target;
+    EXPECT_TRUE(rows.value("complete", false)) << target << ": " << rows.dump();
+    // The items the JSON answer lists, in its order; each row has the item's time.
+    std::vector<int64_t> times;
+    if (j.contains("points")) {
+      for (const json& p : j.at("points")) times.push_back(p.at("t").get<int64_t>());
+    } else if (j.contains("events")) {
+      for (const json& e : j.at("events")) times.push_back(e.at("ts").get<int64_t>());
+    } else {
+      for (const auto& [id, events] : j.at("ids").items()) {
+        for (const json& e : events) times.push_back(e.at("ts").get<int64_t>());
+      }
+    }
+    ASSERT_FALSE(times.empty()) << target;
+    std::vector<int64_t> row_times;
+    for (const json& row : rows.at("rows")) row_times.push_back(row.at("time").get<int64_t>());
+    EXPECT_EQ(row_times, times) << target;
+  }
+  instances_[1].reset();
+  const json down = Ask(0, "/v1/latest?format=rows");
+  EXPECT_FALSE(down.value("complete", true)) << down.dump();
+  EXPECT_EQ(down.at("missing"), json::parse("{\"a\":[1],\"b\":[1]}"));
+}
+
 TEST_F(ClusterDevicesTest, LocalAnswersNameTheirPartitionsAndGroup) {
   const json j = Ask(0, "/v1/latest?local=true");
   EXPECT_EQ(j.at("partitions"), json::parse("{\"a\":[0],\"b\":[0]}")) << j.dump();
