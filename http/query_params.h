@@ -100,7 +100,8 @@ std::string QuoteClientText(std::string_view text);
 
 // How an answer is written (CONTRACT.md "Grafana"): `format=json` (the default: the answer as the
 // route documents it) or `format=rows` (http/rows_format.h: one flat object per event or series
-// point under "rows", for Grafana's Infinity datasource). Only the series and latest routes take it.
+// point under "rows", for Grafana's Infinity datasource). Only the series and latest routes take
+// it.
 enum class AnswerFormat { kJson, kRows };
 
 // Takes `format` out of a raw query string into `*format` (kJson when absent); the rest goes to

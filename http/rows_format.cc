@@ -24,11 +24,11 @@ Status Bad(std::string_view what) {
   return Status::Incompatible("format=rows: " + std::string(what));
 }
 
-#define ROWS_TRY(expr)                                                    \
-  do {                                                                    \
-    if (const simdjson::error_code rows_error = (expr); rows_error) {     \
-      return Bad(simdjson::error_message(rows_error));                    \
-    }                                                                     \
+#define ROWS_TRY(expr)                                                \
+  do {                                                                \
+    if (const simdjson::error_code rows_error = (expr); rows_error) { \
+      return Bad(simdjson::error_message(rows_error));                \
+    }                                                                 \
   } while (0)
 
 std::string_view Trim(std::string_view text) {
@@ -193,8 +193,7 @@ Result<std::string> AnswerAsRows(std::string_view answer) {
     } else if (name == "events" && type == od::json_type::array &&
                rows_member != RowsMember::kPoints) {
       rows_member = RowsMember::kEvents;
-    } else if (name == "ids" && type == od::json_type::object &&
-               rows_member == RowsMember::kNone) {
+    } else if (name == "ids" && type == od::json_type::object && rows_member == RowsMember::kNone) {
       rows_member = RowsMember::kIds;
     } else if (name == "event_id") {
       std::string_view raw;
@@ -268,9 +267,8 @@ Result<std::string> AnswerAsRows(std::string_view answer) {
       od::value v;
       ROWS_TRY(item.get(v));
       next_row();
-      HOTROW_RETURN_IF_ERROR(rows_member == RowsMember::kPoints
-                                 ? AppendPointRow(v, subject, &rows)
-                                 : AppendEventRow(v, &rows));
+      HOTROW_RETURN_IF_ERROR(rows_member == RowsMember::kPoints ? AppendPointRow(v, subject, &rows)
+                                                                : AppendEventRow(v, &rows));
     }
   }
   out.append("\"rows\":[");

@@ -30,7 +30,8 @@
 #include "tests/support/temp_dir.h"
 
 namespace hotrow::http {
-// Named, not anonymous: the test sources of a directory compile as unity batches (cmake/unity.cmake).
+// Named, not anonymous: the test sources of a directory compile as unity batches
+// (cmake/unity.cmake).
 namespace grafana_dashboard_test {
 
 using Json = nlohmann::ordered_json;
@@ -112,8 +113,8 @@ std::string Interpolate(const std::string& text, const std::map<std::string, std
       }
       next = close + 1;
     } else {
-      while (next < text.size() && (std::isalnum(static_cast<unsigned char>(text[next])) ||
-                                    text[next] == '_')) {
+      while (next < text.size() &&
+             (std::isalnum(static_cast<unsigned char>(text[next])) || text[next] == '_')) {
         name.push_back(text[next++]);
       }
     }
@@ -133,7 +134,8 @@ std::string Interpolate(const std::string& text, const std::map<std::string, std
 }
 
 // What Infinity's backend asks for a query (pkg/infinity/request.go GetQueryURL): the URL with its
-// parameters added, sorted by name and escaped by Go's url.Values.Encode; here without the base URL.
+// parameters added, sorted by name and escaped by Go's url.Values.Encode; here without the base
+// URL.
 std::string InfinityTarget(const Json& query, const std::map<std::string, std::string>& vars) {
   std::vector<std::pair<std::string, std::string>> params;
   for (const Json& p : query.at("url_options").at("params")) {
@@ -180,8 +182,10 @@ class GrafanaDashboardTest : public ::testing::Test {
     // The known events: three devices, one of them with a '/' in its id and a nested payload.
     ASSERT_NO_FATAL_FAILURE(Write("dev-1", 1000, 0, R"({"temp":20.5,"humidity":40,"battery":50})"));
     ASSERT_NO_FATAL_FAILURE(Write("dev-2", 5000, 1, R"({"temp":18,"humidity":55.5,"battery":50})"));
-    ASSERT_NO_FATAL_FAILURE(Write("dev-1", 20000, 0, R"({"temp":21.5,"humidity":41,"battery":50})"));
-    ASSERT_NO_FATAL_FAILURE(Write("room/1", 30000, 0, R"({"temp":25,"battery":10,"meta":{"floor":2}})"));
+    ASSERT_NO_FATAL_FAILURE(
+        Write("dev-1", 20000, 0, R"({"temp":21.5,"humidity":41,"battery":50})"));
+    ASSERT_NO_FATAL_FAILURE(
+        Write("room/1", 30000, 0, R"({"temp":25,"battery":10,"meta":{"floor":2}})"));
     ASSERT_NO_FATAL_FAILURE(Write("dev-1", 45000, 0, R"({"temp":23,"humidity":42,"battery":49})"));
     ASSERT_NO_FATAL_FAILURE(Write("dev-2", 70000, 1, R"({"temp":19,"humidity":56,"battery":80})"));
     engine_ = std::make_unique<query::QueryEngine>(store_.get(), query::QueryOptions{});
@@ -285,12 +289,15 @@ class GrafanaDashboardTest : public ::testing::Test {
 };
 
 // Grafana's values for a 3-minute range ending now, 30 s per point, and the variables' choices.
-const std::map<std::string, std::string> kVars = {
-    {"__from", std::to_string(kT0)}, {"__to", std::to_string(kNow)},
-    {"__interval", "30s"},           {"__interval_ms", "30000"},
-    {"prefix", ""},                  {"device", "dev-1"},
-    {"field", "temp"},               {"index_field", "battery"},
-    {"index_value", "50"}};
+const std::map<std::string, std::string> kVars = {{"__from", std::to_string(kT0)},
+                                                  {"__to", std::to_string(kNow)},
+                                                  {"__interval", "30s"},
+                                                  {"__interval_ms", "30000"},
+                                                  {"prefix", ""},
+                                                  {"device", "dev-1"},
+                                                  {"field", "temp"},
+                                                  {"index_field", "battery"},
+                                                  {"index_value", "50"}};
 
 std::map<std::string, std::string> With(std::string name, std::string value) {
   std::map<std::string, std::string> vars = kVars;
@@ -322,7 +329,8 @@ TEST_F(GrafanaDashboardTest, EveryQueryIsAnInfinityBackendQueryOfRowsWithTypedCo
       EXPECT_FALSE(c.at("text").get<std::string>().empty());
     }
     bool rows = false;
-    for (const Json& p : q.at("url_options").at("params")) rows |= p.at("key") == "format" && p.at("value") == "rows";
+    for (const Json& p : q.at("url_options").at("params"))
+      rows |= p.at("key") == "format" && p.at("value") == "rows";
     EXPECT_TRUE(rows) << q.at("url");
     // The document's table lists the query as the dashboard writes it.
     EXPECT_NE(doc_.find(AsWritten(q)), std::string::npos)
@@ -343,8 +351,8 @@ const char kLatestOfEvery[] =
     R"("payload_temp":25,"payload_battery":10,"payload_meta_floor":2}]})";
 
 TEST_F(GrafanaDashboardTest, TheDeviceVariableAndTheDevicesTableGetTheNewestEventOfEachId) {
-  Check(VariableQuery("device"), kVars, "/v1/latest?format=rows&limit=1000&prefix=",
-        kLatestOfEvery);
+  Check(VariableQuery("device"), kVars,
+        "/v1/latest?format=rows&limit=1000&prefix=", kLatestOfEvery);
   Check(PanelQuery("Devices: the newest event of each id"), kVars,
         "/v1/latest?format=rows&limit=1000&prefix=", kLatestOfEvery);
   Check(PanelQuery("Devices: the newest event of each id"), With("prefix", "dev-2"),
@@ -393,12 +401,13 @@ TEST_F(GrafanaDashboardTest, TheIndexPanelsGetTheEventsAndTheSeriesOfTheValue) {
         R"("payload_temp":18,"payload_humidity":55.5,"payload_battery":50},)"
         R"({"time":1700000041000,"event_id":"dev-1","topic":"events","partition":0,"offset":0,)"
         R"("payload_temp":20.5,"payload_humidity":40,"payload_battery":50}]})");
-  Check(PanelQuery("$field where $index_field = $index_value"), kVars,
-        "/v1/index/battery/50/series?agg=avg%2Ccount&field=temp&format=rows&from=1700000040000"
-        "&step=30000&to=1700000220000",
-        R"({"index":{"field":"battery","value":"50"},"field":"temp","step_ms":30000,)"
-        R"("skipped":{"absent":0,"not_number":0},"rows":[)"
-        R"({"time":1700000040000,"index_field":"battery","index_value":"50","avg":20,"count":3}]})");
+  Check(
+      PanelQuery("$field where $index_field = $index_value"), kVars,
+      "/v1/index/battery/50/series?agg=avg%2Ccount&field=temp&format=rows&from=1700000040000"
+      "&step=30000&to=1700000220000",
+      R"({"index":{"field":"battery","value":"50"},"field":"temp","step_ms":30000,)"
+      R"("skipped":{"absent":0,"not_number":0},"rows":[)"
+      R"({"time":1700000040000,"index_field":"battery","index_value":"50","avg":20,"count":3}]})");
 }
 
 // The rows' head keeps what the JSON answer says beside its events: here the cursor of a page.
@@ -413,8 +422,8 @@ TEST_F(GrafanaDashboardTest, ARowsAnswerKeepsTheHeadOfTheJsonAnswer) {
   EXPECT_EQ(Json::parse(json->body).at("next"), "dev-1");
   EXPECT_EQ(Json::parse(json->body).at("events").size(), 1u);
   // The latest of many ids, POSTed, as rows.
-  httplib::Result post =
-      client.Post("/v1/latest?format=rows", R"({"ids":["dev-2","nobody"],"n":1})", "application/json");
+  httplib::Result post = client.Post("/v1/latest?format=rows",
+                                     R"({"ids":["dev-2","nobody"],"n":1})", "application/json");
   ASSERT_TRUE(post);
   ASSERT_EQ(post->status, 200) << post->body;
   EXPECT_EQ(post->body,
@@ -435,7 +444,8 @@ std::string MetricLine(httplib::Client& client, const std::string& labels) {
 TEST_F(GrafanaDashboardTest, AnUnknownFormatIsA400NamingItAndCountedAsABadRequest) {
   httplib::Client client("127.0.0.1", http_->port());
   const std::string series_before = MetricLine(client, R"(kind="series",outcome="bad_request")");
-  const std::string latest_before = MetricLine(client, R"(kind="latest_all",outcome="bad_request")");
+  const std::string latest_before =
+      MetricLine(client, R"(kind="latest_all",outcome="bad_request")");
   ASSERT_EQ(series_before, "0");
   ASSERT_EQ(latest_before, "0");
   for (const std::string target :
@@ -452,9 +462,8 @@ TEST_F(GrafanaDashboardTest, AnUnknownFormatIsA400NamingItAndCountedAsABadReques
   EXPECT_EQ(MetricLine(client, R"(kind="series",outcome="bad_request")"), "2");
   EXPECT_EQ(MetricLine(client, R"(kind="latest_all",outcome="bad_request")"), "1");
   // Routes without rows keep refusing `format` as the unknown parameter it is there.
-  for (const std::string target :
-       {"/v1/events/dev-1?from=1&to=2&format=rows", "/v1/scan?from=1&to=2&format=rows",
-        "/v1/stats?format=rows"}) {
+  for (const std::string target : {"/v1/events/dev-1?from=1&to=2&format=rows",
+                                   "/v1/scan?from=1&to=2&format=rows", "/v1/stats?format=rows"}) {
     httplib::Result res = client.Get(target);
     ASSERT_TRUE(res);
     EXPECT_EQ(res->status, 400) << target;

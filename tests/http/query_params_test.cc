@@ -63,8 +63,8 @@ int64_t StepOf(const std::string& query) {
 
 TEST(SeriesParamsTest, StepTakesIntervalFormsAndPlainMilliseconds) {
   const std::string w = kWindow;
-  EXPECT_EQ(StepOf(w + "&step=30s"), 30'000);      // ${__interval}
-  EXPECT_EQ(StepOf(w + "&step=30000"), 30'000);    // ${__interval_ms}
+  EXPECT_EQ(StepOf(w + "&step=30s"), 30'000);    // ${__interval}
+  EXPECT_EQ(StepOf(w + "&step=30000"), 30'000);  // ${__interval_ms}
   EXPECT_EQ(StepOf(w + "&step=500ms"), 500);
   EXPECT_EQ(StepOf(w + "&step=1m"), 60'000);
   EXPECT_EQ(StepOf(w + "&step=1h"), 3'600'000);  // one step past the range's end is fine
@@ -75,11 +75,10 @@ TEST(SeriesParamsTest, StepTakesIntervalFormsAndPlainMilliseconds) {
 
 TEST(SeriesParamsTest, TimesTakeEpochMillisecondsAndRfc3339AsGrafanaWritesThem) {
   // ${__from} / ${__to}; ${__from:date} (fraction trimmed by Infinity's backend: .25, none).
-  for (const char* window :
-       {"from=1700000000000&to=1700000600000",
-        "from=2023-11-14T22:13:20.000Z&to=2023-11-14T22:23:20Z",
-        "from=2023-11-14T22:13:20Z&to=2023-11-14T22:23:20.25Z",
-        "from=2023-11-14T23:13:20%2B01:00&to=1700000600000"}) {
+  for (const char* window : {"from=1700000000000&to=1700000600000",
+                             "from=2023-11-14T22:13:20.000Z&to=2023-11-14T22:23:20Z",
+                             "from=2023-11-14T22:13:20Z&to=2023-11-14T22:23:20.25Z",
+                             "from=2023-11-14T23:13:20%2B01:00&to=1700000600000"}) {
     Result<SeriesParams> p = ParseSeriesParams(std::string("field=temp&step=1m&") + window);
     ASSERT_TRUE(p.ok()) << window << ": " << p.status().ToString();
     EXPECT_EQ(p->from_ms, 1'700'000'000'000) << window;
@@ -118,8 +117,7 @@ TEST(SeriesParamsTest, BadStepsAndMaxPointsAreRefusedNamingTheParameter) {
     Result<SeriesParams> p = ParseSeriesParams(w + extra);
     ASSERT_FALSE(p.ok()) << extra;
     EXPECT_TRUE(p.status().IsInvalidArgument()) << extra;
-    EXPECT_TRUE(p.status().message().starts_with(message))
-        << extra << ": " << p.status().message();
+    EXPECT_TRUE(p.status().message().starts_with(message)) << extra << ": " << p.status().message();
   }
 }
 

@@ -9,7 +9,8 @@
 #include <string>
 
 namespace hotrow::http {
-// Named, not anonymous: the test sources of a directory compile as unity batches (cmake/unity.cmake).
+// Named, not anonymous: the test sources of a directory compile as unity batches
+// (cmake/unity.cmake).
 namespace rows_format_test {
 
 std::string RowsOf(const std::string& answer) {
@@ -71,7 +72,8 @@ TEST(RowsFormatTest, DeepPayloadsStopFlatteningAt32Levels) {
   for (int i = 0; i < 40; ++i) deep = "{\"x\":" + deep + "}";
   const std::string rows =
       RowsOf(R"({"events":[{"event_id":"a","ts":5,"topic":"t","partition":0,"offset":0,)"
-             R"("payload":)" + deep + "}]}");
+             R"("payload":)" +
+             deep + "}]}");
   std::string column = "payload";
   for (int i = 0; i < 32; ++i) column += "_x";
   std::string rest = "1";
