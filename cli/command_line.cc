@@ -144,7 +144,8 @@ void AddQueryCommand(CLI::App& app, int* exit_code) {
   series->add_option("--from", series_flags->from, "Start, ms since the epoch or RFC 3339")
       ->required();
   series->add_option("--to", series_flags->to, "End (excluded), ms or RFC 3339")->required();
-  series->add_option("--step", series_flags->step, "Step width: a duration (10s) or ms");
+  series->add_option("--step", series_flags->step,
+                     "Step width: ms, or an interval (500ms, 10s, 1m, 1h, 1d, 1w, 1y)");
   series->add_option("--max-points", series_flags->max_points,
                      "Instead of --step: the smallest step giving at most this many points");
   series->add_option("--agg", series_flags->agg,
