@@ -81,6 +81,22 @@ TEST(RowsFormatTest, DeepPayloadsStopFlatteningAt32Levels) {
   EXPECT_NE(rows.find("\"" + column + "\":" + rest), std::string::npos) << rows;
 }
 
+// Ingest takes payloads up to simdjson's default depth (1024); their answers, a few levels
+// deeper, are still rewritten.
+TEST(RowsFormatTest, APayloadAsDeepAsIngestTakesIsStillRewritten) {
+  std::string deep = "1";
+  for (int i = 0; i < 1023; ++i) deep = "[" + deep + "]";
+  deep = "{\"x\":" + deep + "}";  // 1024 levels
+  for (const std::string& answer :
+       {R"({"events":[{"event_id":"a","ts":5,"topic":"t","partition":0,"offset":0,"payload":)" +
+            deep + "}]}",
+        R"({"ids":{"a":[{"event_id":"a","ts":5,"topic":"t","partition":0,"offset":0,"payload":)" +
+            deep + "}]}}"}) {
+    const std::string rows = RowsOf(answer);
+    EXPECT_NE(rows.find("\"payload_x\":[[["), std::string::npos) << rows.substr(0, 200);
+  }
+}
+
 TEST(RowsFormatTest, TheLatestOfManyIdsIsEachIdsEventsInTheOrderAsked) {
   EXPECT_EQ(RowsOf(R"({"ids":{"b":[{"event_id":"b","ts":9,"topic":"t","partition":0,"offset":3,)"
                    R"("payload":{"v":2}},{"event_id":"b","ts":8,"topic":"t","partition":0,)"
