@@ -124,22 +124,21 @@ class StreamE2ETest : public ::testing::Test {
     curls_.push_back(std::make_unique<ChildProcess>(argv, path + ".err"));
   }
 
-  // What the store holds of `device`, by place.
-  std::set<Place> Stored(const std::string& device) {
-    auto [status, body] = Get("/v1/events/" + device + "?from=0&to=9999999999999&limit=100000");
-    EXPECT_EQ(status, 200) << body;
-    std::set<Place> out;
+  // What the store holds, by device and place (a scan of the whole window).
+  std::map<std::string, std::set<Place>> Stored(int64_t* count) {
+    auto [status, body] = Get("/v1/scan?from=0&to=9999999999999");
+    std::map<std::string, std::set<Place>> out;
+    *count = 0;
     if (status != 200) return out;
-    for (const json& e : json::parse(body)["events"]) {
-      out.emplace(e["partition"].get<int32_t>(), e["offset"].get<int64_t>());
+    std::istringstream lines(body);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.empty()) continue;
+      const json e = json::parse(line);
+      out[e["event_id"].get<std::string>()].emplace(e["partition"].get<int32_t>(),
+                                                      e["offset"].get<int64_t>());
+      ++*count;
     }
     return out;
-  }
-
-  int64_t StoredCount() {
-    int64_t n = 0;
-    for (int d = 0; d < kDevices; ++d) n += static_cast<int64_t>(Stored(Device(d)).size());
-    return n;
   }
 
   static std::string Device(int d) {
@@ -194,11 +193,18 @@ TEST_F(StreamE2ETest, EveryStoredEventArrivesOnceAcrossAKill9AndAResume) {
     ASSERT_FALSE(first[d].last_id.empty());
     Curl(Device(d), dir_.Sub("second" + std::to_string(d)), first[d].last_id);
   }
-  ASSERT_TRUE(WaitFor([&] { return StoredCount() == kCount; }, std::chrono::seconds(120),
-                      std::chrono::milliseconds(200)))
-      << StoredCount();
+  int64_t count = 0;
+  std::map<std::string, std::set<Place>> by_device;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        by_device = Stored(&count);
+        return count == kCount;
+      },
+      std::chrono::seconds(120), std::chrono::milliseconds(200)))
+      << count << " stored of " << kCount;
+  ASSERT_EQ(by_device.size(), static_cast<size_t>(kDevices));
   for (int d = 0; d < kDevices; ++d) {
-    const std::set<Place> stored = Stored(Device(d));
+    const std::set<Place>& stored = by_device[Device(d)];
     Received second;
     ASSERT_TRUE(WaitFor(
         [&] {
