@@ -222,10 +222,6 @@ bool HttpServer::Impl::StreamRoute(const httplib::Request& req,
   BoundedTaskQueue* queue = task_queue.load();
   if (queue != nullptr) queue->StreamBegins();
   res.status = 200;
-  // cpp-httplib 0.11.4 gzips a text/* chunked answer when the client accepts it, and its
-  // compressor holds the bytes until the answer ends: a browser's EventSource would see nothing.
-  // The request is httplib's own mutable object, handed to handlers as const.
-  const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
   res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Accel-Buffering", "no");
   res.set_header("Connection", "close");
