@@ -17,11 +17,14 @@
 //   : keep-alive                                          every http.stream keep-alive (15 s)
 //   event: closed   id: POS  data: {"reason": "..."}      then the answer ends
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "cluster/cluster.h"
+#include "cluster/coverage.h"
 #include "http/query_params.h"
 #include "http/server_impl.h"
 #include "http/task_queue.h"
@@ -153,7 +156,6 @@ bool HttpServer::Impl::StreamRoute(const httplib::Request& req,
     }
     *seen = true;
   }
-  (void)local;
   if (spec.prefix.size() > keying::kMaxIdSize) {
     return SetError(res, 400, "prefix over " + std::to_string(keying::kMaxIdSize) + " bytes"), true;
   }
@@ -210,7 +212,26 @@ bool HttpServer::Impl::StreamRoute(const httplib::Request& req,
   if (started->replay_truncated) {
     open += ",\"truncated\":true";
   }
-  open += ",\"window_start\":" + std::to_string(backend.store->WindowStartMs()) + "}";
+  open += ",\"window_start\":" + std::to_string(backend.store->WindowStartMs());
+  if (backend.cluster != nullptr && backend.cluster->enabled()) {
+    // A stream carries what this instance stores: its serving partitions. It does not merge the
+    // peers' streams; it says which of the group's partitions it cannot stream, as answers do,
+    // and a client that wants them all subscribes to each instance (GET /v1/cluster lists them).
+    const std::vector<store::TopicPartition> serving = backend.cluster->Local().Serving();
+    cluster::Partitions missing;
+    for (const store::TopicPartition& tp : backend.cluster->KnownPartitions().partitions) {
+      if (!std::binary_search(serving.begin(), serving.end(), tp)) missing.push_back(tp);
+    }
+    open += ",\"partitions\":";
+    cluster::AppendPartitionsJson(serving, &open);
+    if (!local) {
+      open += ",\"complete\":";
+      open += missing.empty() ? "true" : "false";
+      open += ",\"missing\":";
+      cluster::AppendPartitionsJson(missing, &open);
+    }
+  }
+  open += "}";
 
   {
     std::lock_guard lock(streams_mu);
