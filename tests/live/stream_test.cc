@@ -7,6 +7,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <fstream>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -19,7 +20,9 @@
 #include <tuple>
 #include <vector>
 
+#include "access/credentials.h"
 #include "common/clock.h"
+#include "http/auth.h"
 #include "http/metrics.h"
 #include "http/server.h"
 #include "live/stream_hub.h"
@@ -204,12 +207,23 @@ class StreamTest : public ::testing::Test {
     engine_ = std::make_unique<query::QueryEngine>(store_.get(), q);
   }
 
-  void Start(StreamHubOptions hub_options = {}, http::HttpServerOptions options = {}) {
+  void Start(StreamHubOptions hub_options = {}, http::HttpServerOptions options = {},
+             const std::string& token = "") {
     hub_ = std::make_unique<StreamHub>(store_.get(), engine_.get(), hub_options);
     store_->AddWriteObserver(hub_.get());
     options.listen = "127.0.0.1:0";
     http::HttpBackend backend{store_.get(), engine_.get(), nullptr, &metrics_};
     backend.hub = hub_.get();
+    if (!token.empty()) {
+      std::ofstream(dir_.Sub("token")) << token << "\n";
+      access::CredentialsOptions credentials;
+      credentials.token_file = dir_.Sub("token");
+      auto opened = access::Credentials::Open(credentials);
+      ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+      credentials_ = std::move(opened).value();
+      auth_ = std::make_unique<http::Authenticator>(credentials_.get(), &metrics_);
+      backend.auth = auth_.get();
+    }
     Result<std::unique_ptr<http::HttpServer>> http = http::HttpServer::Start(options, backend);
     ASSERT_TRUE(http.ok()) << http.status().ToString();
     http_ = std::move(http).value();
@@ -285,6 +299,8 @@ class StreamTest : public ::testing::Test {
   std::unique_ptr<query::QueryEngine> engine_;
   http::Metrics metrics_;
   std::unique_ptr<StreamHub> hub_;
+  std::unique_ptr<access::Credentials> credentials_;
+  std::unique_ptr<http::Authenticator> auth_;
   std::unique_ptr<http::HttpServer> http_;
   std::map<int32_t, int64_t> next_;
   uint64_t serial_ = 0;
@@ -550,6 +566,22 @@ TEST_F(StreamTest, StreamsLeaveTheConnectionThreadsToQueries) {
   auto latest = client.Get("/v1/events/a/latest");
   ASSERT_TRUE(latest);
   EXPECT_EQ(latest->status, 200);
+}
+
+TEST_F(StreamTest, TheTokenIsCheckedBeforeAStreamOpens) {
+  Start({}, {}, "s3cret-token");
+  http::RawConnection without(port());
+  ASSERT_TRUE(without.Send("GET /v1/events/a/stream HTTP/1.1\r\nHost: x\r\n\r\n"));
+  const std::string refused = without.Read(1 << 16, std::chrono::seconds(30));
+  EXPECT_EQ(http::StatusOfRawResponse(refused), 401) << refused;
+  EXPECT_EQ(hub_->Stats().opened, 0u);
+  http::RawConnection with(port());
+  ASSERT_TRUE(with.Send("GET /v1/events/a/stream HTTP/1.1\r\nHost: x\r\n"
+                        "Authorization: Bearer s3cret-token\r\n\r\n"));
+  ASSERT_TRUE(WaitFor([&] { return hub_->Stats().open == 1; }));
+  const std::string opened = with.Read(1 << 16, std::chrono::seconds(5));
+  EXPECT_EQ(http::StatusOfRawResponse(opened), 200) << opened;
+  EXPECT_NE(opened.find("event: open"), std::string::npos);
 }
 
 TEST_F(StreamTest, KeepAliveCommentsFlowOnAQuietStream) {
