@@ -365,6 +365,13 @@ query::QueryOptions Config::ToQueryOptions() const {
   return options;
 }
 
+live::StreamHubOptions Config::ToStreamHubOptions() const {
+  live::StreamHubOptions options;
+  options.max_streams = static_cast<size_t>(http.max_streams);
+  options.max_buffered = static_cast<size_t>(http.stream_buffer);
+  return options;
+}
+
 http::HttpServerOptions Config::ToHttpOptions() const {
   http::HttpServerOptions options;
   options.listen = http.listen;

@@ -8,6 +8,7 @@
 #include "common/status.h"
 #include "http/server.h"
 #include "ingest/ingestor.h"
+#include "live/stream_hub.h"
 #include "query/query_engine.h"
 #include "store/event_store.h"
 
@@ -58,6 +59,8 @@ struct Config {
   struct Http {
     std::string listen = "127.0.0.1:8080";  // host:port
     int threads = 256;                      // connection threads at most, 2..1024
+    int max_streams = 1000;    // live streams open at once, 1..100000; each has a thread of its own
+    int stream_buffer = 1000;  // events waiting per stream before its client is too slow, 1..1000000
     std::string token_file;                 // empty: no token asked (loopback only, see allow_open)
     bool allow_open = false;                // true: listen beyond loopback without a token
     std::string tls_cert;                   // PEM certificate (chain); with tls_key: HTTPS
@@ -92,6 +95,8 @@ struct Config {
   // listen, threads, max_queries (= query.max_concurrent) and the TLS files; the rest keeps its
   // defaults.
   http::HttpServerOptions ToHttpOptions() const;
+  // http.max_streams and http.stream_buffer.
+  live::StreamHubOptions ToStreamHubOptions() const;
   // A one-line summary for the start-up log.
   std::string Summary() const;
 };

@@ -99,6 +99,8 @@ std::string EffectiveYaml(const Config& c) {
   out << YAML::Key << "http" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "listen" << YAML::Value << c.http.listen;
   out << YAML::Key << "threads" << YAML::Value << c.http.threads;
+  out << YAML::Key << "max_streams" << YAML::Value << c.http.max_streams;
+  out << YAML::Key << "stream_buffer" << YAML::Value << c.http.stream_buffer;
   out << YAML::Key << "token_file" << YAML::Value << c.http.token_file;
   out << YAML::Key << "allow_open" << YAML::Value << c.http.allow_open;
   out << YAML::Key << "tls_cert" << YAML::Value << c.http.tls_cert;

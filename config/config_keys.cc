@@ -470,6 +470,21 @@ const std::vector<KeySpec>& Keys() {
          c->http.threads = static_cast<int>(threads);
          return Status::Ok();
        }},
+      {"http.max_streams",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         int64_t n = 0;
+         HOTROW_RETURN_IF_ERROR(ReadInteger(v, k, 1, 100000, "an integer from 1 to 100000", &n));
+         c->http.max_streams = static_cast<int>(n);
+         return Status::Ok();
+       }},
+      {"http.stream_buffer",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         int64_t n = 0;
+         HOTROW_RETURN_IF_ERROR(
+             ReadInteger(v, k, 1, 1000000, "an integer from 1 to 1000000", &n));
+         c->http.stream_buffer = static_cast<int>(n);
+         return Status::Ok();
+       }},
       {"http.token_file", [](const YAML::Node& v, const std::string& k,
                              Config* c) { return ReadString(v, k, true, &c->http.token_file); }},
       {"http.allow_open", [](const YAML::Node& v, const std::string& k,

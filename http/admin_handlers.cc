@@ -10,6 +10,7 @@
 #include "cluster/cluster.h"
 #include "http/server_impl.h"
 #include "http/stats_json.h"
+#include "live/stream_hub.h"
 #include "wire/event_json.h"
 
 namespace hotrow::http {
@@ -48,11 +49,14 @@ void HttpServer::Impl::MetricsText(httplib::Response& res) {
     if (backend.cluster->routing()) routed = backend.cluster->route_counts();
   }
   const query::LastCacheStatus cache = backend.engine->Cache();
+  std::optional<live::StreamHubStats> streams;
+  if (backend.hub != nullptr) streams = backend.hub->Stats();
   res.set_content(backend.metrics->Render(ingest ? &*ingest : nullptr, backend.store->Stats(),
                                           backend.store->options(), &work,
                                           ownership ? &*ownership : nullptr,
                                           refused ? &*refused : nullptr, &cache,
-                                          routed ? &*routed : nullptr),
+                                          routed ? &*routed : nullptr,
+                                          streams ? &*streams : nullptr),
                   "text/plain; version=0.0.4; charset=utf-8");
 }
 

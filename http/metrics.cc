@@ -201,7 +201,8 @@ std::string Metrics::Render(const ingest::IngestStats* ingest, const store::Stor
                             const ingest::OwnershipSnapshot* ownership,
                             const uint64_t* peer_answers_refused,
                             const query::LastCacheStatus* cache,
-                            const cluster::RouteCounts* routed) const {
+                            const cluster::RouteCounts* routed,
+                            const live::StreamHubStats* streams) const {
   std::vector<MetricFamily> out = families_->registry.Collect();
   constexpr auto kCounter = MetricType::Counter;
   constexpr auto kGauge = MetricType::Gauge;
@@ -406,6 +407,20 @@ std::string Metrics::Render(const ingest::IngestStats* ingest, const store::Stor
                        static_cast<double>(store.window_start_ms)));
   out.push_back(Single("hotrow_ttl_seconds", "The hot window's length (store.ttl)", kGauge,
                        static_cast<double>(store_options.ttl_ms) / 1000.0));
+  if (streams != nullptr) {
+    out.push_back(Single("hotrow_streams_open", "Live streams open (http.max_streams bounds them)",
+                         kGauge, static_cast<double>(streams->open)));
+    out.push_back(Single("hotrow_streams_opened_total", "Live streams opened", kCounter,
+                         static_cast<double>(streams->opened)));
+    out.push_back(Single("hotrow_stream_events_sent_total", "Events sent on live streams",
+                         kCounter, static_cast<double>(streams->events_sent)));
+    out.push_back(Single("hotrow_streams_too_slow_total",
+                         "Live streams closed because their client read too slowly", kCounter,
+                         static_cast<double>(streams->too_slow)));
+    out.push_back(Single("hotrow_streams_refused_total",
+                         "Live streams refused at http.max_streams (503)", kCounter,
+                         static_cast<double>(streams->refused)));
+  }
   out.push_back(Single("hotrow_resident_bytes", "Resident set size of the process", kGauge,
                        static_cast<double>(ResidentBytes())));
 

@@ -9,6 +9,7 @@
 #include "http/query_slots.h"
 #include "ingest/ingestor.h"
 #include "ingest/partition_ownership.h"
+#include "live/stream_hub.h"
 #include "query/query_engine.h"
 #include "store/event_store.h"
 
@@ -68,13 +69,15 @@ class Metrics {
   // `cache` (null: not written) is the query engine's last-N cache.
   // `routed` (null: not written) counts how per-id queries were answered with
   // cluster.route_by_key (cluster/cluster.h, RouteCounts).
+  // `streams` (null: not written) is the live streams' hub (live/stream_hub.h).
   std::string Render(const ingest::IngestStats* ingest, const store::StoreStats& store,
                      const store::StoreOptions& store_options,
                      const query::QueryWorkStats* work = nullptr,
                      const ingest::OwnershipSnapshot* ownership = nullptr,
                      const uint64_t* peer_answers_refused = nullptr,
                      const query::LastCacheStatus* cache = nullptr,
-                     const cluster::RouteCounts* routed = nullptr) const;
+                     const cluster::RouteCounts* routed = nullptr,
+                     const live::StreamHubStats* streams = nullptr) const;
 
  private:
   struct Families;

@@ -87,6 +87,7 @@ void HttpServer::Impl::Dispatch(const httplib::Request& req, httplib::Response& 
     return;
   }
   if (IsStatusPagePath(target->segments)) return ServeStatusPage(&res);  // GET /: the page
+  if (StreamRoute(req, target->segments, target->raw_query, res)) return;
   // `format` is taken out here, so that the route parses the rest as it always has (and peers are
   // asked without it); its whole answer is then rewritten as rows.
   std::string_view raw_query = target->raw_query;
@@ -262,7 +263,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   httplib::Server& server = *impl->server;
   const int threads = options.threads;
   const size_t queued = options.queued_connections;
-  server.new_task_queue = [threads, queued] { return new BoundedTaskQueue(threads, queued); };
+  server.new_task_queue = [self, threads, queued] {
+    auto* queue = new BoundedTaskQueue(threads, queued);
+    self->task_queue.store(queue);
+    return queue;
+  };
   server.set_read_timeout(std::chrono::milliseconds(options.read_timeout_ms));
   server.set_write_timeout(std::chrono::milliseconds(options.write_timeout_ms));
   // cpp-httplib writes headers and body in separate sends; with Nagle on, every answer after the
@@ -368,6 +373,7 @@ void HttpServer::Stop() {
   impl_->stopped = true;
   impl_->stopping.store(true);
   impl_->slots.Close();  // queries waiting for a slot give up now
+  impl_->CloseStreams("the server is stopping");
   impl_->server->stop();
   if (impl_->listen_thread.joinable()) impl_->listen_thread.join();
 }

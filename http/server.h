@@ -11,6 +11,10 @@
 #include "query/query_engine.h"
 #include "store/event_store.h"
 
+namespace hotrow::live {
+class StreamHub;
+}  // namespace hotrow::live
+
 namespace hotrow::access {
 class Credentials;
 }  // namespace hotrow::access
@@ -55,6 +59,9 @@ struct HttpServerOptions {
   // strings; elsewhere this bounds what a client can make us read before it gets its 405.
   // Default: 1 MiB.
   size_t max_body_bytes = 1 << 20;
+  // Live streams: a comment line is sent on a stream that had nothing to send for this long, so
+  // that proxies keep it and a client that went away is found. Default: 15 s.
+  int64_t stream_keepalive_ms = 15000;
   // HTTPS: PEM files of the server's certificate (chain) and its private key
   // (access/tls.h), read once at Start. Both set: HTTPS only; both empty: plain HTTP. Ignored when
   // HttpBackend::credentials is set (a service's certificate is rotated there). Default: "".
@@ -76,6 +83,8 @@ struct HttpBackend {
   // The group's instances (cluster/cluster.h): GET /v1/cluster, ?local=true, and the fan-out of
   // every query when peers are configured. Null: none of these (404 and 400).
   cluster::Cluster* cluster = nullptr;
+  // The live streams' hub (live/stream_hub.h), fed by the store. Null: the stream routes are 404.
+  live::StreamHub* hub = nullptr;
 };
 
 // The HTTP API of CONTRACT.md, on cpp-httplib, over HTTPS when TLS files are given:
@@ -84,6 +93,7 @@ struct HttpBackend {
 //   GET /v1/latest[?prefix=P&limit=L&after=C]   GET /v1/latest?ids=A,B[&n=N]   POST /v1/latest
 //   GET /v1/events/{id}/series?field=F&from=T&to=T&(step=S|max_points=K)[&agg=...]
 //   GET /healthz   GET /readyz   GET /metrics   GET /v1/stats
+//   GET /v1/events/{id}/stream   GET /v1/latest/stream   GET /v1/index/{f}/{v}/stream   (SSE)
 //
 // Operation: every request is routed from its raw target (never from a path httplib decoded), so
 // an id segment is percent-decoded exactly once and may hold any byte, '/' included as %2F.
@@ -100,8 +110,9 @@ struct HttpBackend {
 // stops reading stops the scan. A scan that fails after its first byte ends with an
 // {"error": ...} line and no final chunk, so a client can tell a cut answer from a whole one.
 //
-// Resources: `threads` connection threads (named http-N), one acceptor (http-listen), nothing
-// else; ingestion runs on its own threads and never waits for HTTP.
+// Resources: `threads` connection threads (named http-N), one acceptor (http-listen), and one
+// thread per open live stream (the connection's, no longer counted in `threads`; the hub bounds
+// them by http.max_streams); nothing else; ingestion runs on its own threads and never waits for HTTP.
 //
 // Thread-safety: Stop() may be called from any one thread; the rest is internal.
 class HttpServer {

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -23,9 +24,12 @@
 #include "http/query_slots.h"
 #include "http/response.h"
 #include "http/server.h"
+#include "live/subscription.h"
 #include "query/query_engine.h"
 
 namespace hotrow::http {
+
+class BoundedTaskQueue;
 
 // What a series is of: the events of one id (/v1/events/{id}/series), or those whose indexed
 // field has one value (/v1/index/{field}/{value}/series).
@@ -70,6 +74,11 @@ struct HttpServer::Impl {
   std::mutex stop_mu;
   bool stopped = false;  // guarded by stop_mu
   RateLimiter warn_limiter{10, 10000};
+  // The connection threads (made by httplib when it starts listening; owned by it).
+  std::atomic<BoundedTaskQueue*> task_queue{nullptr};
+  // The live streams being written, closed by Stop so that their threads end at once.
+  std::mutex streams_mu;
+  std::set<std::shared_ptr<live::Subscription>> streams;  // guarded by streams_mu
 
   // The query slots of both lanes (http/query_slots.h): `max_queries` for clients, who wait up to
   // `queue_wait_ms` for one, and `max_peer_queries` for peers' `?local=true` requests, which never
@@ -191,6 +200,13 @@ struct HttpServer::Impl {
                                         const std::string& raw_query);
   Result<std::string> LatestIdsForGroup(const LatestIdsParams& params);
   Result<std::string> SeriesForGroup(const SeriesSubject& subject, const SeriesParams& params);
+
+  // The live streams (stream_handlers.cc): answers and returns true when `segments` ends in
+  // /stream on one of the stream routes, else returns false and leaves `res` alone.
+  bool StreamRoute(const httplib::Request& req, const std::vector<std::string>& segments,
+                   std::string_view raw_query, httplib::Response& res);
+  // Closes every stream being written, telling its client `reason`.
+  void CloseStreams(const std::string& reason);
 
   // /v1/index/{field}/{value}[/latest|/series] (index_handlers.cc): answers and returns true when
   // `segments` is an index route, else returns false and leaves `res` alone.

@@ -482,6 +482,7 @@
   window.hotrowPage = {
     $, api, errorText, Unauthorized, askForToken, cell, fillTable, svgEl, utc, compact, clock,
     onStats: (listener) => statsListeners.push(listener),
+    hasToken: () => token() !== "",
   };
 
   poll();

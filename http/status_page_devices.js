@@ -1,7 +1,9 @@
 // The status page's devices (http/status_page.html), inlined after status_page.js at build time:
 // the devices table (the newest event of each id, GET /v1/latest, paged by its cursor and searched
 // by id prefix) and the device view (its latest events and a chart of a numeric payload field over
-// the window, GET /v1/events/{id}/series). Both refresh every few polls of status_page.js.
+// the window, GET /v1/events/{id}/series). The table's rows follow GET /v1/latest/stream (server-sent
+// events) while it is open; where EventSource fails (a server that asks for a token, which EventSource
+// cannot send), the table is read again every few polls of status_page.js, as the device view is.
 "use strict";
 (() => {
   const shared = window.hotrowPage;  // from status_page.js
@@ -53,6 +55,7 @@
         link.textContent = e.event_id;
         link.addEventListener("click", (ev) => { ev.preventDefault(); openDevice(e.event_id); });
         cell(tr, "", "mono").appendChild(link);
+        tr.dataset.ts = String(e.ts);
         cell(tr, utc(e.ts), "mono");
         cell(tr, age(now - e.ts), "num");
         cell(tr, e.topic + "/" + e.partition, "mono");
@@ -82,11 +85,67 @@
     return Math.round(ms / 60000) + " min";
   }
 
+  // ---- live rows (GET /v1/latest/stream) ------------------------------------------------------
+  // Each stored event of an id on the page shown replaces its row's cells (the newest by ts wins:
+  // a stream sends each partition in order, and an id may span partitions). The browser resumes a
+  // dropped stream by itself (Last-Event-ID). body[data-devices-live] says how the table is kept
+  // fresh ("stream" or "poll"), for people and for the browser test.
+  const live = { source: null, ok: false, failed: false, updates: 0 };
+
+  function stopLive() {
+    if (live.source) live.source.close();
+    live.source = null;
+    live.ok = false;
+  }
+
+  function startLive() {
+    stopLive();
+    document.body.dataset.devicesLive = "poll";
+    if (live.failed || typeof EventSource !== "function" || shared.hasToken()) return;
+    const source = new EventSource("/v1/latest/stream" +
+      (devices.prefix ? "?" + new URLSearchParams({ prefix: devices.prefix }) : ""));
+    live.source = source;
+    source.addEventListener("open", () => {
+      live.ok = true;
+      document.body.dataset.devicesLive = "stream";
+    });
+    source.addEventListener("error", () => {
+      live.ok = false;
+      document.body.dataset.devicesLive = "poll";
+      // CLOSED: refused (401, 503, not an event stream); the browser will not retry: poll.
+      if (source.readyState === EventSource.CLOSED) {
+        live.failed = true;
+        stopLive();
+      }
+    });
+    source.addEventListener("message", (ev) => {
+      let e;
+      try { e = JSON.parse(ev.data); } catch (_) { return; }
+      const rows = $("devices-table").tBodies[0].rows;
+      for (const tr of rows) {
+        if (tr.cells[0].textContent !== e.event_id) continue;
+        if (Number(tr.dataset.ts || 0) > e.ts) return;
+        tr.dataset.ts = String(e.ts);
+        const now = store ? Math.max(Number(store.now_ms), e.ts) : Date.now();
+        tr.cells[1].textContent = utc(e.ts);
+        tr.cells[2].textContent = age(now - e.ts);
+        tr.cells[3].textContent = e.topic + "/" + e.partition;
+        const payload = JSON.stringify(e.payload);
+        tr.cells[4].textContent = payload;
+        tr.cells[4].title = payload;
+        tr.dataset.live = String(++live.updates);
+        $("devices-table").dataset.liveUpdates = String(live.updates);
+        return;
+      }
+    });
+  }
+
   $("devices-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     devices.prefix = $("devices-prefix").value;
     devices.cursors = [""];
     loadDevices();
+    startLive();
   });
   $("devices-next").addEventListener("click", () => {
     if (devices.next === null) return;
@@ -139,6 +198,7 @@
       if (asked !== view.asked) return;  // asked again meanwhile (another device, a refresh)
       const events = Array.isArray(body.events) ? body.events : [];
       fillTable($("device-latest").tBodies[0], events, (tr, e) => {
+        tr.dataset.ts = String(e.ts);
         cell(tr, utc(e.ts), "mono");
         cell(tr, e.topic + "/" + e.partition, "mono");
         cell(tr, String(e.offset), "num");
@@ -222,9 +282,12 @@
     const first = store === null;
     store = stats.store || null;
     oldestBucket = Array.isArray(stats.buckets) && stats.buckets.length ? Number(stats.buckets[0].start) : null;
-    if (first) loadDevices();
+    if (first) {
+      loadDevices();
+      startLive();
+    }
     if (++polls % REFRESH_POLLS !== 0) return;
-    loadDevices();
+    if (!live.ok) loadDevices();  // the stream keeps the rows fresh while it is open
     loadDevice();
   });
 })();

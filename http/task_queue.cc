@@ -28,7 +28,7 @@ void BoundedTaskQueue::enqueue(std::function<void()> fn) {
   std::unique_lock<std::mutex> lock(mu_);
   space_.wait(lock, [&] { return tasks_.size() < capacity_ || shutdown_; });
   tasks_.push_back(std::move(fn));
-  if (tasks_.size() > idle_ && workers_.size() < max_threads_) {
+  if (tasks_.size() > idle_ && workers_.size() - streaming_ < max_threads_) {
     StartWorkerLocked();
   } else {
     ready_.notify_one();
@@ -57,6 +57,19 @@ void BoundedTaskQueue::shutdown() {
 size_t BoundedTaskQueue::workers() const {
   std::lock_guard<std::mutex> lock(mu_);
   return workers_.size();
+}
+
+void BoundedTaskQueue::StreamBegins() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++streaming_;
+  if (!shutdown_ && tasks_.size() > idle_ && workers_.size() - streaming_ < max_threads_) {
+    StartWorkerLocked();
+  }
+}
+
+void BoundedTaskQueue::StreamEnds() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (streaming_ > 0) --streaming_;
 }
 
 void BoundedTaskQueue::Work() {

@@ -41,6 +41,13 @@ class BoundedTaskQueue final : public httplib::TaskQueue {
   // Workers started so far.
   size_t workers() const;
 
+  // The calling worker writes a live stream from now on (http/stream_handlers.cc): it no longer
+  // counts toward `threads`, and a connection waiting for a thread gets a new one. StreamEnds
+  // returns it to the pool (kept idle; the pool may then hold more than `threads`, at most
+  // `threads` + the streams open at once).
+  void StreamBegins();
+  void StreamEnds();
+
  private:
   void StartWorkerLocked();  // REQUIRES: mu_ held
   void Work();
@@ -52,6 +59,7 @@ class BoundedTaskQueue final : public httplib::TaskQueue {
   std::condition_variable space_;
   std::deque<std::function<void()>> tasks_;  // guarded by mu_
   size_t idle_ = 0;                          // workers waiting for a task; guarded by mu_
+  size_t streaming_ = 0;                     // workers writing a live stream; guarded by mu_
   bool shutdown_ = false;                    // guarded by mu_
   std::vector<std::thread> workers_;         // guarded by mu_
 };

@@ -41,6 +41,8 @@ if [[ "${HOTROW_WITH_BROWSER:-}" == 1 ]]; then   # scripts/test.sh: the status p
   if ! command -v npm >/dev/null 2>&1; then       # playwright-core, installed by tests/browser/run.sh
     packages+=(nodejs npm)
   fi
+  # (npm's eventsource, for the live streams' test, is installed the same way by
+  # tests/live/eventsource/run.sh from its package-lock.json)
 fi
 if [[ "${HOTROW_WITH_BENCH:-}" == 1 ]]; then
   packages+=(redis-server libhiredis-dev  # the Redis peer benchmark

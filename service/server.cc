@@ -86,6 +86,10 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
         server->ownership_.get(), server->engine_.get(), server->store_.get());
   }
   server->metrics_ = std::make_unique<http::Metrics>();
+  // Before ingestion starts: the hub is told of every batch written from then on.
+  server->hub_ = std::make_unique<live::StreamHub>(server->store_.get(), server->engine_.get(),
+                                                   config.ToStreamHubOptions());
+  server->store_->AddWriteObserver(server->hub_.get());
 
   ingest::IngestOptions ingest_options = config.ToIngestOptions();
   ingest_options.ownership = server->ownership_.get();
@@ -114,6 +118,7 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
   backend.auth = server->auth_.get();
   backend.cluster = server->cluster_.get();
   backend.credentials = server->credentials_.get();
+  backend.hub = server->hub_.get();
   Result<std::unique_ptr<http::HttpServer>> http = http::HttpServer::Start(http_options, backend);
   if (!http.ok()) {
     spdlog::error("{}", http.status().message());
@@ -205,6 +210,10 @@ Status Server::Stop() {
   http_.reset();
   if (cluster_) cluster_->set_ingestor(nullptr);  // its freshness thread asks the ingestor
   ingestor_.reset();
+  if (hub_) {
+    store_->RemoveWriteObserver(hub_.get());
+    hub_.reset();
+  }
   cache_ownership_.reset();
   engine_.reset();
   if (store_) {

@@ -17,6 +17,7 @@
 #include "http/metrics.h"
 #include "http/server.h"
 #include "ingest/ingestor.h"
+#include "live/stream_hub.h"
 #include "query/query_engine.h"
 #include "service/cache_ownership.h"
 #include "store/event_store.h"
@@ -85,6 +86,8 @@ class Server {
   std::unique_ptr<ingest::PartitionOwnership> ownership_;
   std::unique_ptr<cluster::Cluster> cluster_;
   std::unique_ptr<query::QueryEngine> engine_;
+  // The live streams' hub: a write observer of store_ from its start until ingestion stopped.
+  std::unique_ptr<live::StreamHub> hub_;
   // Cluster mode: frees the cache's rows of partitions no longer owned (housekeeping polls it).
   std::unique_ptr<CacheOwnership> cache_ownership_;
   std::unique_ptr<http::Metrics> metrics_;

@@ -422,7 +422,7 @@ Status RocksEventStore::Write(const WriteBatchInput& batch, WriteOutcome* outcom
     // no later than the store does, and never a row of a Write that failed.
     std::vector<WrittenRow> written;
     written.reserve(placed.size());
-    for (const Placed& p : placed) written.push_back({p.key, p.row->value});
+    for (const Placed& p : placed) written.push_back({p.key, p.row->value, p.row->index});
     for (WriteObserver* observer : observers_) observer->RowsWritten(written);
   }
   return Status::Ok();

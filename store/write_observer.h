@@ -4,16 +4,19 @@
 #include <span>
 #include <string_view>
 
+#include "keying/index_key.h"
 #include "keying/row_key.h"
 
 namespace hotrow::store {
 
 // One row as it was stored: its key as written (under salt_by adaptive, with the salt the store
-// chose) and its value (keying/row_value.h: the id and the payload). The view points into the
-// Write's input and is valid only during the call that passes it.
+// chose), its value (keying/row_value.h: the id and the payload) and the indexed fields found in
+// it (Row::index; each one the bucket indexes has its index row). The views point into the Write's
+// input and are valid only during the call that passes them.
 struct WrittenRow {
   keying::RowKey key;
   std::string_view value;
+  std::span<const keying::IndexEntry> index = {};
 };
 
 // Told of every row the store holds from the moment it is added (EventStore::AddWriteObserver)

@@ -10,6 +10,8 @@
 //   - the page polls /v1/stats at most once a second;
 //   - the query form's latest and range answers are the events the API returns, shown as rows; an
 //     index query shows the API's answer: its events, or its error text when it answers 4xx;
+//   - the devices table follows GET /v1/latest/stream (EventSource): its rows update from the stream
+//     and the table is not polled meanwhile;
 //   - the devices table shows the ids of the API's /v1/latest pages (first, next, previous, by id
 //     prefix); choosing a device shows its latest events as the API answered them and a chart of
 //     a numeric field with as many points as the API's series, and another field redraws it;
@@ -313,6 +315,29 @@ async function checkDevices(context, base) {
   await page.goto(base + "/");
   const loaded = await waitFor(async () => (await deviceIds(page)).length > 0);
   check(loaded !== null, "the devices table fills by itself");
+
+  // The rows follow GET /v1/latest/stream (EventSource), and the table is not polled meanwhile.
+  const streaming = await waitFor(async () => (await page.getAttribute("body", "data-devices-live")) === "stream");
+  check(streaming !== null, "the devices table follows /v1/latest/stream",
+        await page.getAttribute("body", "data-devices-live"));
+  const updates = async () => Number((await page.getAttribute("#devices-table", "data-live-updates")) || 0);
+  const before = await updates();
+  let polled = 0;
+  const countPolls = (r) => { if (/\/v1\/latest\?limit=50$/.test(r.url())) polled++; };
+  page.on("request", countPolls);
+  const moved = await waitFor(async () => (await updates()) >= before + 20);
+  check(moved !== null, "rows of the devices table update from the stream (20 updates)", before + " then " + (await updates()));
+  const liveRow = await page.$eval("#devices-table tbody tr[data-live]", (tr) =>
+    ({ id: tr.cells[0].textContent, ts: Number(tr.dataset.ts) })).catch(() => null);
+  if (liveRow) {
+    const newest = await getJson(base + "/v1/events/" + encodeURIComponent(liveRow.id) + "/latest?n=1");
+    check(newest.status === 200 && newest.json.events.length === 1 && newest.json.events[0].ts >= liveRow.ts,
+          "a row updated from the stream shows an event the API holds", JSON.stringify(liveRow));
+  } else {
+    check(false, "a row of the table carries data-live once updated from the stream");
+  }
+  page.off("request", countPolls);
+  check(polled === 0, "the table is not polled while the stream is open", polled + " reads of /v1/latest");
 
   // First page, by id: the ids the API answered for the same URL (times move on, ids do not).
   let got = await responseOf(page, /\/v1\/latest\?limit=50$/, () => page.click("#devices-search"));

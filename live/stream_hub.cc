@@ -1,0 +1,246 @@
+#include "live/stream_hub.h"
+
+#include <algorithm>
+#include <limits>
+#include <mutex>
+#include <tuple>
+#include <utility>
+
+#include "keying/row_value.h"
+#include "query/index_query.h"
+#include "wire/event_json.h"
+
+namespace hotrow::live {
+namespace {
+
+LiveEventPtr FromQueryEvent(const query::Event& e) {
+  auto live = std::make_shared<LiveEvent>();
+  live->id = e.id;
+  live->tp = {e.topic, e.partition};
+  live->offset = e.offset;
+  live->ts_ms = e.ts_ms;
+  wire::AppendEventJson(e, &live->json);
+  return live;
+}
+
+}  // namespace
+
+StreamHub::StreamHub(store::EventStore* store, query::QueryEngine* engine,
+                     StreamHubOptions options)
+    : store_(store), engine_(engine), options_(options) {}
+
+StreamHub::~StreamHub() { CloseAll("the server is stopping"); }
+
+std::string StreamHub::IndexKey(std::string_view field, std::string_view value) {
+  std::string key(field);
+  key += '\0';
+  key += value;
+  return key;
+}
+
+Result<StreamStart> StreamHub::Subscribe(const StreamSpec& spec, const StreamPosition* after,
+                                         const query::PartitionFilter* filter) {
+  if (spec.kind == StreamSpec::Kind::kIndex) {
+    HOTROW_RETURN_IF_ERROR(query::CheckIndexedField(*store_, spec.field, spec.value));
+  }
+  std::shared_ptr<Subscription> subscription;
+  {
+    std::unique_lock lock(mu_);
+    if (open_.load() >= options_.max_streams) {
+      refused_.fetch_add(1, std::memory_order_relaxed);
+      return Status::Busy("the server streams " + std::to_string(options_.max_streams) +
+                          " streams already (http.max_streams)");
+    }
+    // Counted before the offsets are read: a Write whose offsets are not in them updates them
+    // after this read, so its RowsWritten sees the count and does not skip the hub.
+    open_.fetch_add(1);
+    // Under the lock exclusive: no RowsWritten runs, so the offsets read here divide the rows
+    // into those already stored (below) and those every later RowsWritten pushes.
+    StreamPosition start;
+    start.made_ms = store_->NowMs();
+    start.next = store_->StoredOffsets();
+    subscription = std::make_shared<Subscription>(spec, options_.max_buffered, std::move(start));
+    switch (spec.kind) {
+      case StreamSpec::Kind::kId:
+        by_id_.emplace(spec.id, subscription);
+        break;
+      case StreamSpec::Kind::kIndex:
+        by_index_.emplace(IndexKey(spec.field, spec.value), subscription);
+        break;
+      case StreamSpec::Kind::kLatest:
+        latest_.push_back(subscription);
+        break;
+    }
+    opened_.fetch_add(1, std::memory_order_relaxed);
+  }
+  StreamStart out;
+  out.subscription = subscription;
+  if (after != nullptr) {
+    out.gap = after->made_ms < store_->WindowStartMs();
+    Result<std::vector<LiveEventPtr>> replay =
+        Replay(spec, *after, subscription->start(), filter, &out.replay_truncated);
+    if (!replay.ok()) {
+      Unsubscribe(subscription);
+      return replay.status();
+    }
+    subscription->SetReplay(std::move(replay).value());
+  }
+  return out;
+}
+
+void StreamHub::Unsubscribe(const std::shared_ptr<Subscription>& subscription) {
+  subscription->Close("unsubscribed");
+  std::unique_lock lock(mu_);
+  bool found = false;
+  auto erase_from = [&](auto& map, const std::string& key) {
+    auto [begin, end] = map.equal_range(key);
+    for (auto it = begin; it != end; ++it) {
+      if (it->second == subscription) {
+        map.erase(it);
+        found = true;
+        return;
+      }
+    }
+  };
+  const StreamSpec& spec = subscription->spec();
+  switch (spec.kind) {
+    case StreamSpec::Kind::kId:
+      erase_from(by_id_, spec.id);
+      break;
+    case StreamSpec::Kind::kIndex:
+      erase_from(by_index_, IndexKey(spec.field, spec.value));
+      break;
+    case StreamSpec::Kind::kLatest: {
+      auto it = std::find(latest_.begin(), latest_.end(), subscription);
+      if (it != latest_.end()) {
+        latest_.erase(it);
+        found = true;
+      }
+      break;
+    }
+  }
+  if (found) open_.fetch_sub(1);
+}
+
+void StreamHub::CloseAll(const std::string& reason) {
+  std::shared_lock lock(mu_);
+  for (auto& [key, s] : by_id_) s->Close(reason);
+  for (auto& [key, s] : by_index_) s->Close(reason);
+  for (auto& s : latest_) s->Close(reason);
+}
+
+StreamHubStats StreamHub::Stats() const {
+  StreamHubStats stats;
+  stats.open = open_.load();
+  stats.opened = opened_.load();
+  stats.refused = refused_.load();
+  stats.too_slow = too_slow_.load();
+  stats.events_sent = sent_.load();
+  return stats;
+}
+
+LiveEventPtr StreamHub::MakeEvent(const store::WrittenRow& row, std::string_view id,
+                                  std::string_view payload) const {
+  query::Event e;
+  e.id = std::string(id);
+  e.ts_ms = row.key.ts_ms;
+  e.topic = store_->TopicName(row.key.topic).value_or(std::to_string(row.key.topic));
+  e.partition = row.key.partition;
+  e.offset = row.key.offset;
+  e.payload = std::string(payload);
+  return FromQueryEvent(e);
+}
+
+void StreamHub::RowsWritten(std::span<const store::WrittenRow> rows) {
+  if (open_.load(std::memory_order_acquire) == 0) return;
+  // The store passes rows in key order (bucket, salt, id, time); streams send each partition's
+  // events in offset order.
+  std::vector<const store::WrittenRow*> ordered;
+  ordered.reserve(rows.size());
+  for (const store::WrittenRow& row : rows) ordered.push_back(&row);
+  std::sort(ordered.begin(), ordered.end(), [](const auto* a, const auto* b) {
+    return std::tie(a->key.topic, a->key.partition, a->key.offset) <
+           std::tie(b->key.topic, b->key.partition, b->key.offset);
+  });
+  std::shared_lock lock(mu_);
+  for (const store::WrittenRow* row_ptr : ordered) {
+    const store::WrittenRow& row = *row_ptr;
+    std::string_view id;
+    std::string_view payload;
+    if (!keying::DecodeRowValue(row.value, &id, &payload)) continue;  // the store wrote it
+    LiveEventPtr event;
+    auto get = [&] {
+      if (!event) event = MakeEvent(row, id, payload);
+      return event;
+    };
+    if (!by_id_.empty()) {
+      auto [begin, end] = by_id_.equal_range(std::string(id));
+      for (auto it = begin; it != end; ++it) Push(*it->second, get());
+    }
+    for (const auto& s : latest_) {
+      if (id.starts_with(s->spec().prefix)) Push(*s, get());
+    }
+    if (!by_index_.empty()) {
+      for (const keying::IndexEntry& entry : row.index) {
+        auto [begin, end] = by_index_.equal_range(IndexKey(entry.field, entry.value));
+        for (auto it = begin; it != end; ++it) Push(*it->second, get());
+      }
+    }
+  }
+}
+
+void StreamHub::BucketsDropped(int64_t /*until_ms*/) {}
+
+Result<std::vector<LiveEventPtr>> StreamHub::Replay(const StreamSpec& spec,
+                                                    const StreamPosition& after,
+                                                    const StreamPosition& start,
+                                                    const query::PartitionFilter* filter,
+                                                    bool* truncated) {
+  std::vector<query::Event> events;
+  const int64_t from = store_->WindowStartMs();
+  const int64_t to = std::numeric_limits<int64_t>::max();
+  switch (spec.kind) {
+    case StreamSpec::Kind::kId: {
+      Result<std::vector<query::Event>> got =
+          engine_->Range(spec.id, from, to, query::kMaxRangeLimit, query::Order::kAsc, filter);
+      if (!got.ok()) return got.status();
+      events = std::move(got).value();
+      *truncated = static_cast<int64_t>(events.size()) == query::kMaxRangeLimit;
+      break;
+    }
+    case StreamSpec::Kind::kIndex: {
+      query::IndexQuery index(store_, nullptr, filter);
+      Result<query::IndexAnswer> got = index.Range(spec.field, spec.value, from, to,
+                                                   query::kMaxRangeLimit, query::Order::kAsc);
+      if (!got.ok()) return got.status();
+      events = std::move(got->events);
+      *truncated = static_cast<int64_t>(events.size()) == query::kMaxRangeLimit;
+      break;
+    }
+    case StreamSpec::Kind::kLatest: {
+      std::string page_after;
+      while (true) {
+        Result<query::LatestAllPage> page =
+            engine_->LatestAll(spec.prefix, page_after, query::kMaxLatestAllLimit, filter);
+        if (!page.ok()) return page.status();
+        for (query::Event& e : page->events) events.push_back(std::move(e));
+        if (!page->next) break;
+        page_after = *page->next;
+      }
+      break;
+    }
+  }
+  std::vector<LiveEventPtr> out;
+  for (const query::Event& e : events) {
+    const store::TopicPartition tp{e.topic, e.partition};
+    if (e.offset < after.NextOf(tp) || e.offset >= start.NextOf(tp)) continue;
+    out.push_back(FromQueryEvent(e));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const LiveEventPtr& a, const LiveEventPtr& b) {
+    if (a->tp != b->tp) return a->tp < b->tp;
+    return a->offset < b->offset;
+  });
+  return out;
+}
+
+}  // namespace hotrow::live

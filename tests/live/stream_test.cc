@@ -1,0 +1,611 @@
+// The live streams (CONTRACT.md "Live") through a real HttpServer on loopback over a real RocksDB
+// store: what each stream carries, resumes, the slow client, the limit, and that streams leave the
+// connection threads to queries. Events are written with EventStore::Write, the call ingestion
+// makes, so the hub is fed exactly as in a running service.
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <fstream>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "access/credentials.h"
+#include "common/clock.h"
+#include "http/auth.h"
+#include "http/metrics.h"
+#include "http/server.h"
+#include "live/stream_hub.h"
+#include "query/query_engine.h"
+#include "store/event_store.h"
+#include "tests/http/http_api_test_base.h"
+#include "tests/support/event_gen.h"
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
+
+namespace hotrow::live {
+namespace {
+
+using nlohmann::json;
+using testing::TestEvent;
+using testing::WaitFor;
+
+constexpr int64_t kNowMs = 1'764'330'000'000;
+
+struct SseMessage {
+  std::string event;  // "" for an event message, "open", "closed"; "comment" for ": ..." lines
+  std::string id;
+  std::string data;
+};
+
+// An SSE client on its own thread (httplib's client, as curl -N would read it): collects every
+// message; `on_event` runs on the reading thread for each event message as it arrives.
+class SseReader {
+ public:
+  SseReader(int port, const std::string& target, const std::string& last_event_id = "",
+            std::function<void(const SseMessage&)> on_event = {})
+      : client_("127.0.0.1", port), on_event_(std::move(on_event)) {
+    client_.set_read_timeout(std::chrono::seconds(60));
+    thread_ = std::thread([this, target, last_event_id] {
+      httplib::Headers headers;
+      if (!last_event_id.empty()) headers.emplace("Last-Event-ID", last_event_id);
+      headers.emplace("Accept-Encoding", "gzip, deflate");  // what browsers send
+      auto result = client_.Get(
+          target, headers,
+          [this](const httplib::Response& response) {
+            std::lock_guard lock(mu_);
+            status_ = response.status;
+            content_type_ = response.get_header_value("Content-Type");
+            content_encoding_ = response.get_header_value("Content-Encoding");
+            return true;
+          },
+          [this](const char* data, size_t n) {
+            Feed(std::string_view(data, n));
+            return true;
+          });
+      std::lock_guard lock(mu_);
+      if (result && status_ == 0) status_ = result->status;
+      if (result && status_ != 200) body_ = result->body;
+      ended_ = true;
+    });
+  }
+  ~SseReader() { Stop(); }
+  void Stop() {
+    client_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  std::vector<SseMessage> messages() const {
+    std::lock_guard lock(mu_);
+    return messages_;
+  }
+  std::vector<SseMessage> events() const {
+    std::vector<SseMessage> out;
+    for (SseMessage& m : messages())
+      if (m.event.empty()) out.push_back(std::move(m));
+    return out;
+  }
+  size_t event_count() const { return events().size(); }
+  bool ended() const {
+    std::lock_guard lock(mu_);
+    return ended_;
+  }
+  int status() const {
+    std::lock_guard lock(mu_);
+    return status_;
+  }
+  std::string content_encoding() const {
+    std::lock_guard lock(mu_);
+    return content_encoding_;
+  }
+  std::string content_type() const {
+    std::lock_guard lock(mu_);
+    return content_type_;
+  }
+  bool Opened() const {
+    for (const SseMessage& m : messages())
+      if (m.event == "open") return true;
+    return false;
+  }
+  // The id of the last message with one.
+  std::string last_id() const {
+    std::string id;
+    for (const SseMessage& m : messages())
+      if (!m.id.empty()) id = m.id;
+    return id;
+  }
+
+ private:
+  void Feed(std::string_view bytes) {
+    std::vector<SseMessage> parsed;
+    {
+      std::lock_guard lock(mu_);
+      buffer_.append(bytes);
+      size_t end;
+      while ((end = buffer_.find("\n\n")) != std::string::npos) {
+        const std::string block = buffer_.substr(0, end);
+        buffer_.erase(0, end + 2);
+        SseMessage m;
+        bool any = false;
+        size_t at = 0;
+        while (at <= block.size()) {
+          size_t nl = block.find('\n', at);
+          if (nl == std::string::npos) nl = block.size();
+          const std::string line = block.substr(at, nl - at);
+          at = nl + 1;
+          if (line.rfind(":", 0) == 0) {
+            m.event = "comment";
+            any = true;
+          } else if (line.rfind("event: ", 0) == 0) {
+            m.event = line.substr(7);
+            any = true;
+          } else if (line.rfind("id: ", 0) == 0) {
+            m.id = line.substr(4);
+          } else if (line.rfind("data: ", 0) == 0) {
+            m.data += line.substr(6);
+            any = true;
+          }
+        }
+        if (!any) continue;  // "retry:" alone
+        messages_.push_back(m);
+        parsed.push_back(std::move(m));
+      }
+    }
+    if (on_event_) {
+      for (const SseMessage& m : parsed)
+        if (m.event.empty()) on_event_(m);
+    }
+  }
+
+  httplib::Client client_;
+  std::function<void(const SseMessage&)> on_event_;
+  std::thread thread_;
+  mutable std::mutex mu_;
+  std::string buffer_;
+  std::vector<SseMessage> messages_;
+  int status_ = 0;
+  std::string content_type_, content_encoding_, body_;
+  bool ended_ = false;
+};
+
+using Place = std::tuple<std::string, int32_t, int64_t>;  // topic, partition, offset
+
+Place PlaceOf(const json& e) {
+  return {e["topic"].get<std::string>(), e["partition"].get<int32_t>(),
+          e["offset"].get<int64_t>()};
+}
+
+class StreamTest : public ::testing::Test {
+ protected:
+  void SetUp() override { OpenStore(); }
+  void TearDown() override { Shutdown(); }
+
+  void OpenStore(std::vector<std::string> index_fields = {"kind"}) {
+    store::StoreOptions options;
+    options.path = dir_.Sub("store");
+    options.ttl_ms = 10 * 60'000;
+    options.bucket_ms = 60'000;
+    options.salts = 4;
+    options.wall_clock = &clock_;
+    options.block_cache_bytes = 8 << 20;
+    options.write_buffer_bytes = 16 << 20;
+    options.index_fields = std::move(index_fields);
+    Result<std::unique_ptr<store::EventStore>> store = store::EventStore::Open(options);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(store).value();
+    query::QueryOptions q;
+    q.threads = 2;
+    engine_ = std::make_unique<query::QueryEngine>(store_.get(), q);
+  }
+
+  void Start(StreamHubOptions hub_options = {}, http::HttpServerOptions options = {},
+             const std::string& token = "") {
+    hub_ = std::make_unique<StreamHub>(store_.get(), engine_.get(), hub_options);
+    store_->AddWriteObserver(hub_.get());
+    options.listen = "127.0.0.1:0";
+    http::HttpBackend backend{store_.get(), engine_.get(), nullptr, &metrics_};
+    backend.hub = hub_.get();
+    if (!token.empty()) {
+      std::ofstream(dir_.Sub("token")) << token << "\n";
+      access::CredentialsOptions credentials;
+      credentials.token_file = dir_.Sub("token");
+      auto opened = access::Credentials::Open(credentials);
+      ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+      credentials_ = std::move(opened).value();
+      auth_ = std::make_unique<http::Authenticator>(credentials_.get(), &metrics_);
+      backend.auth = auth_.get();
+    }
+    Result<std::unique_ptr<http::HttpServer>> http = http::HttpServer::Start(options, backend);
+    ASSERT_TRUE(http.ok()) << http.status().ToString();
+    http_ = std::move(http).value();
+  }
+
+  void Shutdown() {
+    if (http_) http_->Stop();
+    http_.reset();
+    if (hub_) store_->RemoveWriteObserver(hub_.get());
+    hub_.reset();
+  }
+
+  // Writes one batch of events of `ids` (round robin), over 3 partitions of topic "t", each with
+  // the next offset of its partition; returns them.
+  std::vector<TestEvent> Write(const std::vector<std::string>& ids, int count,
+                               const std::string& kind = "reading", size_t pad_bytes = 0) {
+    std::vector<TestEvent> events;
+    store::WriteBatchInput batch;
+    for (int i = 0; i < count; ++i) {
+      TestEvent e;
+      e.id = ids[static_cast<size_t>(i) % ids.size()];
+      e.topic = "t";
+      e.partition = static_cast<int32_t>(serial_ % 3);
+      e.offset = next_[e.partition]++;
+      e.ts_ms = kNowMs - 1000 + static_cast<int64_t>(serial_ % 500);
+      e.payload = "{\"n\":" + std::to_string(serial_) + ",\"kind\":\"" + kind + "\",\"pad\":\"" +
+                  std::string(pad_bytes, 'x') + "\"}";
+      ++serial_;
+      Result<store::Row> row = testing::MakeRow(store_.get(), e);
+      EXPECT_TRUE(row.ok());
+      row->index.push_back({"kind", kind});
+      batch.rows.push_back(std::move(row).value());
+      int64_t& next = batch.next_offsets[{e.topic, e.partition}];
+      next = std::max(next, e.offset + 1);
+      events.push_back(e);
+    }
+    store::WriteOutcome outcome;
+    Status st = store_->Write(batch, &outcome);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(outcome.stored, events.size());
+    return events;
+  }
+
+  int port() const { return http_->port(); }
+
+  static std::set<Place> PlacesOf(const std::vector<TestEvent>& events, const std::string& id) {
+    std::set<Place> out;
+    for (const TestEvent& e : events)
+      if (id.empty() || e.id == id) out.insert({e.topic, e.partition, e.offset});
+    return out;
+  }
+
+  // Every event message's place, checking that none comes twice and each partition's come in
+  // offset order.
+  static std::vector<Place> Places(const std::vector<SseMessage>& events) {
+    std::vector<Place> out;
+    std::map<std::pair<std::string, int32_t>, int64_t> last;
+    for (const SseMessage& m : events) {
+      const Place p = PlaceOf(json::parse(m.data));
+      auto [it, fresh] = last.try_emplace({std::get<0>(p), std::get<1>(p)}, std::get<2>(p));
+      if (!fresh) {
+        EXPECT_LT(it->second, std::get<2>(p)) << "out of order or twice in a partition";
+        it->second = std::get<2>(p);
+      }
+      out.push_back(p);
+    }
+    return out;
+  }
+
+  testing::TempDir dir_;
+  ManualClock clock_{kNowMs};
+  std::unique_ptr<store::EventStore> store_;
+  std::unique_ptr<query::QueryEngine> engine_;
+  http::Metrics metrics_;
+  std::unique_ptr<StreamHub> hub_;
+  std::unique_ptr<access::Credentials> credentials_;
+  std::unique_ptr<http::Authenticator> auth_;
+  std::unique_ptr<http::HttpServer> http_;
+  std::map<int32_t, int64_t> next_;
+  uint64_t serial_ = 0;
+};
+
+TEST_F(StreamTest, PerIdStreamCarriesEachStoredEventOnceInOrderOnlyOnceStored) {
+  Start();
+  Write({"a", "b"}, 30);  // before the stream: not sent
+  std::atomic<int> unstored{0};
+  SseReader reader(port(), "/v1/events/a/stream", "", [&](const SseMessage& m) {
+    // Nothing before its batch is durable: when the client reads an event, the store already
+    // holds it and its offset.
+    const Place p = PlaceOf(json::parse(m.data));
+    const auto offsets = store_->StoredOffsets();
+    auto it = offsets.find({std::get<0>(p), std::get<1>(p)});
+    if (it == offsets.end() || it->second <= std::get<2>(p)) ++unstored;
+  });
+  ASSERT_TRUE(WaitFor([&] { return reader.Opened(); }));
+  EXPECT_EQ(reader.status(), 200);
+  EXPECT_EQ(reader.content_type(), "text/event-stream");
+  EXPECT_EQ(reader.content_encoding(), "");  // never compressed: it would hold the events
+  std::vector<TestEvent> written;
+  for (int round = 0; round < 20; ++round) {
+    std::vector<TestEvent> batch = Write({"a", "b", "c"}, 33);
+    written.insert(written.end(), batch.begin(), batch.end());
+  }
+  const std::set<Place> expected = PlacesOf(written, "a");
+  ASSERT_TRUE(WaitFor([&] { return reader.event_count() >= expected.size(); }))
+      << reader.event_count() << " of " << expected.size();
+  const std::vector<SseMessage> events = reader.events();
+  const std::vector<Place> got = Places(events);
+  EXPECT_EQ(std::set<Place>(got.begin(), got.end()), expected);
+  EXPECT_EQ(got.size(), expected.size());
+  for (const SseMessage& m : events) {
+    EXPECT_EQ(json::parse(m.data)["event_id"], "a");
+    EXPECT_TRUE(ParseStreamPosition(m.id).ok()) << m.id;
+  }
+  EXPECT_EQ(unstored.load(), 0);
+  EXPECT_EQ(hub_->Stats().events_sent, expected.size());
+}
+
+TEST_F(StreamTest, ResumeFromLastEventIdOrAfterIsExact) {
+  Start();
+  std::vector<TestEvent> written = Write({"a", "b"}, 20);
+  std::string last_id;
+  std::vector<Place> got;
+  {
+    SseReader reader(port(), "/v1/events/a/stream");
+    ASSERT_TRUE(WaitFor([&] { return reader.Opened(); }));
+    std::vector<TestEvent> batch = Write({"a", "b"}, 40);
+    written.insert(written.end(), batch.begin(), batch.end());
+    ASSERT_TRUE(WaitFor([&] { return reader.event_count() >= 20; }));
+    got = Places(reader.events());
+    last_id = reader.last_id();
+  }
+  // Written while no client listens, then more once it is back.
+  for (int round = 0; round < 3; ++round) {
+    std::vector<TestEvent> batch = Write({"a", "b"}, 40);
+    written.insert(written.end(), batch.begin(), batch.end());
+  }
+  std::set<Place> after_first = PlacesOf(written, "a");
+  for (const Place& p : got) after_first.erase(p);
+  // The first 20 events of "a" were written before the first stream began: not its to send.
+  std::set<Place> before;
+  for (size_t i = 0; i < 20; ++i) {
+    if (written[i].id == "a") {
+      before.insert({written[i].topic, written[i].partition, written[i].offset});
+    }
+  }
+  for (const Place& p : before) after_first.erase(p);
+
+  SseReader resumed(port(), "/v1/events/a/stream", last_id);
+  ASSERT_TRUE(WaitFor([&] { return resumed.event_count() >= after_first.size(); }))
+      << resumed.event_count() << " of " << after_first.size();
+  std::vector<SseMessage> open;
+  for (const SseMessage& m : resumed.messages())
+    if (m.event == "open") open.push_back(m);
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_EQ(json::parse(open[0].data)["resumed"], true);
+  EXPECT_EQ(json::parse(open[0].data)["gap"], false);
+  std::vector<TestEvent> live = Write({"a"}, 9);
+  for (const Place& p : PlacesOf(live, "a")) after_first.insert(p);
+  ASSERT_TRUE(WaitFor([&] { return resumed.event_count() >= after_first.size(); }));
+  const std::vector<Place> second = Places(resumed.events());
+  EXPECT_EQ(second.size(), after_first.size()) << "a duplicate or a loss across the resume";
+  EXPECT_EQ(std::set<Place>(second.begin(), second.end()), after_first);
+
+  // ?after= is the same position as Last-Event-ID.
+  SseReader by_param(port(), "/v1/events/a/stream?after=" + last_id);
+  ASSERT_TRUE(WaitFor([&] { return by_param.event_count() >= after_first.size(); }));
+  const std::vector<Place> third = Places(by_param.events());
+  EXPECT_EQ(std::set<Place>(third.begin(), third.end()), after_first);
+  EXPECT_EQ(third.size(), after_first.size());
+}
+
+TEST_F(StreamTest, APositionOlderThanTheWindowSaysSoInTheFirstMessage) {
+  Start();
+  std::vector<TestEvent> written = Write({"a"}, 10);
+  SseReader reader(port(), "/v1/events/a/stream?after=1/");
+  ASSERT_TRUE(WaitFor([&] { return reader.event_count() >= 10; }));
+  const std::vector<SseMessage> all = reader.messages();
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all[0].event, "open");  // the first message
+  const json open = json::parse(all[0].data);
+  EXPECT_EQ(open["gap"], true);
+  EXPECT_NE(open["warning"].get<std::string>().find("older than the hot window"),
+            std::string::npos);
+  EXPECT_EQ(reader.event_count(), 10u);  // what the window holds, once
+
+  SseReader bad(port(), "/v1/events/a/stream?after=yesterday");
+  ASSERT_TRUE(WaitFor([&] { return bad.ended(); }));
+  EXPECT_EQ(bad.status(), 400);
+}
+
+TEST_F(StreamTest, LatestStreamSendsEachIdsNewestWithinItsPrefix) {
+  Start();
+  SseReader reader(port(), "/v1/latest/stream?prefix=dev-");
+  ASSERT_TRUE(WaitFor([&] { return reader.Opened(); }));
+  // The newest of each dev- id arrives (older ones may be coalesced away); "other" never.
+  auto newest_arrived = [&](const std::vector<TestEvent>& written) {
+    std::map<std::string, Place> newest;
+    for (const TestEvent& e : written) {
+      if (e.id != "other") newest[e.id] = {e.topic, e.partition, e.offset};
+    }
+    std::map<std::string, Place> got;
+    for (const SseMessage& m : reader.events()) {
+      const json e = json::parse(m.data);
+      got[e["event_id"].get<std::string>()] = PlaceOf(e);
+    }
+    return got == newest;
+  };
+  std::vector<TestEvent> written = Write({"dev-1", "dev-2", "other"}, 9);
+  ASSERT_TRUE(WaitFor([&] { return newest_arrived(written); }));
+  std::vector<TestEvent> more = Write({"dev-2"}, 1);
+  written.insert(written.end(), more.begin(), more.end());
+  ASSERT_TRUE(WaitFor([&] { return newest_arrived(written); }));
+  const std::vector<SseMessage> events = reader.events();
+  EXPECT_EQ(PlaceOf(json::parse(events.back().data)),
+            Place(more[0].topic, more[0].partition, more[0].offset));
+  Places(events);  // in order per partition, none twice
+}
+
+TEST_F(StreamTest, LatestStreamCoalescesPerIdForAClientBehind) {
+  // A client that has not read keeps one waiting event per id, the newest: a buffer of 2 ids
+  // takes 200 events of 2 ids without the client being too slow.
+  StreamHubOptions options;
+  options.max_buffered = 2;
+  Start(options);
+  StreamSpec spec;
+  spec.kind = StreamSpec::Kind::kLatest;
+  Result<StreamStart> started = hub_->Subscribe(spec, nullptr);
+  ASSERT_TRUE(started.ok());
+  std::map<std::string, int64_t> newest;
+  for (int i = 0; i < 10; ++i) {
+    for (const TestEvent& e : Write({"x", "y"}, 20)) newest[e.id] = e.offset;
+  }
+  std::vector<LiveEventPtr> got;
+  const auto state = started->subscription->Take(std::chrono::steady_clock::now(), &got);
+  EXPECT_EQ(state, Subscription::State::kOpen);
+  std::map<std::string, int64_t> taken;
+  for (const LiveEventPtr& e : got) taken[e->id] = e->offset;
+  EXPECT_EQ(got.size(), 2u);
+  EXPECT_EQ(taken, newest);
+  hub_->Unsubscribe(started->subscription);
+}
+
+TEST_F(StreamTest, IndexStreamCarriesTheEventsOfItsValue) {
+  Start();
+  SseReader reader(port(), "/v1/index/kind/alarm/stream");
+  ASSERT_TRUE(WaitFor([&] { return reader.Opened(); }));
+  Write({"a", "b"}, 10, "reading");
+  std::vector<TestEvent> alarms = Write({"a", "b"}, 4, "alarm");
+  ASSERT_TRUE(WaitFor([&] { return reader.event_count() >= 4; }));
+  const std::vector<Place> got = Places(reader.events());
+  EXPECT_EQ(std::set<Place>(got.begin(), got.end()), PlacesOf(alarms, ""));
+
+  SseReader unindexed(port(), "/v1/index/colour/red/stream");
+  ASSERT_TRUE(WaitFor([&] { return unindexed.ended(); }));
+  EXPECT_EQ(unindexed.status(), 400);
+}
+
+TEST_F(StreamTest, AStalledClientIsToldAndClosedAndNeverHoldsWrites) {
+  StreamHubOptions options;
+  options.max_buffered = 1000;
+  http::HttpServerOptions http_options;
+  http_options.write_timeout_ms = 60000;  // the stalled client is told, whenever it reads
+  Start(options, http_options);
+  // A client that reads nothing, with a small receive buffer: the server's writes to it block
+  // once the socket's buffers are full (its events carry 1 KiB each: 8 MiB in all).
+  http::RawConnection stalled(port(), 4096);
+  ASSERT_TRUE(stalled.connected());
+  ASSERT_TRUE(stalled.Send("GET /v1/events/a/stream HTTP/1.1\r\nHost: x\r\n\r\n"));
+  ASSERT_TRUE(WaitFor([&] { return hub_->Stats().open == 1; }));
+  SseReader healthy(port(), "/v1/events/b/stream");
+  ASSERT_TRUE(WaitFor([&] { return healthy.Opened(); }));
+  // Writes go on however far behind the stalled client is (each Write returns: the hub never
+  // waits on a client), and the healthy client gets every one of its events.
+  std::atomic<bool> written{false};
+  std::thread writer([&] {
+    for (int round = 0; round < 40; ++round) {
+      Write({"a"}, 200, "reading", 1024);
+      Write({"b"}, 10);
+    }
+    written = true;
+  });
+  EXPECT_TRUE(WaitFor([&] { return written.load(); }, std::chrono::seconds(60)));
+  writer.join();
+  EXPECT_EQ(hub_->Stats().too_slow, 1u);
+  ASSERT_TRUE(WaitFor([&] { return healthy.event_count() >= 400; }));
+  EXPECT_EQ(healthy.event_count(), 400u);
+  // The stalled client, once it reads, finds what waited and why it was closed, then the end.
+  const std::string text = stalled.Read(64 << 20, std::chrono::seconds(30));
+  EXPECT_NE(text.find("event: closed"), std::string::npos);
+  EXPECT_NE(text.find("too slow"), std::string::npos);
+  EXPECT_TRUE(WaitFor([&] { return hub_->Stats().open == 1; }));  // the healthy one
+  const StreamHubStats stats = hub_->Stats();
+  const std::string metrics = metrics_.Render(nullptr, store_->Stats(), store_->options(),
+                                              nullptr, nullptr, nullptr, nullptr, nullptr,
+                                              &stats);
+  EXPECT_NE(metrics.find("hotrow_streams_too_slow_total 1"), std::string::npos);
+}
+
+TEST_F(StreamTest, StreamsBeyondTheLimitAre503) {
+  StreamHubOptions options;
+  options.max_streams = 2;
+  Start(options);
+  SseReader one(port(), "/v1/events/a/stream");
+  SseReader two(port(), "/v1/latest/stream");
+  ASSERT_TRUE(WaitFor([&] { return one.Opened() && two.Opened(); }));
+  SseReader three(port(), "/v1/events/b/stream");
+  ASSERT_TRUE(WaitFor([&] { return three.ended(); }));
+  EXPECT_EQ(three.status(), 503);
+  EXPECT_EQ(hub_->Stats().refused, 1u);
+  one.Stop();  // a stream that ends frees its place
+  ASSERT_TRUE(WaitFor([&] {
+    Write({"a"}, 1);  // the server finds the client gone when it next writes to it
+    return hub_->Stats().open == 1;
+  }));
+  SseReader four(port(), "/v1/events/b/stream");
+  ASSERT_TRUE(WaitFor([&] { return four.Opened(); }));
+}
+
+TEST_F(StreamTest, StreamsLeaveTheConnectionThreadsToQueries) {
+  http::HttpServerOptions http_options;
+  http_options.threads = 2;
+  http_options.max_queries = 1;
+  Start({}, http_options);
+  std::vector<std::unique_ptr<SseReader>> streams;
+  for (int i = 0; i < 6; ++i) {
+    streams.push_back(std::make_unique<SseReader>(port(), "/v1/events/s" + std::to_string(i) +
+                                                              "/stream"));
+  }
+  ASSERT_TRUE(WaitFor([&] {
+    for (const auto& s : streams)
+      if (!s->Opened()) return false;
+    return true;
+  }));
+  httplib::Client client("127.0.0.1", port());
+  client.set_read_timeout(std::chrono::seconds(30));
+  auto healthz = client.Get("/healthz");
+  ASSERT_TRUE(healthz);
+  EXPECT_EQ(healthz->status, 200);
+  auto latest = client.Get("/v1/events/a/latest");
+  ASSERT_TRUE(latest);
+  EXPECT_EQ(latest->status, 200);
+}
+
+TEST_F(StreamTest, TheTokenIsCheckedBeforeAStreamOpens) {
+  Start({}, {}, "s3cret-token");
+  http::RawConnection without(port());
+  ASSERT_TRUE(without.Send("GET /v1/events/a/stream HTTP/1.1\r\nHost: x\r\n\r\n"));
+  const std::string refused = without.Read(1 << 16, std::chrono::seconds(30));
+  EXPECT_EQ(http::StatusOfRawResponse(refused), 401) << refused;
+  EXPECT_EQ(hub_->Stats().opened, 0u);
+  http::RawConnection with(port());
+  ASSERT_TRUE(with.Send("GET /v1/events/a/stream HTTP/1.1\r\nHost: x\r\n"
+                        "Authorization: Bearer s3cret-token\r\n\r\n"));
+  ASSERT_TRUE(WaitFor([&] { return hub_->Stats().open == 1; }));
+  const std::string opened = with.Read(1 << 16, std::chrono::seconds(5));
+  EXPECT_EQ(http::StatusOfRawResponse(opened), 200) << opened;
+  EXPECT_NE(opened.find("event: open"), std::string::npos);
+}
+
+TEST_F(StreamTest, KeepAliveCommentsFlowOnAQuietStream) {
+  http::HttpServerOptions http_options;
+  http_options.stream_keepalive_ms = 20;
+  Start({}, http_options);
+  SseReader reader(port(), "/v1/events/quiet/stream");
+  ASSERT_TRUE(WaitFor([&] {
+    int comments = 0;
+    for (const SseMessage& m : reader.messages()) comments += m.event == "comment";
+    return comments >= 2;
+  }));
+}
+
+TEST_F(StreamTest, StoppingTheServerClosesItsStreams) {
+  Start();
+  SseReader reader(port(), "/v1/latest/stream");
+  ASSERT_TRUE(WaitFor([&] { return reader.Opened(); }));
+  http_->Stop();  // returns once every stream's thread ended
+  ASSERT_TRUE(WaitFor([&] { return reader.ended(); }));
+  bool closed = false;
+  for (const SseMessage& m : reader.messages()) closed |= m.event == "closed";
+  EXPECT_TRUE(closed);
+}
+
+}  // namespace
+}  // namespace hotrow::live
