@@ -28,6 +28,7 @@
 #include "http/query_params.h"
 #include "http/server_impl.h"
 #include "http/task_queue.h"
+#include "keying/row_value.h"
 #include "live/position.h"
 #include "live/stream_hub.h"
 #include "wire/event_json.h"
