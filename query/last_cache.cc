@@ -183,10 +183,13 @@ void LastCache::AddLocked(Shard& shard, const store::WrittenRow& row, bool from_
   }
   const keying::RowKey& k = row.key;
   if (k.ts_ms <= e->floor_ms) return;
-  const auto key = std::make_tuple(k.ts_ms, k.topic, k.partition, k.offset);
   size_t index = 0;
-  while (index < e->size && OrderKey(e->item(index)) > key) ++index;
-  if (index < e->size && OrderKey(e->item(index)) == key) return;  // a duplicate
+  // Mostly the newest of its id: before every item, with no compare of the other key fields.
+  if (e->size != 0 && e->front().ts_ms >= k.ts_ms) {
+    const auto key = std::make_tuple(k.ts_ms, k.topic, k.partition, k.offset);
+    while (index < e->size && OrderKey(e->item(index)) > key) ++index;
+    if (index < e->size && OrderKey(e->item(index)) == key) return;  // a duplicate
+  }
   const size_t depth = static_cast<size_t>(options_.depth);
   if (e->size >= depth && index >= e->size) {
     // Older than every event kept: it stays out, and the floor says so.
@@ -229,7 +232,7 @@ LastCache::Entry* LastCache::NewEntryLocked(Shard& shard, std::string_view id, u
   shard.fixed_bytes += kEntryBytes;
   if (from_rebuild) {
     e->stamp = --shard.cold_stamp;
-    shard.recency.push_front({e->stamp, e});
+    shard.cold.push_back({e->stamp, e});
   } else {
     e->stamp = 0;
     TouchLocked(shard, e);
@@ -250,16 +253,33 @@ LastCache::Entry* LastCache::NewEntryLocked(Shard& shard, std::string_view id, u
 void LastCache::TouchLocked(Shard& shard, Entry* e) {
   if (e->stamp == shard.warm_stamp) return;  // the warmest already
   e->stamp = ++shard.warm_stamp;
-  shard.recency.push_back({e->stamp, e});
-  if (shard.recency.size() > 2 * shard.ids() + kStaleSlack) CompactRecencyLocked(shard);
+  shard.warm.push_back({e->stamp, e});
+  if (shard.warm.size() + shard.cold.size() > 2 * shard.ids() + kStaleSlack) {
+    CompactRecencyLocked(shard);
+  }
 }
 
 void LastCache::CompactRecencyLocked(Shard& shard) {
-  std::deque<Stamp> kept;
-  for (const Stamp& s : shard.recency) {
-    if (s.entry->stamp == s.stamp) kept.push_back(s);
+  std::erase_if(shard.cold, Stale);
+  std::vector<Stamp> kept;
+  kept.reserve(2 * shard.ids() + kStaleSlack);
+  for (size_t i = shard.warm_head; i < shard.warm.size(); ++i) {
+    if (!Stale(shard.warm[i])) kept.push_back(shard.warm[i]);
   }
-  shard.recency.swap(kept);
+  shard.warm.swap(kept);
+  shard.warm_head = 0;
+}
+
+LastCache::Entry* LastCache::TakeColdestLocked(Shard& shard) {
+  // Every entry the rebuild made and no write touched since is colder than every written one.
+  while (!shard.cold.empty() && Stale(shard.cold.back())) shard.cold.pop_back();
+  if (!shard.cold.empty()) {
+    Entry* e = shard.cold.back().entry;
+    shard.cold.pop_back();
+    return e;
+  }
+  while (Stale(shard.warm[shard.warm_head])) ++shard.warm_head;
+  return shard.warm[shard.warm_head++].entry;
 }
 
 void LastCache::InsertLocked(Shard& shard, Entry* e, size_t index, const keying::RowKey& key,
@@ -363,12 +383,7 @@ void LastCache::TidyLocked(Shard& shard) {
   while (shard.bytes() > shard_bytes_ && shard.ids() != 0) {
     // The least recently written: the queue's first record that is still its entry's stamp
     // (every live entry has one).
-    while (shard.recency.front().entry->stamp != shard.recency.front().stamp) {
-      shard.recency.pop_front();
-    }
-    Entry* coldest = shard.recency.front().entry;
-    shard.recency.pop_front();
-    RetireLocked(shard, coldest);
+    RetireLocked(shard, TakeColdestLocked(shard));
     evicted_.fetch_add(1, std::memory_order_relaxed);
     shard.arena.Evacuate(locate);
   }

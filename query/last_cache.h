@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -243,7 +242,11 @@ class LastCache final : public store::WriteObserver {
     std::vector<std::unique_ptr<Entry[]>> pages;  // every header; they never move
     std::vector<Entry*> free_entries;
     CacheArena arena;
-    std::deque<Stamp> recency;  // least recently written first, stale records among them
+    // The recency queue, least recently written first, stale records among them: the entries the
+    // rebuild made (a stack, the coldest last), then the written ones from `warm_head` on.
+    std::vector<Stamp> cold;
+    std::vector<Stamp> warm;
+    size_t warm_head = 0;
     uint64_t warm_stamp = kFirstWarmStamp;  // the last write's stamp
     uint64_t cold_stamp = kFirstWarmStamp;  // the last rebuild-made entry's stamp
     std::vector<Ordered> sorted;            // in id order, stale records among them
@@ -286,6 +289,9 @@ class LastCache final : public store::WriteObserver {
   // Stamps `e` as the most recently written. REQUIRES: shard.mu held.
   static void TouchLocked(Shard& shard, Entry* e);
   // Drops the stale records of the recency queue. REQUIRES: shard.mu held.
+  static bool Stale(const Stamp& s) { return s.entry->stamp != s.stamp; }
+  // The least recently written entry, taken off the queue. REQUIRES: shard.mu held; ids() > 0.
+  static Entry* TakeColdestLocked(Shard& shard);
   static void CompactRecencyLocked(Shard& shard);
   // Sorts the ids gained since the last walk into `sorted` and drops the retired ones.
   // REQUIRES: shard.mu held.
