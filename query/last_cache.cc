@@ -124,8 +124,15 @@ void LastCache::Add(std::span<const store::WrittenRow> rows, bool from_rebuild) 
       if (i + kRingAhead < end) {
         const Entry* ahead = peeked[(i + kRingAhead) & 15];
         if (ahead != nullptr && ahead->capacity != 0) {
-          __builtin_prefetch(&ahead->ring[ahead->head]);
-          __builtin_prefetch(&ahead->ring[ahead->head == 0 ? ahead->capacity - 1 : ahead->head - 1]);
+          // The newest (compared with), the slot before it (written) and, in a full ring, the
+          // one before that (its oldest once the row is in, which the floor's trim reads).
+          const size_t cap = ahead->capacity;
+          const size_t head = ahead->head;
+          __builtin_prefetch(&ahead->ring[head]);
+          __builtin_prefetch(&ahead->ring[head >= 1 ? head - 1 : head + cap - 1]);
+          if (ahead->size == cap && cap >= 2) {
+            __builtin_prefetch(&ahead->ring[head >= 2 ? head - 2 : head + cap - 2]);
+          }
         }
       }
       if (i + kPayloadAhead < end) {
@@ -264,6 +271,8 @@ void LastCache::CompactRecencyLocked(Shard& shard) {
   std::vector<Stamp> kept;
   kept.reserve(2 * shard.ids() + kStaleSlack);
   for (size_t i = shard.warm_head; i < shard.warm.size(); ++i) {
+    // The entries are read in no order: fetched a few records ahead, their misses overlap.
+    if (i + 8 < shard.warm.size()) __builtin_prefetch(shard.warm[i + 8].entry);
     if (!Stale(shard.warm[i])) kept.push_back(shard.warm[i]);
   }
   shard.warm.swap(kept);
