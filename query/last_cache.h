@@ -92,21 +92,22 @@ struct LastCacheStats {
 // ForgetPartitions removes the rows of partitions this instance no longer owns.
 //
 // Layout (per shard; docs/ARCHITECTURE.md "The last-N cache"). A row's write touches few places
-// that no recent write touched: the index's slot, the entry (one 64-byte line), its ring's slot;
-// the payload is appended where the previous row's went, and the recency stamp to the end of a
-// queue.
+// that no recent write touched (the index's slot, the entry's one 64-byte line, its ring's slots,
+// the payload record it overwrites, each fetched a few rows ahead) and allocates nothing once its
+// entry is at the depth; the recency stamp goes to the end of a queue.
 // - Entries: 64-byte headers in pages that never move (no allocation per id; a retired entry's
 //   header is reused), found by id hash through `query/hash_slots.h`. A header holds the id (up to
-//   16 bytes inline, longer ones in the arena), the floor, the recency stamp and the items' ring.
-// - Items: a ring of 32-byte items (key fields, payload length and place) per entry, grown by
+//   12 bytes inline, longer ones in the arena), the floor, the recency stamp and the items' ring.
+// - Items: a ring of 40-byte items (key fields, payload length and place) per entry, grown by
 //   doubling up to the depth; the newest event of a full entry takes the oldest's slot.
 // - Payloads: appended to the shard's CacheArena (query/cache_arena.h), which evacuates a chunk
-//   once half of it is dead, so its memory stays within twice what is live.
+//   once half of it is dead, so its memory stays within about twice what is live. A full entry's
+//   newest payload is written in its oldest's record when it takes the same room.
 // - Recency: every write stamps its entry with a rising number and appends (stamp, entry) to the
 //   shard's queue; a record whose stamp is no longer its entry's is stale. The least recently
 //   written entry is the first record of the queue that is not stale, so eviction is exact with
 //   no list links to update per row (the queue is compacted when stale records are half of it).
-//   The rebuild's ids go to the queue's front with falling stamps.
+//   The rebuild's ids sit on a stack before the queue, with falling stamps.
 // - Id order, for the walk of every id: the ids a shard had when it was last walked, sorted, and
 //   the ids it gained since, unsorted; a walk sorts the new ones and merges them in (under the
 //   shard's lock), instead of a tree insert per new id. An entry retired since is recognised by
