@@ -109,8 +109,9 @@ Phase WriteBoth(const std::vector<store::WriteBatchInput>& off_batches,
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : (v.size() % 2 == 1 ? v[v.size() / 2]
-                                             : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2);
+  return v.empty()
+             ? 0
+             : (v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2);
 }
 
 size_t Arg(int argc, char** argv, const char* name, size_t fallback) {
@@ -160,8 +161,8 @@ int Main(int argc, char** argv) {
     const auto on_batches = MakeBatches(on.get(), events, kBatch);
     const Phase f =
         WriteBoth(off_batches, on_batches, 0, fill_batches, off.get(), on.get(), &cache);
-    const Phase s = WriteBoth(off_batches, on_batches, fill_batches, off_batches.size(),
-                              off.get(), on.get(), &cache);
+    const Phase s = WriteBoth(off_batches, on_batches, fill_batches, off_batches.size(), off.get(),
+                              on.get(), &cache);
     on->RemoveWriteObserver(&cache);
     const query::LastCacheStats stats = cache.Stats();
     held_ids = stats.ids;
@@ -171,13 +172,12 @@ int Main(int argc, char** argv) {
         "%llu+%llu major, off %llu+%llu major); steady on %.3f s (cache %.0f ns/row) off %.3f s "
         "ratio %.3f; %llu ids, %.0f bytes/id\n",
         round + 1, f.on.seconds, f.on.cache_seconds * 1e9 / static_cast<double>(fill),
-        f.off.seconds, f.Ratio(),
-        static_cast<unsigned long long>(f.on.faults.minor),
+        f.off.seconds, f.Ratio(), static_cast<unsigned long long>(f.on.faults.minor),
         static_cast<unsigned long long>(f.on.faults.major),
         static_cast<unsigned long long>(f.off.faults.minor),
         static_cast<unsigned long long>(f.off.faults.major), s.on.seconds,
-        s.on.cache_seconds * 1e9 / static_cast<double>(steady), s.off.seconds,
-        s.Ratio(), static_cast<unsigned long long>(stats.ids), bytes_per_id);
+        s.on.cache_seconds * 1e9 / static_cast<double>(steady), s.off.seconds, s.Ratio(),
+        static_cast<unsigned long long>(stats.ids), bytes_per_id);
     std::fflush(stdout);
     fill_ratios.push_back(f.Ratio());
     steady_ratios.push_back(s.Ratio());
@@ -197,10 +197,10 @@ int Main(int argc, char** argv) {
   Record("cache_ingest_steady_ratio", steady_ratio);
   Record("cache_ingest_fill_ratio", fill_ratio);
   Record("one", 1.0);
-  std::printf("median of %zu rounds: steady state on / off %.3f, filling from empty %.3f\n",
-              rounds, steady_ratio, fill_ratio);
-  PrintRatio("ingest, cache on / off, steady state (entries at depth)",
-             "cache_ingest_steady_ratio", "one");
+  std::printf("median of %zu rounds: steady state on / off %.3f, filling from empty %.3f\n", rounds,
+              steady_ratio, fill_ratio);
+  PrintRatio("ingest, cache on / off, steady state (entries at depth)", "cache_ingest_steady_ratio",
+             "one");
   PrintRatio("ingest, cache on / off, filling from empty", "cache_ingest_fill_ratio", "one");
 
   Report report("cache_ingest_bench", "Ingest with the last-N cache on / off, steady and filling",
@@ -225,8 +225,8 @@ int Main(int argc, char** argv) {
               list(fill_ratios, 3)});
   report.Row({"the cache's time in Write, ns per row, steady state", "≤ 5 % of Write",
               Fixed(Median(steady_cache_ns), 0), list(steady_cache_ns, 0)});
-  report.Row({"the cache's time in Write, ns per row, filling", "",
-              Fixed(Median(fill_cache_ns), 0), list(fill_cache_ns, 0)});
+  report.Row({"the cache's time in Write, ns per row, filling", "", Fixed(Median(fill_cache_ns), 0),
+              list(fill_cache_ns, 0)});
   report.Row({"page faults in Write while filling, cache on", "", Fixed(Median(on_faults), 0),
               list(on_faults, 0)});
   report.Row({"page faults in Write while filling, cache off", "", Fixed(Median(off_faults), 0),

@@ -41,9 +41,7 @@ size_t ChunkBytesFor(size_t shard_bytes) {
                             64 << 10);
 }
 
-size_t RingBytes(size_t capacity) {
-  return capacity == 0 ? 0 : capacity * 40 + kAllocOverhead;
-}
+size_t RingBytes(size_t capacity) { return capacity == 0 ? 0 : capacity * 40 + kAllocOverhead; }
 
 template <typename T>
 auto OrderKey(const T& e) {

@@ -48,12 +48,12 @@ struct CachedEvent {
 };
 
 struct LastCacheStats {
-  uint64_t ids = 0;        // ids held
-  uint64_t bytes = 0;      // memory held, as counted against max_bytes
-  uint64_t max_bytes = 0;  // the cap
-  uint64_t evicted = 0;    // ids evicted for the cap since the start
-  uint64_t hits = 0;       // latest-N answered from the cache
-  uint64_t misses = 0;     // latest-N that had to read the store
+  uint64_t ids = 0;                // ids held
+  uint64_t bytes = 0;              // memory held, as counted against max_bytes
+  uint64_t max_bytes = 0;          // the cap
+  uint64_t evicted = 0;            // ids evicted for the cap since the start
+  uint64_t hits = 0;               // latest-N answered from the cache
+  uint64_t misses = 0;             // latest-N that had to read the store
   uint64_t arena_chunk_bytes = 0;  // the payload arenas' chunks (part of `bytes`, dead included)
   uint64_t arena_evacuated = 0;    // arena chunks evacuated since the start
   // Rows with ts >= this were all offered to the cache (by writes or the rebuild): the window's
@@ -184,7 +184,6 @@ class LastCache final : public store::WriteObserver {
   // The evictions since the start (the rebuild stops at the first one: the cache is full).
   uint64_t evicted() const { return evicted_.load(std::memory_order_relaxed); }
 
-
  private:
   // Ids up to this long are held in their entry; longer ones in the shard's arena.
   static constexpr size_t kInlineId = 12;
@@ -199,16 +198,16 @@ class LastCache final : public store::WriteObserver {
   };
   // An id's entry: one cache line. Free (in its shard's free list) when `stamp` is 0.
   struct alignas(64) Entry {
-    uint64_t id_hash = 0;                            // keying::IdHash of the id
+    uint64_t id_hash = 0;  // keying::IdHash of the id
     int64_t floor_ms = std::numeric_limits<int64_t>::min();
-    uint64_t stamp = 0;                              // the recency stamp; 0: free
-    std::unique_ptr<Item[]> ring;                    // `capacity` slots, newest at `head`
+    uint64_t stamp = 0;            // the recency stamp; 0: free
+    std::unique_ptr<Item[]> ring;  // `capacity` slots, newest at `head`
     uint32_t id_length = 0;
-    uint32_t generation = 0;                         // counts the header's uses (the id order's check)
+    uint32_t generation = 0;  // counts the header's uses (the id order's check)
     uint16_t head = 0;
     uint16_t size = 0;
     uint16_t capacity = 0;
-    uint32_t handle = 0;                             // this header's number in its shard
+    uint32_t handle = 0;  // this header's number in its shard
     union {
       char id_inline[kInlineId];  // an id of at most kInlineId bytes
       ArenaRef id_ref;            // a longer one: its place in the arena
@@ -239,7 +238,7 @@ class LastCache final : public store::WriteObserver {
     explicit Shard(size_t chunk_bytes) : arena(chunk_bytes) {}
     mutable std::mutex mu;
     // Everything below is guarded by mu.
-    HashSlots<Entry> by_id;  // the live entries by id hash
+    HashSlots<Entry> by_id;                       // the live entries by id hash
     std::vector<std::unique_ptr<Entry[]>> pages;  // every header; they never move
     std::vector<Entry*> free_entries;
     CacheArena arena;
@@ -253,7 +252,7 @@ class LastCache final : public store::WriteObserver {
     std::vector<Ordered> sorted;            // in id order, stale records among them
     std::vector<Ordered> unsorted;          // ids added since the last walk
     size_t retired_since_walk = 0;          // entries retired since `sorted` was cleaned
-    size_t fixed_bytes = 0;  // headers, rings and the index, queue and order records
+    size_t fixed_bytes = 0;                 // headers, rings and the index, queue and order records
     // Every row of an id this shard holds no entry of, and every row below an entry's floor,
     // has ts <= retired_ms (rows the shard evicted or dropped).
     int64_t retired_ms = std::numeric_limits<int64_t>::min();

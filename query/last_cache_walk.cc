@@ -22,8 +22,8 @@ bool LastCache::Latest(std::string_view id, uint64_t id_hash, int n, int64_t win
   out->clear();
   Shard& shard = ShardOf(id_hash);
   std::lock_guard lock(shard.mu);
-  const Entry* found = shard.by_id.Find(
-      id_hash, [&](const Entry& entry) { return IdOf(shard, entry) == id; });
+  const Entry* found =
+      shard.by_id.Find(id_hash, [&](const Entry& entry) { return IdOf(shard, entry) == id; });
   if (found == nullptr) {
     // Held by no entry: no row of it in the window, if nothing the shard forgot can be there.
     const int64_t known = known_from_ms_.load(std::memory_order_acquire);

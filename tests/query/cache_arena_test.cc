@@ -85,7 +85,7 @@ TEST(CacheArenaTest, AHalfDeadSealedChunkIsEvacuatedAndItsLiveRecordsRepointed) 
   EXPECT_EQ(arena.evacuated(), 1u);
   EXPECT_EQ(arena.chunks(), 1u);
   EXPECT_NE(model.at(first_chunk[1]).ref.chunk, 0u);  // moved out of the first chunk
-  EXPECT_EQ(arena.bytes(), model.CheckLive());  // the open chunk's dead are not counted
+  EXPECT_EQ(arena.bytes(), model.CheckLive());        // the open chunk's dead are not counted
   EXPECT_EQ(arena.chunk_memory(), kChunk);
 }
 
@@ -154,7 +154,8 @@ TEST(CacheArenaTest, RandomChurnKeepsEveryLiveRecordAndBoundsTheMemory) {
   model.Evacuate();
   const size_t live_bytes = model.CheckLive();
   EXPECT_GE(arena.bytes(), live_bytes);
-  EXPECT_LE(static_cast<double>(arena.chunk_memory()), 2.2 * static_cast<double>(live_bytes) + kChunk);
+  EXPECT_LE(static_cast<double>(arena.chunk_memory()),
+            2.2 * static_cast<double>(live_bytes) + kChunk);
   EXPECT_GT(arena.evacuated(), 0u);
 }
 
