@@ -12,3 +12,5 @@ hotrow_bench(index_bench LIBS hotrow_bench_support hotrow_query)
 hotrow_bench(adaptive_salting_bench LIBS hotrow_bench_support hotrow_query)
 # The last-N cache and the device queries against the store path computing the same answers.
 hotrow_bench(last_cache_bench LIBS hotrow_bench_support hotrow_query hotrow_http PkgConfig::HTTPLIB)
+# Ingest with the last-N cache on / off, filling from empty and at steady state.
+hotrow_bench(cache_ingest_bench LIBS hotrow_bench_support hotrow_query)

@@ -31,12 +31,17 @@ class HashSlots {
   }
 
   // The first entry with `hash`, without checking its key: for a prefetch only.
-  const T* Peek(uint64_t hash) const {
+  T* Peek(uint64_t hash) const {
     if (slots_.empty()) return nullptr;
     for (size_t i = Home(hash);; i = (i + 1) & mask_) {
       const Slot& slot = slots_[i];
       if (slot.value == nullptr || slot.hash == hash) return slot.value;
     }
+  }
+
+  // Asks the CPU to fetch the slot where a lookup of `hash` starts: for a prefetch only.
+  void PrefetchSlot(uint64_t hash) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[Home(hash)]);
   }
 
   // Adds `value` under `hash`. REQUIRES: no entry of this key is held; value != nullptr.

@@ -1,37 +1,47 @@
 #include "query/last_cache.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
+#include <cstring>
+#include <optional>
 #include <tuple>
 
 #include "keying/row_value.h"
-#include "query/salt_tasks.h"
 
 namespace hotrow::query {
 namespace {
 
-constexpr int64_t kNoFloor = std::numeric_limits<int64_t>::min();
-
 // What malloc adds to each allocation (its header and rounding), roughly, on glibc.
 constexpr size_t kAllocOverhead = 16;
 
-// The heap a string holds beyond its own object: none while it fits its inline buffer.
-size_t HeapBytes(const std::string& s) {
-  return s.capacity() > 15 ? s.capacity() + 1 + kAllocOverhead : 0;
-}
+// What an entry holds beyond its ring and payloads, as counted against max_bytes: its header; the
+// by-id index's slots (at most half full, grown by doubling: up to four of 16 bytes); the recency
+// queue's records and the id order's (each compacted at twice the entries: up to two of 16 bytes).
+constexpr size_t kEntryBytes = 64 + 4 * 16 + 2 * 16 + 2 * 16;
 
-// What the by-id index adds per entry: it is at most half full and grows by doubling, so up to
-// four of its 16-byte slots.
-constexpr size_t kIndexBytes = 4 * 16;
+// Headers are allocated this many at a time; a retired entry's header is reused.
+constexpr size_t kPageEntries = 256;
 
-// How many rows ahead Add fetches an entry (and half as far, the places in it the row changes).
-constexpr uint32_t kPrefetchAhead = 8;
+// Stale records a shard's recency queue or id order may hold beyond twice its entries.
+constexpr size_t kStaleSlack = 1024;
+
+// How many rows ahead Add fetches the index slot of a row, its entry (two thirds as far) and the
+// places in the entry the row changes (a third as far): each fetched once the one before arrived.
+constexpr uint32_t kPrefetchAhead = 12;
 
 // Below this a shard would hold too few ids for least-recently-written to mean much.
 constexpr size_t kMinShardBytes = size_t{256} << 10;
 constexpr size_t kMaxShards = 64;
 
-// The most threads one walk of every id reads the shards on.
-constexpr size_t kMaxWalkGroups = 8;
+// The arena's chunks: about a 64th of a shard's bytes, 4-64 KiB, so that the open chunk (whose
+// dead records are not counted) is a small part of the shard.
+size_t ChunkBytesFor(size_t shard_bytes) {
+  return std::clamp<size_t>(std::bit_floor(std::max<size_t>(shard_bytes / 64, 1)), 4 << 10,
+                            64 << 10);
+}
+
+size_t RingBytes(size_t capacity) { return capacity == 0 ? 0 : capacity * 40 + kAllocOverhead; }
 
 template <typename T>
 auto OrderKey(const T& e) {
@@ -41,11 +51,14 @@ auto OrderKey(const T& e) {
 }  // namespace
 
 LastCache::LastCache(const LastCacheOptions& options) : options_(options) {
+  static_assert(sizeof(Item) == 40, "RingBytes counts 40 bytes an item");
   while (shard_count_ < kMaxShards && options_.max_bytes / (shard_count_ * 2) >= kMinShardBytes) {
     shard_count_ *= 2;
   }
-  shards_ = std::make_unique<Shard[]>(shard_count_);
   shard_bytes_ = options_.max_bytes / shard_count_;
+  for (size_t s = 0; s < shard_count_; ++s) {
+    shards_.push_back(std::make_unique<Shard>(ChunkBytesFor(shard_bytes_)));
+  }
 }
 
 LastCache::~LastCache() = default;
@@ -61,6 +74,7 @@ void LastCache::SetKnownFrom(int64_t from_ms) {
 }
 
 int64_t LastCache::FloorOf(const Entry& entry) const {
+  constexpr int64_t kNoFloor = std::numeric_limits<int64_t>::min();
   const int64_t known = known_from_ms_.load(std::memory_order_acquire);
   return std::max(entry.floor_ms, known == kNoFloor ? kNoFloor : known - 1);
 }
@@ -78,417 +92,343 @@ void LastCache::Add(std::span<const store::WrittenRow> rows, bool from_rebuild) 
   for (size_t i = 0; i < rows.size(); ++i) order[next[rows[i].key.id_hash & mask]++] = i;
   for (size_t s = 0; s < shard_count_; ++s) {
     if (starts[s] == starts[s + 1]) continue;
-    Shard& shard = shards_[s];
+    Shard& shard = *shards_[s];
     std::lock_guard lock(shard.mu);
-    // An entry is far from the last in memory (ids come in no order): the entries of the rows
-    // kPrefetchAhead places on are fetched while this one is added, and the places a row
-    // changes in its entry (the newest item, the neighbours in the written list) half as far
-    // on, once that row's entry has arrived, so that their cache misses overlap instead of
-    // following one another.
+    // An entry is far from the last in memory (ids come in no order): while one row is added,
+    // the index slot of the row kPrefetchAhead places on is fetched, the entry of the row two
+    // thirds as far (its slot has arrived) and the ring slots of the row a third as far (its
+    // entry has arrived), so that the cache misses of a batch's rows overlap.
     const uint32_t end = starts[s + 1];
+    constexpr uint32_t kEntryAhead = kPrefetchAhead * 2 / 3;
+    constexpr uint32_t kRingAhead = kPrefetchAhead / 3;
+    constexpr uint32_t kPayloadAhead = kPrefetchAhead / 6;
+    // Each row's entry is looked up once, kEntryAhead rows before it is added (Peek: the first
+    // entry of its hash, checked against the id when the row is added, since a row between may
+    // have made the entry).
+    std::array<Entry*, 16> peeked{};
+    static_assert(kEntryAhead < 16);
+    for (uint32_t i = starts[s]; i < std::min(end, starts[s] + kEntryAhead); ++i) {
+      peeked[i & 15] = shard.by_id.Peek(rows[order[i]].key.id_hash);
+    }
     for (uint32_t i = starts[s]; i < end; ++i) {
       if (i + kPrefetchAhead < end) {
-        const Entry* ahead = shard.by_id.Peek(rows[order[i + kPrefetchAhead]].key.id_hash);
+        shard.by_id.PrefetchSlot(rows[order[i + kPrefetchAhead]].key.id_hash);
+      }
+      if (i + kEntryAhead < end) {
+        Entry* ahead = shard.by_id.Peek(rows[order[i + kEntryAhead]].key.id_hash);
+        peeked[(i + kEntryAhead) & 15] = ahead;
         if (ahead != nullptr) __builtin_prefetch(ahead);
       }
-      if (i + kPrefetchAhead / 2 < end) {
-        const Entry* ahead = shard.by_id.Peek(rows[order[i + kPrefetchAhead / 2]].key.id_hash);
-        if (ahead != nullptr) {
-          ahead->items.Prefetch();
-          if (ahead->colder != nullptr) __builtin_prefetch(ahead->colder);
-          if (ahead->warmer != nullptr) __builtin_prefetch(ahead->warmer);
+      if (i + kRingAhead < end) {
+        const Entry* ahead = peeked[(i + kRingAhead) & 15];
+        if (ahead != nullptr && ahead->capacity != 0) {
+          // The newest (compared with), the slot before it (written) and, in a full ring, the
+          // one before that (its oldest once the row is in, which the floor's trim reads).
+          const size_t cap = ahead->capacity;
+          const size_t head = ahead->head;
+          __builtin_prefetch(&ahead->ring[head]);
+          __builtin_prefetch(&ahead->ring[head >= 1 ? head - 1 : head + cap - 1]);
+          if (ahead->size == cap && cap >= 2) {
+            __builtin_prefetch(&ahead->ring[head >= 2 ? head - 2 : head + cap - 2]);
+          }
         }
       }
-      AddLocked(shard, rows[order[i]], from_rebuild);
+      if (i + kPayloadAhead < end) {
+        const Entry* ahead = peeked[(i + kPayloadAhead) & 15];
+        if (ahead != nullptr && ahead->size != 0 && ahead->size == ahead->capacity) {
+          shard.arena.Prefetch(ahead->back().payload);  // where a full entry's new payload goes
+        }
+      }
+      AddLocked(shard, rows[order[i]], from_rebuild, peeked[i & 15]);
     }
+    TidyLocked(shard);
   }
 }
 
-void LastCache::AddLocked(Shard& shard, const store::WrittenRow& row, bool from_rebuild) {
+std::string_view LastCache::IdOf(const Shard& shard, const Entry& e) {
+  if (e.id_length <= kInlineId) return std::string_view(e.id_inline, e.id_length);
+  return shard.arena.Read(e.id_ref);
+}
+
+LastCache::Entry* LastCache::EntryOf(Shard& shard, uint32_t handle) {
+  return &shard.pages[handle / kPageEntries][handle % kPageEntries];
+}
+
+ArenaRef* LastCache::LocateLocked(Shard& shard, uint32_t handle, ArenaRef ref) {
+  Entry* e = EntryOf(shard, handle);
+  if (e->stamp == 0) return nullptr;
+  if (e->id_length > kInlineId && e->id_ref == ref) return &e->id_ref;
+  for (size_t i = 0; i < e->size; ++i) {
+    if (e->item(i).payload == ref) return &e->item(i).payload;
+  }
+  return nullptr;
+}
+
+void LastCache::AddLocked(Shard& shard, const store::WrittenRow& row, bool from_rebuild,
+                          Entry* hint) {
   std::string_view id, payload;
   if (!keying::DecodeRowValue(row.value, &id, &payload)) {
     // A row the cache cannot hold (the store's own reads refuse it too): whatever entry its id
     // has would miss it, so the whole shard is forgotten and its floor raised past the row.
-    while (!shard.entries.empty()) RetireLocked(shard, shard.entries.begin());
+    ForEachEntryLocked(shard, [&](Entry* e) { RetireLocked(shard, e); });
     shard.retired_ms = std::max(shard.retired_ms, row.key.ts_ms);
     return;
   }
   const uint64_t id_hash = row.key.id_hash;
-  Entry* e = shard.by_id.Find(id_hash, [id](const Entry& entry) { return *entry.id == id; });
+  auto is_id = [&](const Entry& entry) {
+    return entry.id_length == id.size() && IdOf(shard, entry) == id;
+  };
+  Entry* e = hint != nullptr && hint->stamp != 0 && hint->id_hash == id_hash && is_id(*hint)
+                 ? hint
+                 : shard.by_id.Find(id_hash, is_id);
   if (e == nullptr) {
-    auto it = shard.entries.try_emplace(std::string(id)).first;
-    e = &it->second;
-    e->id = &it->first;
-    e->id_hash = id_hash;
-    e->floor_ms = shard.retired_ms;
-    shard.by_id.Insert(id_hash, e);
-    from_rebuild ? LinkColdest(shard, e) : LinkWarmest(shard, e);
-  } else {
-    if (!from_rebuild && e != shard.warmest) {
-      Unlink(shard, e);
-      LinkWarmest(shard, e);
-    }
+    e = NewEntryLocked(shard, id, id_hash, from_rebuild);
+  } else if (!from_rebuild) {
+    TouchLocked(shard, e);
   }
   const keying::RowKey& k = row.key;
-  if (k.ts_ms > e->floor_ms) {
+  if (k.ts_ms <= e->floor_ms) return;
+  size_t index = 0;
+  // Mostly the newest of its id: before every item, with no compare of the other key fields.
+  if (e->size != 0 && e->front().ts_ms >= k.ts_ms) {
     const auto key = std::make_tuple(k.ts_ms, k.topic, k.partition, k.offset);
-    size_t index = 0;
-    while (index < e->items.size() && OrderKey(e->items[index]) > key) ++index;
-    const bool duplicate = index < e->items.size() && OrderKey(e->items[index]) == key;
-    if (!duplicate) {
-      const size_t depth = static_cast<size_t>(options_.depth);
-      if (e->items.size() >= depth && index >= e->items.size()) {
-        // Older than every event kept: it stays out, and the floor says so.
-        e->floor_ms = std::max(e->floor_ms, k.ts_ms);
-        TrimToFloor(e);
-      } else {
-        // When the entry is full the oldest goes, and the floor rises to its time (events tied
-        // with it go too). Below the depth every item stays above the floor, which is unchanged.
-        const bool full = e->items.size() >= depth;
-        if (full) e->floor_ms = std::max(e->floor_ms, e->items.back().ts_ms);
-        e->items.Insert(index, k, payload, depth);
-        if (full) TrimToFloor(e);
-      }
+    while (index < e->size && OrderKey(e->item(index)) > key) ++index;
+    if (index < e->size && OrderKey(e->item(index)) == key) return;  // a duplicate
+  }
+  const size_t depth = static_cast<size_t>(options_.depth);
+  if (e->size >= depth && index >= e->size) {
+    // Older than every event kept: it stays out, and the floor says so.
+    e->floor_ms = std::max(e->floor_ms, k.ts_ms);
+    TrimToFloor(shard, e);
+    return;
+  }
+  // When the entry is full the oldest goes, and the floor rises to its time (events tied with it
+  // go too). Below the depth every item stays above the floor, which is unchanged.
+  const bool full = e->size >= depth;
+  if (full) e->floor_ms = std::max(e->floor_ms, e->back().ts_ms);
+  InsertLocked(shard, e, index, k, payload);
+  if (full) TrimToFloor(shard, e);
+}
+
+LastCache::Entry* LastCache::NewEntryLocked(Shard& shard, std::string_view id, uint64_t id_hash,
+                                            bool from_rebuild) {
+  if (shard.free_entries.empty()) {
+    const uint32_t first = static_cast<uint32_t>(shard.pages.size() * kPageEntries);
+    shard.pages.push_back(std::make_unique<Entry[]>(kPageEntries));
+    Entry* page = shard.pages.back().get();
+    for (size_t i = kPageEntries; i-- > 0;) {
+      page[i].handle = first + static_cast<uint32_t>(i);
+      shard.free_entries.push_back(&page[i]);
     }
   }
-  Recount(shard, e);
-  while (shard.bytes > shard_bytes_ && shard.coldest != nullptr) {
-    RetireLocked(shard, shard.entries.find(*shard.coldest->id));
-    evicted_.fetch_add(1, std::memory_order_relaxed);
+  Entry* e = shard.free_entries.back();
+  shard.free_entries.pop_back();
+  e->id_hash = id_hash;
+  e->floor_ms = shard.retired_ms;
+  ++e->generation;
+  e->id_length = static_cast<uint32_t>(id.size());
+  if (id.size() <= kInlineId) {
+    std::memcpy(e->id_inline, id.data(), id.size());
+  } else {
+    e->id_ref = shard.arena.Append(e->handle, id);
+  }
+  e->head = e->size = e->capacity = 0;
+  shard.by_id.Insert(id_hash, e);
+  shard.fixed_bytes += kEntryBytes;
+  if (from_rebuild) {
+    e->stamp = --shard.cold_stamp;
+    shard.cold.push_back({e->stamp, e});
+  } else {
+    e->stamp = 0;
+    TouchLocked(shard, e);
+  }
+  shard.unsorted.push_back({e, e->generation});
+  if (shard.sorted.size() + shard.unsorted.size() > 2 * shard.ids() + kStaleSlack) {
+    // No walk came for a while: drop the retired ids, sorting nothing.
+    auto stale = [](const Ordered& o) {
+      return o.entry->stamp == 0 || o.entry->generation != o.generation;
+    };
+    std::erase_if(shard.sorted, stale);
+    std::erase_if(shard.unsorted, stale);
+    shard.retired_since_walk = 0;
+  }
+  return e;
+}
+
+void LastCache::TouchLocked(Shard& shard, Entry* e) {
+  if (e->stamp == shard.warm_stamp) return;  // the warmest already
+  e->stamp = ++shard.warm_stamp;
+  shard.warm.push_back({e->stamp, e});
+  if (shard.warm.size() + shard.cold.size() > 2 * shard.ids() + kStaleSlack) {
+    CompactRecencyLocked(shard);
   }
 }
 
-void LastCache::TrimToFloor(Entry* entry) {
-  while (!entry->items.empty() && entry->items.back().ts_ms <= entry->floor_ms) {
-    entry->items.PopBack();
+void LastCache::CompactRecencyLocked(Shard& shard) {
+  std::erase_if(shard.cold, Stale);
+  std::vector<Stamp> kept;
+  kept.reserve(2 * shard.ids() + kStaleSlack);
+  for (size_t i = shard.warm_head; i < shard.warm.size(); ++i) {
+    // The entries are read in no order: fetched a few records ahead, their misses overlap.
+    if (i + 8 < shard.warm.size()) __builtin_prefetch(shard.warm[i + 8].entry);
+    if (!Stale(shard.warm[i])) kept.push_back(shard.warm[i]);
   }
+  shard.warm.swap(kept);
+  shard.warm_head = 0;
 }
 
-void LastCache::RetireLocked(Shard& shard, std::map<std::string, Entry, std::less<>>::iterator it) {
-  Entry* e = &it->second;
-  int64_t newest = e->floor_ms;
-  if (!e->items.empty()) newest = std::max(newest, e->items.front().ts_ms);
-  shard.retired_ms = std::max(shard.retired_ms, newest);
-  Unlink(shard, e);
-  shard.bytes -= e->bytes;
-  shard.by_id.Erase(e->id_hash, e);
-  shard.entries.erase(it);
+LastCache::Entry* LastCache::TakeColdestLocked(Shard& shard) {
+  // Every entry the rebuild made and no write touched since is colder than every written one.
+  while (!shard.cold.empty() && Stale(shard.cold.back())) shard.cold.pop_back();
+  if (!shard.cold.empty()) {
+    Entry* e = shard.cold.back().entry;
+    shard.cold.pop_back();
+    return e;
+  }
+  while (Stale(shard.warm[shard.warm_head])) ++shard.warm_head;
+  return shard.warm[shard.warm_head++].entry;
 }
 
-void LastCache::Unlink(Shard& shard, Entry* e) {
-  (e->colder != nullptr ? e->colder->warmer : shard.coldest) = e->warmer;
-  (e->warmer != nullptr ? e->warmer->colder : shard.warmest) = e->colder;
-  e->colder = e->warmer = nullptr;
-}
-
-void LastCache::LinkWarmest(Shard& shard, Entry* e) {
-  e->colder = shard.warmest;
-  e->warmer = nullptr;
-  (shard.warmest != nullptr ? shard.warmest->warmer : shard.coldest) = e;
-  shard.warmest = e;
-}
-
-void LastCache::LinkColdest(Shard& shard, Entry* e) {
-  e->warmer = shard.coldest;
-  e->colder = nullptr;
-  (shard.coldest != nullptr ? shard.coldest->colder : shard.warmest) = e;
-  shard.coldest = e;
-}
-
-void LastCache::Recount(Shard& shard, Entry* e) {
-  // The map's node (its tree links, the key and the entry), the index's node and bucket, the
-  // id's heap, the items' ring and each payload's heap.
-  const size_t bytes = sizeof(std::string) + sizeof(Entry) + 32 + kAllocOverhead + kIndexBytes +
-                       HeapBytes(*e->id) + e->items.heap_bytes();
-  shard.bytes = shard.bytes - e->bytes + bytes;
-  e->bytes = bytes;
-}
-
-size_t LastCache::Items::heap_bytes() const {
-  if (slots_.empty()) return payload_bytes_;
-  return slots_.size() * sizeof(Item) + kAllocOverhead + payload_bytes_;
-}
-
-void LastCache::Items::Insert(size_t index, const keying::RowKey& key, std::string_view payload,
-                              size_t depth) {
-  if (size_ == slots_.size() && size_ < depth) Grow(std::min(depth, size_ == 0 ? 1 : 2 * size_));
-  const size_t capacity = slots_.size();
-  size_t slot;
+void LastCache::InsertLocked(Shard& shard, Entry* e, size_t index, const keying::RowKey& key,
+                             std::string_view payload) {
+  const size_t depth = static_cast<size_t>(options_.depth);
+  if (e->size == e->capacity && e->size < depth) {
+    // Grows by doubling up to the depth; the items move in order, the newest to slot 0.
+    const size_t capacity = std::min(depth, e->capacity == 0 ? size_t{1} : 2u * e->capacity);
+    auto bigger = std::make_unique<Item[]>(capacity);
+    for (size_t i = 0; i < e->size; ++i) bigger[i] = e->item(i);
+    shard.fixed_bytes += RingBytes(capacity) - RingBytes(e->capacity);
+    e->ring = std::move(bigger);
+    e->capacity = static_cast<uint16_t>(capacity);
+    e->head = 0;
+  }
+  const size_t capacity = e->capacity;
+  Item* slot;
+  // Full: the oldest goes. Its payload's record takes the new payload when it fits the same room
+  // (events of one id are mostly of one size), else it is freed and the new one appended.
+  std::optional<ArenaRef> reused;
+  if (e->size == capacity) {
+    const Item& oldest = e->back();
+    if (shard.arena.Rewrite(oldest.payload, oldest.payload_length, payload)) {
+      reused = oldest.payload;
+    } else {
+      shard.arena.Free(oldest.payload, oldest.payload_length);
+    }
+  }
   if (index == 0) {
     // The slot before the newest: free while there is room, the oldest's when full.
-    head_ = head_ == 0 ? capacity - 1 : head_ - 1;
-    slot = head_;
-    if (size_ < capacity) ++size_;
-  } else if (size_ < capacity) {
-    for (size_t i = size_; i > index; --i) slots_[Slot(i)] = std::move(slots_[Slot(i - 1)]);
-    slot = Slot(index);
-    ++size_;
+    e->head = static_cast<uint16_t>(e->head == 0 ? capacity - 1 : e->head - 1u);
+    slot = &e->ring[e->head];
+    if (e->size < capacity) ++e->size;
   } else {
-    Item oldest = std::move(slots_[Slot(size_ - 1)]);
-    for (size_t i = size_ - 1; i > index; --i) slots_[Slot(i)] = std::move(slots_[Slot(i - 1)]);
-    slot = Slot(index);
-    slots_[slot] = std::move(oldest);
+    const size_t last = e->size < capacity ? e->size++ : e->size - 1u;
+    for (size_t i = last; i > index; --i) e->item(i) = e->item(i - 1);
+    slot = &e->item(index);
   }
-  Item& item = slots_[slot];
-  const size_t before = HeapBytes(item.payload);
-  item.ts_ms = key.ts_ms;
-  item.offset = key.offset;
-  item.partition = key.partition;
-  item.topic = key.topic;
-  item.payload.assign(payload.data(), payload.size());
-  payload_bytes_ = payload_bytes_ - before + HeapBytes(item.payload);
+  slot->ts_ms = key.ts_ms;
+  slot->offset = key.offset;
+  slot->partition = key.partition;
+  slot->topic = key.topic;
+  slot->payload_length = static_cast<uint32_t>(payload.size());
+  slot->payload = reused ? *reused : shard.arena.Append(e->handle, payload);
 }
 
-void LastCache::Items::Grow(size_t capacity) {
-  std::vector<Item> bigger(capacity);
-  for (size_t i = 0; i < size_; ++i) bigger[i] = std::move(slots_[Slot(i)]);
-  slots_ = std::move(bigger);
-  head_ = 0;
-}
-
-void LastCache::Items::Free(Item* item) {
-  payload_bytes_ -= HeapBytes(item->payload);
-  std::string().swap(item->payload);
-}
-
-void LastCache::Items::PopBack() {
-  Free(&slots_[Slot(size_ - 1)]);
-  --size_;
+void LastCache::PopBackLocked(Shard& shard, Entry* e) {
+  const Item& oldest = e->back();
+  shard.arena.Free(oldest.payload, oldest.payload_length);
+  --e->size;
 }
 
 template <typename Drop>
-void LastCache::Items::EraseIf(Drop drop) {
+void LastCache::EraseIfLocked(Shard& shard, Entry* e, Drop drop) {
   size_t kept = 0;
-  for (size_t i = 0; i < size_; ++i) {
-    Item& item = slots_[Slot(i)];
+  for (size_t i = 0; i < e->size; ++i) {
+    const Item item = e->item(i);
     if (drop(item)) {
-      Free(&item);
+      shard.arena.Free(item.payload, item.payload_length);
     } else {
-      if (kept != i) slots_[Slot(kept)] = std::move(item);
+      if (kept != i) e->item(kept) = item;
       ++kept;
     }
   }
-  size_ = kept;
+  e->size = static_cast<uint16_t>(kept);
 }
 
-bool LastCache::Latest(std::string_view id, uint64_t id_hash, int n, int64_t window_start_ms,
-                       const PartitionFilter* filter, std::vector<CachedEvent>* out,
-                       const TopicOrder* topics) {
-  out->clear();
-  Shard& shard = ShardOf(id_hash);
-  std::lock_guard lock(shard.mu);
-  const Entry* found =
-      shard.by_id.Find(id_hash, [id](const Entry& entry) { return *entry.id == id; });
-  if (found == nullptr) {
-    // Held by no entry: no row of it in the window, if nothing the shard forgot can be there.
-    const int64_t known = known_from_ms_.load(std::memory_order_acquire);
-    const int64_t floor = std::max(shard.retired_ms, known == kNoFloor ? kNoFloor : known - 1);
-    const bool none = floor < window_start_ms;
-    (none ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
-    return none;
-  }
-  const bool exact = CollectLocked(*found, n, window_start_ms, filter, topics, out);
-  (exact ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
-  return exact;
+void LastCache::TrimToFloor(Shard& shard, Entry* entry) {
+  while (entry->size != 0 && entry->back().ts_ms <= entry->floor_ms) PopBackLocked(shard, entry);
 }
 
-bool LastCache::CollectLocked(const Entry& e, int n, int64_t window_start_ms,
-                              const PartitionFilter* filter, const TopicOrder* topics,
-                              std::vector<CachedEvent>* out) const {
-  out->clear();
-  const int64_t floor = FloorOf(e);
-  // Items are in number order; when ranks differ from numbers, the run of events tied with the
-  // n-th is read whole and reordered before the cut (ties above the floor are all held).
-  const bool by_rank = topics != nullptr && !topics->InNumberOrder();
-  for (size_t i = 0; i < e.items.size(); ++i) {
-    const Item& item = e.items[i];
-    if (item.ts_ms <= floor || item.ts_ms < window_start_ms) break;  // the rest is older
-    if (by_rank && static_cast<int>(out->size()) >= n && item.ts_ms != out->back().ts_ms) break;
-    if (filter != nullptr && !(*filter)(item.topic, item.partition)) continue;
-    out->push_back({item.ts_ms, item.topic, item.partition, item.offset, item.payload});
-    if (!by_rank && static_cast<int>(out->size()) == n) break;
+template <typename Visit>
+void LastCache::ForEachEntryLocked(Shard& shard, Visit visit) {
+  for (const std::unique_ptr<Entry[]>& page : shard.pages) {
+    for (size_t i = 0; i < kPageEntries; ++i) {
+      if (page[i].stamp != 0) visit(&page[i]);
+    }
   }
-  if (by_rank) {
-    auto key = [topics](const CachedEvent& c) {
-      return std::make_tuple(c.ts_ms, topics->Rank(c.topic), c.partition, c.offset);
-    };
-    std::stable_sort(out->begin(), out->end(),
-                     [&](const CachedEvent& a, const CachedEvent& b) { return key(b) < key(a); });
-    if (static_cast<int>(out->size()) > n) out->resize(static_cast<size_t>(n));
-  }
-  // n events above the floor are the store's n newest; fewer are all there is when the floor is
-  // below the window.
-  const bool exact = static_cast<int>(out->size()) == n || floor < window_start_ms;
-  if (!exact) out->clear();
-  return exact;
 }
 
-bool LastCache::WholeLocked(const Shard& shard, int64_t window_start_ms) const {
-  const int64_t known = known_from_ms_.load(std::memory_order_acquire);
-  if (known != kNoFloor && known - 1 >= window_start_ms) return false;
-  return shard.retired_ms < window_start_ms;
+void LastCache::RetireLocked(Shard& shard, Entry* e) {
+  int64_t newest = e->floor_ms;
+  if (e->size != 0) newest = std::max(newest, e->front().ts_ms);
+  shard.retired_ms = std::max(shard.retired_ms, newest);
+  for (size_t i = 0; i < e->size; ++i) {
+    shard.arena.Free(e->item(i).payload, e->item(i).payload_length);
+  }
+  if (e->id_length > kInlineId) shard.arena.Free(e->id_ref, e->id_length);
+  shard.fixed_bytes -= kEntryBytes + RingBytes(e->capacity);
+  e->ring.reset();
+  e->head = e->size = e->capacity = 0;
+  e->stamp = 0;  // its records in the recency queue and the id order are stale from now
+  shard.by_id.Erase(e->id_hash, e);
+  shard.free_entries.push_back(e);
+  ++shard.retired_since_walk;
 }
 
-bool LastCache::Complete(int64_t window_start_ms) const {
-  for (size_t s = 0; s < shard_count_; ++s) {
-    std::lock_guard lock(shards_[s].mu);
-    if (!WholeLocked(shards_[s], window_start_ms)) return false;
+void LastCache::TidyLocked(Shard& shard) {
+  auto locate = [&](uint32_t handle, ArenaRef ref) { return LocateLocked(shard, handle, ref); };
+  shard.arena.Evacuate(locate);
+  while (shard.bytes() > shard_bytes_ && shard.ids() != 0) {
+    // The least recently written: the queue's first record that is still its entry's stamp
+    // (every live entry has one).
+    RetireLocked(shard, TakeColdestLocked(shard));
+    evicted_.fetch_add(1, std::memory_order_relaxed);
+    shard.arena.Evacuate(locate);
   }
-  return true;
-}
-
-std::optional<std::vector<LastCache::IdNewest>> LastCache::NewestAfter(
-    std::string_view prefix, std::string_view after, size_t max, int64_t window_start_ms,
-    const PartitionFilter* filter, const TopicOrder* topics, ThreadPool* pool, int max_workers,
-    const WalkHook* hook) {
-  if (max == 0) return std::vector<IdNewest>();
-  // One run per thread, each over a contiguous range of shards (both counts powers of two or
-  // one), merged here.
-  size_t groups = 1;
-  while (groups < shard_count_ && groups < kMaxWalkGroups &&
-         groups < static_cast<size_t>(std::max(0, max_workers)) + 1) {
-    groups *= 2;
-  }
-  const size_t per_group = shard_count_ / groups;
-  // Each run is sized here, on the caller's thread, for the ids its shards hold (at most `max`):
-  // grown by doubling on a pool thread and freed here, a run of 50k ids took fresh pages from
-  // the kernel on every early walk, a page fault each (docs/BENCHMARKS.md, "the walk's page
-  // faults").
-  std::vector<std::vector<IdNewest>> runs(groups);
-  for (size_t g = 0; g < groups; ++g) {
-    size_t held = 0;
-    for (size_t s = g * per_group; s < (g + 1) * per_group; ++s) {
-      std::lock_guard lock(shards_[s].mu);
-      held += shards_[s].entries.size();
-    }
-    runs[g].reserve(std::min(held, max));
-  }
-  const Status walked = RunSaltTasks(pool, max_workers, groups, [&](size_t g) {
-    if (NewestInShards(g * per_group, (g + 1) * per_group, prefix, after, max, window_start_ms,
-                       filter, topics, hook, &runs[g])) {
-      return Status::Ok();
-    }
-    return Status::Cancelled("a shard of the cache may lack an id of the window");
-  });
-  if (!walked.ok()) return std::nullopt;  // the caller reads the store
-  std::vector<IdNewest> ids;
-  if (groups == 1) {
-    ids = std::move(runs.front());
-  } else {
-    size_t held = 0;
-    for (const std::vector<IdNewest>& run : runs) held += run.size();
-    ids.reserve(std::min(held, max));
-    std::vector<size_t> at(groups, 0);
-    while (ids.size() < max) {
-      size_t least = groups;
-      for (size_t g = 0; g < groups; ++g) {
-        if (at[g] == runs[g].size()) continue;
-        if (least == groups || runs[g][at[g]].id < runs[least][at[least]].id) least = g;
-      }
-      if (least == groups) break;
-      ids.push_back(std::move(runs[least][at[least]++]));
-    }
-  }
-  for (const IdNewest& id : ids) {
-    (id.newest ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
-  }
-  return ids;
-}
-
-bool LastCache::NewestInShards(size_t first_shard, size_t end_shard, std::string_view prefix,
-                               std::string_view after, size_t max, int64_t window_start_ms,
-                               const PartitionFilter* filter, const TopicOrder* topics,
-                               const WalkHook* hook, std::vector<IdNewest>* run) {
-  std::vector<IdNewest>& ids = *run;
-  auto by_id = [](const IdNewest& a, const IdNewest& b) { return a.id < b.id; };
-  const std::string_view start = std::max(prefix, after);
-  std::vector<CachedEvent> newest;
-  // Once `max` ids are held, the page ends at the largest of them: the shards read after that
-  // stop there, so a small page copies a few pages' events rather than one per shard.
-  std::optional<std::string> bound;
-  for (size_t s = first_shard; s < end_shard; ++s) {
-    if (hook != nullptr && *hook) (*hook)(s);
-    Shard& shard = shards_[s];
-    std::lock_guard lock(shard.mu);
-    // Judged under the lock this shard is read under: an id evicted or forgotten since the walk
-    // began has raised retired_ms, and leaving it out would skip it.
-    if (!WholeLocked(shard, window_start_ms)) return false;
-    size_t taken = 0;
-    for (auto it = shard.entries.lower_bound(start); it != shard.entries.end() && taken < max;
-         ++it) {
-      if (!it->first.starts_with(prefix)) break;
-      if (bound && it->first > *bound) break;
-      if (!after.empty() && it->first == after) continue;
-      const bool exact = CollectLocked(it->second, 1, window_start_ms, filter, topics, &newest);
-      if (exact && newest.empty()) continue;  // known to have no row in the window
-      IdNewest& id = ids.emplace_back();
-      id.id = it->first;
-      if (exact) id.newest = std::move(newest.front());
-      ++taken;
-    }
-    if (ids.size() > max) {
-      std::nth_element(ids.begin(), ids.begin() + static_cast<ptrdiff_t>(max - 1), ids.end(),
-                       by_id);
-      ids.resize(max);
-    }
-    if (ids.size() == max) {
-      bound = std::max_element(ids.begin(), ids.end(), by_id)->id;
-    }
-  }
-  std::sort(ids.begin(), ids.end(), by_id);
-  return true;
 }
 
 void LastCache::ForgetPartitions(const PartitionFilter& drop) {
   for (size_t s = 0; s < shard_count_; ++s) {
-    Shard& shard = shards_[s];
+    Shard& shard = *shards_[s];
     std::lock_guard lock(shard.mu);
-    for (auto it = shard.entries.begin(); it != shard.entries.end();) {
-      Entry* e = &it->second;
+    ForEachEntryLocked(shard, [&](Entry* e) {
       bool changed = false;
-      for (size_t i = 0; i < e->items.size(); ++i) {
-        const Item& item = e->items[i];
+      for (size_t i = 0; i < e->size; ++i) {
+        const Item& item = e->item(i);
         if (drop(item.topic, item.partition)) {
           e->floor_ms = std::max(e->floor_ms, item.ts_ms);
           changed = true;
         }
       }
-      if (!changed) {
-        ++it;
-        continue;
-      }
-      e->items.EraseIf([&](const Item& item) {
+      if (!changed) return;
+      EraseIfLocked(shard, e, [&](const Item& item) {
         return item.ts_ms <= e->floor_ms || drop(item.topic, item.partition);
       });
-      if (e->items.empty()) {
-        RetireLocked(shard, it++);
-      } else {
-        Recount(shard, e);
-        ++it;
-      }
-    }
+      if (e->size == 0) RetireLocked(shard, e);
+    });
+    TidyLocked(shard);
   }
 }
 
 void LastCache::BucketsDropped(int64_t until_ms) {
   for (size_t s = 0; s < shard_count_; ++s) {
-    Shard& shard = shards_[s];
+    Shard& shard = *shards_[s];
     std::lock_guard lock(shard.mu);
-    for (auto it = shard.entries.begin(); it != shard.entries.end();) {
-      Entry* e = &it->second;
-      bool changed = false;
-      while (!e->items.empty() && e->items.back().ts_ms < until_ms) {
-        e->items.PopBack();
-        changed = true;
-      }
-      if (e->items.empty() && e->floor_ms < until_ms) {
-        // Every row it had is gone with the buckets: the id has none left.
-        RetireLocked(shard, it++);
-        continue;
-      }
-      if (changed) Recount(shard, e);
-      ++it;
-    }
+    ForEachEntryLocked(shard, [&](Entry* e) {
+      while (e->size != 0 && e->back().ts_ms < until_ms) PopBackLocked(shard, e);
+      // Every row it had is gone with the buckets: the id has none left.
+      if (e->size == 0 && e->floor_ms < until_ms) RetireLocked(shard, e);
+    });
+    TidyLocked(shard);
   }
 }
 
@@ -496,9 +436,12 @@ LastCacheStats LastCache::Stats() const {
   LastCacheStats stats;
   stats.max_bytes = options_.max_bytes;
   for (size_t s = 0; s < shard_count_; ++s) {
-    std::lock_guard lock(shards_[s].mu);
-    stats.ids += shards_[s].entries.size();
-    stats.bytes += shards_[s].bytes;
+    const Shard& shard = *shards_[s];
+    std::lock_guard lock(shard.mu);
+    stats.ids += shard.ids();
+    stats.bytes += shard.bytes();
+    stats.arena_chunk_bytes += shard.arena.chunk_memory();
+    stats.arena_evacuated += shard.arena.evacuated();
   }
   stats.evicted = evicted_.load(std::memory_order_relaxed);
   stats.hits = hits_.load(std::memory_order_relaxed);

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "keying/row_key.h"
+#include "query/cache_arena.h"
 #include "query/hash_slots.h"
 #include "query/partition_filter.h"
 #include "query/thread_pool.h"
@@ -48,12 +48,14 @@ struct CachedEvent {
 };
 
 struct LastCacheStats {
-  uint64_t ids = 0;        // ids held
-  uint64_t bytes = 0;      // memory held, as counted against max_bytes
-  uint64_t max_bytes = 0;  // the cap
-  uint64_t evicted = 0;    // ids evicted for the cap since the start
-  uint64_t hits = 0;       // latest-N answered from the cache
-  uint64_t misses = 0;     // latest-N that had to read the store
+  uint64_t ids = 0;                // ids held
+  uint64_t bytes = 0;              // memory held, as counted against max_bytes
+  uint64_t max_bytes = 0;          // the cap
+  uint64_t evicted = 0;            // ids evicted for the cap since the start
+  uint64_t hits = 0;               // latest-N answered from the cache
+  uint64_t misses = 0;             // latest-N that had to read the store
+  uint64_t arena_chunk_bytes = 0;  // the payload arenas' chunks (part of `bytes`, dead included)
+  uint64_t arena_evacuated = 0;    // arena chunks evacuated since the start
   // Rows with ts >= this were all offered to the cache (by writes or the rebuild): the window's
   // start at the rebuild's start once it has read the whole window, the start of the oldest
   // bucket read while it runs (or where it stopped), INT64_MAX before it has read a bucket.
@@ -85,10 +87,31 @@ struct LastCacheStats {
 // reads the store): an id with too few rows above its floor, an evicted id, n above the depth
 // (the caller's rule), and every id while the rebuild has not passed the window.
 //
-// Bounded. Entries are kept per shard (by id hash) in id order, with a list from least to most
-// recently written; past max_bytes / shards the least recently written ids of the shard are
-// evicted. A dropped bucket's rows are removed (BucketsDropped); ForgetPartitions removes the
-// rows of partitions this instance no longer owns.
+// Bounded. Entries are kept per shard (by id hash); past max_bytes / shards the least recently
+// written ids of the shard are evicted. A dropped bucket's rows are removed (BucketsDropped);
+// ForgetPartitions removes the rows of partitions this instance no longer owns.
+//
+// Layout (per shard; docs/ARCHITECTURE.md "The last-N cache"). A row's write touches few places
+// that no recent write touched (the index's slot, the entry's one 64-byte line, its ring's slots,
+// the payload record it overwrites, each fetched a few rows ahead) and allocates nothing once its
+// entry is at the depth; the recency stamp goes to the end of a queue.
+// - Entries: 64-byte headers in pages that never move (no allocation per id; a retired entry's
+//   header is reused), found by id hash through `query/hash_slots.h`. A header holds the id (up to
+//   12 bytes inline, longer ones in the arena), the floor, the recency stamp and the items' ring.
+// - Items: a ring of 40-byte items (key fields, payload length and place) per entry, grown by
+//   doubling up to the depth; the newest event of a full entry takes the oldest's slot.
+// - Payloads: appended to the shard's CacheArena (query/cache_arena.h), which evacuates a chunk
+//   once half of it is dead, so its memory stays within about twice what is live. A full entry's
+//   newest payload is written in its oldest's record when it takes the same room.
+// - Recency: every write stamps its entry with a rising number and appends (stamp, entry) to the
+//   shard's queue; a record whose stamp is no longer its entry's is stale. The least recently
+//   written entry is the first record of the queue that is not stale, so eviction is exact with
+//   no list links to update per row (the queue is compacted when stale records are half of it).
+//   The rebuild's ids sit on a stack before the queue, with falling stamps.
+// - Id order, for the walk of every id: the ids a shard had when it was last walked, sorted, and
+//   the ids it gained since, unsorted; a walk sorts the new ones and merges them in (under the
+//   shard's lock), instead of a tree insert per new id. An entry retired since is recognised by
+//   its header's generation.
 //
 // Thread-safety: every method may be called from any thread; RowsWritten from several writers at
 // once.
@@ -162,96 +185,130 @@ class LastCache final : public store::WriteObserver {
   uint64_t evicted() const { return evicted_.load(std::memory_order_relaxed); }
 
  private:
+  // Ids up to this long are held in their entry; longer ones in the shard's arena.
+  static constexpr size_t kInlineId = 12;
+  // One event of an entry: the key fields and where its payload lies in the shard's arena.
   struct Item {
     int64_t ts_ms = 0;
     int64_t offset = 0;
     int32_t partition = 0;
+    uint32_t payload_length = 0;
+    ArenaRef payload;  // 8 bytes: chunk, offset
     uint16_t topic = 0;
-    std::string payload;
   };
-  // An entry's items, newest first, in a ring that grows like a vector up to the depth: the
-  // newest event of a full entry takes the oldest's slot and its payload buffer, where a vector
-  // moved every item one place down. The heap it holds is counted as it changes.
-  class Items {
-   public:
-    size_t size() const { return size_; }
-    bool empty() const { return size_ == 0; }
-    const Item& operator[](size_t i) const { return slots_[Slot(i)]; }
-    const Item& front() const { return (*this)[0]; }
-    const Item& back() const { return (*this)[size_ - 1]; }
-    // The slots' array and every payload's heap, as counted against max_bytes.
-    size_t heap_bytes() const;
-    // Asks the CPU to fetch the newest item and the slot before it (where a newer one goes).
-    void Prefetch() const {
-      if (slots_.empty()) return;
-      __builtin_prefetch(&slots_[head_]);
-      __builtin_prefetch(&slots_[head_ == 0 ? slots_.size() - 1 : head_ - 1]);
-    }
-    // Puts an event at position `index` (<= size()); when size() == depth, the oldest goes
-    // (REQUIRES: index < size() then).
-    void Insert(size_t index, const keying::RowKey& key, std::string_view payload, size_t depth);
-    void PopBack();
-    // Removes the items `drop` is true of, keeping the others' order.
-    template <typename Drop>
-    void EraseIf(Drop drop);
-
-   private:
-    size_t Slot(size_t i) const {
-      const size_t slot = head_ + i;
-      return slot >= slots_.size() ? slot - slots_.size() : slot;
-    }
-    void Grow(size_t capacity);
-    // Frees `item`'s payload, counting it out.
-    void Free(Item* item);
-
-    std::vector<Item> slots_;  // the ring; every slot not in use holds no payload buffer
-    size_t head_ = 0;          // the slot of the newest item
-    size_t size_ = 0;
-    size_t payload_bytes_ = 0;  // the payloads' heap, over every slot
-  };
-  struct Entry {
+  // An id's entry: one cache line. Free (in its shard's free list) when `stamp` is 0.
+  struct alignas(64) Entry {
+    uint64_t id_hash = 0;  // keying::IdHash of the id
     int64_t floor_ms = std::numeric_limits<int64_t>::min();
-    Items items;                      // each with ts > floor_ms
-    size_t bytes = 0;                 // as counted in the shard's bytes
-    const std::string* id = nullptr;  // the map's key
-    uint64_t id_hash = 0;             // keying::IdHash(*id)
-    Entry* colder = nullptr;          // the least-recently-written list
-    Entry* warmer = nullptr;
+    uint64_t stamp = 0;            // the recency stamp; 0: free
+    std::unique_ptr<Item[]> ring;  // `capacity` slots, newest at `head`
+    uint32_t id_length = 0;
+    uint32_t generation = 0;  // counts the header's uses (the id order's check)
+    uint16_t head = 0;
+    uint16_t size = 0;
+    uint16_t capacity = 0;
+    uint32_t handle = 0;  // this header's number in its shard
+    union {
+      char id_inline[kInlineId];  // an id of at most kInlineId bytes
+      ArenaRef id_ref;            // a longer one: its place in the arena
+    };
+    Entry() : id_ref{} {}
+
+    size_t Slot(size_t i) const {
+      const size_t slot = head + i;
+      return slot >= capacity ? slot - capacity : slot;
+    }
+    const Item& item(size_t i) const { return ring[Slot(i)]; }
+    Item& item(size_t i) { return ring[Slot(i)]; }
+    const Item& front() const { return item(0); }
+    const Item& back() const { return item(size - 1u); }
+  };
+  static_assert(sizeof(Entry) == 64);
+  // One record of a shard's recency queue (above).
+  struct Stamp {
+    uint64_t stamp = 0;
+    Entry* entry = nullptr;
+  };
+  // One id of a shard's id order (above).
+  struct Ordered {
+    Entry* entry = nullptr;
+    uint32_t generation = 0;
   };
   struct Shard {
+    explicit Shard(size_t chunk_bytes) : arena(chunk_bytes) {}
     mutable std::mutex mu;
-    std::map<std::string, Entry, std::less<>> entries;  // guarded by mu
-    // The same entries by keying::IdHash of their id, which every row's key and every query
-    // bring, for the lookups of writes, the rebuild and Latest (a lookup in `entries` misses the
-    // CPU cache at every level of its tree). Guarded by mu.
-    HashSlots<Entry> by_id;
-    // The coldest and the warmest entry of the list; guarded by mu.
-    Entry* coldest = nullptr;
-    Entry* warmest = nullptr;
-    size_t bytes = 0;  // guarded by mu
+    // Everything below is guarded by mu.
+    HashSlots<Entry> by_id;                       // the live entries by id hash
+    std::vector<std::unique_ptr<Entry[]>> pages;  // every header; they never move
+    std::vector<Entry*> free_entries;
+    CacheArena arena;
+    // The recency queue, least recently written first, stale records among them: the entries the
+    // rebuild made (a stack, the coldest last), then the written ones from `warm_head` on.
+    std::vector<Stamp> cold;
+    std::vector<Stamp> warm;
+    size_t warm_head = 0;
+    uint64_t warm_stamp = kFirstWarmStamp;  // the last write's stamp
+    uint64_t cold_stamp = kFirstWarmStamp;  // the last rebuild-made entry's stamp
+    std::vector<Ordered> sorted;            // in id order, stale records among them
+    std::vector<Ordered> unsorted;          // ids added since the last walk
+    size_t retired_since_walk = 0;          // entries retired since `sorted` was cleaned
+    size_t fixed_bytes = 0;                 // headers, rings and the index, queue and order records
     // Every row of an id this shard holds no entry of, and every row below an entry's floor,
-    // has ts <= retired_ms (rows the shard evicted or dropped). Guarded by mu.
+    // has ts <= retired_ms (rows the shard evicted or dropped).
     int64_t retired_ms = std::numeric_limits<int64_t>::min();
+
+    size_t bytes() const { return fixed_bytes + arena.bytes(); }
+    size_t ids() const { return by_id.size(); }
   };
 
-  Shard& ShardOf(uint64_t id_hash) { return shards_[id_hash & (shard_count_ - 1)]; }
-  const Shard& ShardOf(uint64_t id_hash) const { return shards_[id_hash & (shard_count_ - 1)]; }
+  static constexpr uint64_t kFirstWarmStamp = uint64_t{1} << 62;
+
+  Shard& ShardOf(uint64_t id_hash) { return *shards_[id_hash & (shard_count_ - 1)]; }
   // Adds rows (grouped by shard, each shard's under one lock).
   void Add(std::span<const store::WrittenRow> rows, bool from_rebuild);
-  // Adds one row to `shard`. REQUIRES: shard.mu held.
-  void AddLocked(Shard& shard, const store::WrittenRow& row, bool from_rebuild);
+  // Adds one row to `shard`; `hint` (may be null or another id's) is the entry Add peeked for it.
+  // REQUIRES: shard.mu held.
+  void AddLocked(Shard& shard, const store::WrittenRow& row, bool from_rebuild, Entry* hint);
+  // Puts an event at position `index` of `e` (<= size); when e is at the depth, the oldest goes
+  // (REQUIRES: index < size then). REQUIRES: shard.mu held.
+  void InsertLocked(Shard& shard, Entry* e, size_t index, const keying::RowKey& key,
+                    std::string_view payload);
+  // Removes the oldest item of `e`, freeing its payload. REQUIRES: shard.mu held.
+  static void PopBackLocked(Shard& shard, Entry* e);
+  // Removes the items `drop` is true of, keeping the others' order. REQUIRES: shard.mu held.
+  template <typename Drop>
+  static void EraseIfLocked(Shard& shard, Entry* e, Drop drop);
+  // Makes an entry for `id`. REQUIRES: shard.mu held; no entry of the id.
+  Entry* NewEntryLocked(Shard& shard, std::string_view id, uint64_t id_hash, bool from_rebuild);
   // Forgets an entry, raising the shard's retired_ms to the newest row it knew of.
   // REQUIRES: shard.mu held.
-  void RetireLocked(Shard& shard, std::map<std::string, Entry, std::less<>>::iterator it);
+  void RetireLocked(Shard& shard, Entry* e);
+  // Evicts the least recently written entries while the shard is over its bytes, and evacuates
+  // the arena's half-dead chunks. REQUIRES: shard.mu held.
+  void TidyLocked(Shard& shard);
+  // Stamps `e` as the most recently written. REQUIRES: shard.mu held.
+  static void TouchLocked(Shard& shard, Entry* e);
+  // Drops the stale records of the recency queue. REQUIRES: shard.mu held.
+  static bool Stale(const Stamp& s) { return s.entry->stamp != s.stamp; }
+  // The least recently written entry, taken off the queue. REQUIRES: shard.mu held; ids() > 0.
+  static Entry* TakeColdestLocked(Shard& shard);
+  static void CompactRecencyLocked(Shard& shard);
+  // Sorts the ids gained since the last walk into `sorted` and drops the retired ones.
+  // REQUIRES: shard.mu held.
+  static void SortIdsLocked(Shard& shard);
+  // Every live entry of `shard`, for `visit(Entry*)` (which may retire it). REQUIRES: shard.mu.
+  template <typename Visit>
+  static void ForEachEntryLocked(Shard& shard, Visit visit);
+  // The id of `e`. REQUIRES: its shard's mu held.
+  static std::string_view IdOf(const Shard& shard, const Entry& e);
+  // Where `shard` keeps the record at `ref` owned by entry `handle`, or null (CacheArena).
+  static ArenaRef* LocateLocked(Shard& shard, uint32_t handle, ArenaRef ref);
+  static Entry* EntryOf(Shard& shard, uint32_t handle);
   // Removes the items with ts <= floor_ms from the end of `entry`. REQUIRES: shard.mu held.
-  static void TrimToFloor(Entry* entry);
-  void Unlink(Shard& shard, Entry* entry);
-  void LinkWarmest(Shard& shard, Entry* entry);
-  void LinkColdest(Shard& shard, Entry* entry);
-  void Recount(Shard& shard, Entry* entry);
+  static void TrimToFloor(Shard& shard, Entry* entry);
   // The n newest events of `entry` as Latest tells them, into `out`; false (and `out` empty) when
   // the store must be read. REQUIRES: its shard's mu held.
-  bool CollectLocked(const Entry& entry, int n, int64_t window_start_ms,
+  bool CollectLocked(const Shard& shard, const Entry& entry, int n, int64_t window_start_ms,
                      const PartitionFilter* filter, const TopicOrder* topics,
                      std::vector<CachedEvent>* out) const;
   // NewestAfter over the shards [first_shard, end_shard) alone, in id order, into `run` (empty);
@@ -269,7 +326,7 @@ class LastCache final : public store::WriteObserver {
   const LastCacheOptions options_;
   // Constant after construction.
   size_t shard_count_ = 1;  // a power of two
-  std::unique_ptr<Shard[]> shards_;
+  std::vector<std::unique_ptr<Shard>> shards_;
   size_t shard_bytes_ = 0;  // max_bytes / shard_count_
   std::atomic<int64_t> known_from_ms_{std::numeric_limits<int64_t>::max()};
   std::atomic<uint64_t> evicted_{0};
