@@ -69,6 +69,7 @@ bool AcceptStatus(Cluster* cluster, const PeerReply& reply, LocalHead* head, std
 }  // namespace
 
 size_t GroupSize(Cluster* cluster) { return 1 + cluster->peers().options().peers.size(); }
+size_t AnswerSlots(Cluster* cluster) { return 2 * GroupSize(cluster); }
 
 namespace {
 
@@ -120,6 +121,43 @@ Answer Routed(Cluster* cluster, const std::vector<std::string>& ids, const Ask& 
   return ask(nullptr);
 }
 
+// The second round (CONTRACT.md "cluster.standby_replicas"): the partitions `decision` left
+// uncovered that an instance said it serves as a standby (`standby[i]`, i: 0 this one, i + 1
+// peers[i]) are asked of one such instance each, restricted to exactly those
+// (`?local=true&standby=t:p,...`), so that none is counted twice and no limit is spent on
+// partitions another instance gives. `local` is this instance's part, run under a StandbyScope
+// when it is asked. Asked only when something is uncovered, so a group whose owners all serve
+// pays nothing.
+struct StandbyRound {
+  bool asked = false;               // some instance was asked
+  std::vector<Partitions> choice;   // per instance, what it was asked for
+  std::vector<PeerReply> replies;   // per peer
+};
+StandbyRound AskStandbys(Cluster* cluster, const CoverageDecision& decision,
+                         const std::vector<Partitions>& standby, const std::string& target,
+                         const std::string* post_json, const std::function<void()>& local) {
+  StandbyRound round;
+  if (decision.complete) return round;
+  round.choice = ChooseStandbys(decision, standby);
+  std::vector<std::string> targets(round.choice.size() - 1);
+  for (size_t i = 1; i < round.choice.size(); ++i) {
+    if (round.choice[i].empty()) continue;
+    targets[i - 1] = target + "&standby=" + StandbyParam(round.choice[i]);
+    round.asked = true;
+  }
+  std::function<void()> meanwhile;
+  if (!round.choice[0].empty()) {
+    round.asked = true;
+    meanwhile = [&] {
+      StandbyScope scope(round.choice[0]);
+      local();
+    };
+  }
+  if (!round.asked) return round;
+  round.replies = cluster->peers().AskEach(targets, meanwhile, post_json);
+  return round;
+}
+
 GroupAskAnswer AskGroupWith(Cluster* cluster, const GroupAsk& ask, const RoutePlan* plan) {
   GroupAskAnswer out;
   Result<std::string> mine = std::string();
@@ -136,15 +174,18 @@ GroupAskAnswer AskGroupWith(Cluster* cluster, const GroupAsk& ask, const RoutePl
     out.status = mine.status();
     return out;
   }
-  std::vector<PeerCoverage> coverage(1 + replies.size());
-  out.accepted.assign(1 + replies.size(), false);
-  out.covered.resize(1 + replies.size());
+  const size_t first = 1 + replies.size();  // the second round's answers come after
+  std::vector<PeerCoverage> coverage(2 * first);
+  std::vector<Partitions> standby(first);
+  out.accepted.assign(2 * first, false);
+  out.covered.resize(2 * first);
   auto read = [&](size_t index, std::string_view body, bool self) {
     LocalHead head;
     Status st = ask.parse(index, body, &head);
     if (st.ok() && !self) st = cluster->CheckPeer(head);
     if (!st.ok()) return st;
     out.accepted[index] = true;
+    if (index < first) standby[index] = std::move(head.standby);
     coverage[index] = CoverageOf(true, std::move(head.partitions), std::move(head.stale), plan);
     out.covered[index] = coverage[index].covered;
     return Status::Ok();
@@ -168,6 +209,29 @@ GroupAskAnswer AskGroupWith(Cluster* cluster, const GroupAsk& ask, const RoutePl
     }
   }
   out.coverage = DecideCoverage(ToCover(cluster, plan), coverage);
+  Result<std::string> again = std::string();
+  const StandbyRound round = AskStandbys(cluster, out.coverage, standby, target,
+                                         ask.post_body.empty() ? nullptr : &ask.post_body,
+                                         [&] { again = ask.local(); });
+  if (!round.asked) return out;
+  if (!round.choice[0].empty() && again.ok()) {
+    if (Status st = read(first, *again, true); !st.ok()) {
+      Warn("this instance's own standby answer is not read back: " + st.ToString());
+    }
+  }
+  for (size_t i = 0; i < round.replies.size(); ++i) {
+    if (!round.replies[i].asked) continue;
+    if (!round.replies[i].answered) {
+      Warn(round.replies[i].peer + " did not answer as a standby: " + round.replies[i].error);
+      continue;
+    }
+    if (Status st = read(first + 1 + i, round.replies[i].body, false); !st.ok()) {
+      Warn("the standby answer of " + round.replies[i].peer + " is refused: " + st.message());
+    }
+  }
+  out.coverage = DecideCoverage(ToCover(cluster, plan), coverage);
+  MarkFromStandby(&out.coverage, first);
+  cluster->CountStandby(out.coverage.from_standby.size());
   return out;
 }
 
@@ -211,11 +275,14 @@ GroupAnswer AnswerWith(Cluster* cluster, const GroupQuery& q, const RoutePlan* p
     out.status = mine.status;
     return out;
   }
-  std::vector<PeerCoverage> coverage(1 + replies.size());
-  std::vector<std::vector<PeerEvent>> events(1 + replies.size());
+  const size_t first = 1 + replies.size();  // the second round's answers come after
+  std::vector<PeerCoverage> coverage(2 * first);
+  std::vector<std::vector<PeerEvent>> events(2 * first);
+  std::vector<Partitions> standby(first);
   std::vector<query::UnindexedSpan> unindexed;
   if (ask_self && !mine.status.ok()) ++out.unanswered;
   if (ask_self && mine.status.ok()) {
+    standby[0] = mine.head.standby;
     coverage[0] = CoverageOf(true, mine.head.partitions, mine.head.stale, plan);
     events[0].reserve(mine.events.size());
     for (const query::Event& e : mine.events) events[0].push_back(ToPeerEvent(e));
@@ -237,10 +304,43 @@ GroupAnswer AnswerWith(Cluster* cluster, const GroupQuery& q, const RoutePlan* p
       events[i + 1].clear();
       continue;
     }
+    standby[i + 1] = std::move(head.standby);
     coverage[i + 1] = CoverageOf(true, std::move(head.partitions), std::move(head.stale), plan);
     unindexed.insert(unindexed.end(), head.unindexed.begin(), head.unindexed.end());
   }
   out.coverage = DecideCoverage(ToCover(cluster, plan), coverage);
+  LocalPart again;
+  const StandbyRound round = AskStandbys(cluster, out.coverage, standby, target, nullptr,
+                                         [&] { again = AnswerLocally(cluster, q); });
+  if (round.asked) {
+    if (!round.choice[0].empty() && again.status.ok()) {
+      coverage[first] = CoverageOf(true, again.head.partitions, again.head.stale, plan);
+      for (const query::Event& e : again.events) events[first].push_back(ToPeerEvent(e));
+      unindexed.insert(unindexed.end(), again.head.unindexed.begin(), again.head.unindexed.end());
+    }
+    for (size_t i = 0; i < round.replies.size(); ++i) {
+      const PeerReply& reply = round.replies[i];
+      if (!reply.asked) continue;
+      if (!reply.answered) {
+        Warn(reply.peer + " did not answer as a standby: " + reply.error);
+        continue;
+      }
+      LocalHead head;
+      const size_t index = first + 1 + i;
+      Status st = ParseLocalAnswer(reply.body, &events[index], &head);
+      if (st.ok()) st = cluster->CheckPeer(head);
+      if (!st.ok()) {
+        Warn("the standby answer of " + reply.peer + " is refused: " + st.message());
+        events[index].clear();
+        continue;
+      }
+      coverage[index] = CoverageOf(true, std::move(head.partitions), std::move(head.stale), plan);
+      unindexed.insert(unindexed.end(), head.unindexed.begin(), head.unindexed.end());
+    }
+    out.coverage = DecideCoverage(ToCover(cluster, plan), coverage);
+    MarkFromStandby(&out.coverage, first);
+    cluster->CountStandby(out.coverage.from_standby.size());
+  }
   out.events = MergePeerEvents(std::move(events), out.coverage, q.limit, q.order);
   out.unindexed = MergeUnindexed(std::move(unindexed), out.events, q.limit, q.order);
   return out;

@@ -68,7 +68,8 @@ struct GroupAsk {
   std::vector<std::string> route_ids;
   // This instance's `?local=true` answer body.
   std::function<Result<std::string>()> local;
-  // Reads instance `index`'s answer (0: this one, i + 1: peers[i]) into the caller's state and
+  // Reads instance `index`'s answer (0: this one, i + 1: peers[i]; from GroupSize on, the same
+  // instances' standby answers: AnswerSlots) into the caller's state and
   // its head into `head`; not ok refuses the answer (logged, and its partitions are missing).
   std::function<Status(size_t index, std::string_view body, LocalHead* head)> parse;
 };
@@ -85,6 +86,9 @@ struct GroupAskAnswer {
 // judged as AnswerForGroup does; the caller merges what `parse` kept.
 GroupAskAnswer AskGroup(Cluster* cluster, const GroupAsk& ask);
 size_t GroupSize(Cluster* cluster);  // this instance and its peers
+// The indexes GroupAsk::parse may be called with: 0..GroupSize - 1 for the first round, then as
+// many again for the second (the standbys': index GroupSize + i for instance i).
+size_t AnswerSlots(Cluster* cluster);
 
 // One scan, as every instance runs it.
 struct GroupScan {

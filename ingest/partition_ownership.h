@@ -94,6 +94,10 @@ struct OwnershipSnapshot {
   // generation own the same partitions.
   uint64_t generation = 0;
   std::vector<OwnedPartition> partitions;  // by (topic, partition)
+  // The partitions followed as a standby (cluster.standby_replicas), judged alike: filled by
+  // cluster::Cluster from the standby consumer's own PartitionOwnership; never in Serving() or
+  // Stale(). Empty otherwise.
+  std::vector<OwnedPartition> followed;
 
   // The serving partitions, the owned ones that do not serve, and whether (topic, partition)
   // serves.

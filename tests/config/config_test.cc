@@ -126,7 +126,7 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
           "http.allow_open", "http.tls_cert", "http.tls_key", "query.threads",
           "query.max_concurrent", "query.queue_wait", "query.last_cache", "query.last_cache_bytes",
           "cluster.peers", "cluster.peer_timeout_ms", "cluster.peer_ca", "cluster.max_staleness",
-          "cluster.route_by_key"));
+          "cluster.route_by_key", "cluster.standby_replicas"));
 }
 
 TEST(ConfigTest, FormatKeysNeedOneSourceOfSchemas) {
