@@ -77,6 +77,12 @@ class StandbyScope {
 Result<Partitions> ParseStandbyParam(std::string_view text);
 std::string StandbyParam(const Partitions& partitions);
 
+// Answers that took partitions from standbys, and the partitions so taken (/metrics).
+struct StandbyCounts {
+  uint64_t answers = 0;
+  uint64_t partitions = 0;
+};
+
 // How per-id queries were answered (with cluster.route_by_key): by the instances their plan
 // named, by every instance, or by every instance after a routed answer came back incomplete.
 struct RouteCounts {

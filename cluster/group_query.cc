@@ -561,6 +561,29 @@ std::string LocalStatusJson(Cluster* cluster) {
   }
   body.append(",\"lag\":" + std::to_string(lag) +
               ",\"max_staleness_ms\":" + std::to_string(cluster->max_staleness_ms()));
+  if (!s.followed.empty()) {
+    // The partitions followed as a standby (cluster.standby_replicas), with their lag.
+    body.append(",\"followed\":[");
+    for (size_t i = 0; i < s.followed.size(); ++i) {
+      const ingest::OwnedPartition& p = s.followed[i];
+      if (i != 0) body.push_back(',');
+      body.append("{\"topic\":");
+      wire::AppendJsonString(p.topic, &body);
+      body.append(",\"partition\":" + std::to_string(p.partition) +
+                  ",\"serving\":" + (p.serving() ? "true" : "false") +
+                  ",\"position\":" + std::to_string(p.position) +
+                  ",\"high_watermark\":" + std::to_string(p.high_watermark) +
+                  ",\"lag\":" + std::to_string(p.lag()) +
+                  ",\"staleness_ms\":" + std::to_string(p.staleness_ms));
+      const std::string why = p.WhyNotServing(cluster->max_staleness_ms());
+      if (!why.empty()) {
+        body.append(",\"why\":");
+        wire::AppendJsonString(why, &body);
+      }
+      body.push_back('}');
+    }
+    body.push_back(']');
+  }
   AppendLocalHead(cluster->Head(s), &body);
   body.push_back('}');
   return body;

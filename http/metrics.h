@@ -68,13 +68,16 @@ class Metrics {
   // `cache` (null: not written) is the query engine's last-N cache.
   // `routed` (null: not written) counts how per-id queries were answered with
   // cluster.route_by_key (cluster/cluster.h, RouteCounts).
+  // `standby` (null: not written) counts answers that took partitions from standbys
+  // (cluster.standby_replicas); the partitions followed are `ownership->followed`.
   std::string Render(const ingest::IngestStats* ingest, const store::StoreStats& store,
                      const store::StoreOptions& store_options,
                      const query::QueryWorkStats* work = nullptr,
                      const ingest::OwnershipSnapshot* ownership = nullptr,
                      const uint64_t* peer_answers_refused = nullptr,
                      const query::LastCacheStatus* cache = nullptr,
-                     const cluster::RouteCounts* routed = nullptr) const;
+                     const cluster::RouteCounts* routed = nullptr,
+                     const cluster::StandbyCounts* standby = nullptr) const;
 
  private:
   struct Families;

@@ -190,6 +190,7 @@ Status IngestorImpl::Init() {
     // No subscription: the poller assigns what the standby set names (FollowStandbySet).
     options_.handover->SetStandbyClose(
         [this](const std::vector<TopicPartition>& partitions) { fence_.Close(partitions); });
+    options_.handover->SetStandbyOwnership(options_.ownership);
   } else {
     HOTROW_RETURN_IF_ERROR(Subscribe());
   }
@@ -288,7 +289,10 @@ Status IngestorImpl::Stop() {
     if (lane->thread.joinable()) lane->thread.join();
   }
   // No writer writes any more: the group consumer's takes need not close this fence.
-  if (standby()) options_.handover->SetStandbyClose(nullptr);
+  if (standby()) {
+    options_.handover->SetStandbyClose(nullptr);
+    options_.handover->SetStandbyOwnership(nullptr);
+  }
   if (consumer_ != nullptr) {
     if (close_timed_out_) {
       // Destroying a handle whose group leave is stuck blocks until librdkafka's own timeouts

@@ -153,7 +153,7 @@ void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool co
     for (int i = 0; i < partitions->cnt; ++i) {
       taken.push_back(TopicPartition{partitions->elems[i].topic, partitions->elems[i].partition});
     }
-    options_.handover->Take(taken);
+    options_.handover->Take(taken, options_.ownership);
   }
   // Where each partition starts: see ChooseStartOffset (start_offset.h).
   std::map<TopicPartition, int64_t> ends;
@@ -368,13 +368,21 @@ void IngestorImpl::OnRevoke(rd_kafka_topic_partition_list_t* partitions, bool co
           rd_kafka_err2str(err));
     }
   }
+  // The group consumer no longer writes them (its fence is closed): the standby may follow them,
+  // and its ownership adopts their state before this one drops it (standby_handover.h).
+  if (options_.handover != nullptr && !standby()) {
+    options_.handover->Release(revoked, options_.ownership);
+  }
   for (const TopicPartition& tp : revoked) {
     cursors_.erase(tp);
-    if (options_.ownership != nullptr) options_.ownership->Revoked(tp.topic, tp.partition);
-    spdlog::info("ingest: revoked {}", Describe(tp));
+    // A standby's partition the group consumer took keeps answering until the owner serves it
+    // (standby_handover.h).
+    const bool taken = standby() && options_.handover->IsOwned(tp);
+    if (options_.ownership != nullptr && !taken) {
+      options_.ownership->Revoked(tp.topic, tp.partition);
+    }
+    spdlog::info("ingest: {} {}", standby() ? "stopped following" : "revoked", Describe(tp));
   }
-  // The group consumer no longer writes them: the standby may follow them (standby_handover.h).
-  if (options_.handover != nullptr && !standby()) options_.handover->Release(revoked);
   last_cursor_ = nullptr;
   UpdateHeld();  // the held records of revoked partitions went with their cursors
   if (cursors_.empty() && unassigned_since_ms_.load() < 0) {

@@ -63,6 +63,16 @@ void IngestorImpl::FollowStandbySet() {
     TopicPartitionListPtr list = ToList(add);
     OnAssign(list.get(), /*cooperative=*/true);
   }
+  // An entry adopted from the group consumer (StandbyHandover::Release) of a partition not
+  // followed here: nothing keeps it fresh, so it goes.
+  if (options_.ownership != nullptr) {
+    for (const OwnedPartition& p : options_.ownership->Snapshot().partitions) {
+      const TopicPartition tp{p.topic, p.partition};
+      if (cursors_.count(tp) == 0 && !options_.handover->IsOwned(tp)) {
+        options_.ownership->Revoked(p.topic, p.partition);
+      }
+    }
+  }
 }
 
 }  // namespace hotrow::ingest::internal

@@ -7,10 +7,19 @@ void StandbyHandover::SetStandbyClose(CloseFn close) {
   close_ = std::move(close);
 }
 
-void StandbyHandover::Take(const std::vector<TopicPartition>& partitions) {
+void StandbyHandover::SetStandbyOwnership(PartitionOwnership* followed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  followed_ = followed;
+}
+
+void StandbyHandover::Take(const std::vector<TopicPartition>& partitions,
+                           PartitionOwnership* owner) {
   if (partitions.empty()) return;
   std::lock_guard<std::mutex> lock(mu_);
   owned_.insert(partitions.begin(), partitions.end());
+  if (owner != nullptr && followed_ != nullptr) {
+    for (const TopicPartition& tp : partitions) owner->Adopt(*followed_, tp.topic, tp.partition);
+  }
   ++generation_;
   // Under the lock: the standby cannot open one of them meanwhile (OpenUnlessOwned), and cannot
   // clear its close while it runs. The close waits only for the standby's writers, which never
@@ -18,10 +27,19 @@ void StandbyHandover::Take(const std::vector<TopicPartition>& partitions) {
   if (close_) close_(partitions);
 }
 
-void StandbyHandover::Release(const std::vector<TopicPartition>& partitions) {
+void StandbyHandover::Release(const std::vector<TopicPartition>& partitions,
+                              const PartitionOwnership* owner) {
   if (partitions.empty()) return;
   std::lock_guard<std::mutex> lock(mu_);
-  for (const TopicPartition& tp : partitions) owned_.erase(tp);
+  for (const TopicPartition& tp : partitions) {
+    owned_.erase(tp);
+    if (followed_ == nullptr) continue;
+    if (owner != nullptr) {
+      followed_->Adopt(*owner, tp.topic, tp.partition);
+    } else {
+      followed_->Revoked(tp.topic, tp.partition);
+    }
+  }
   ++generation_;
 }
 

@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "ingest/partition_ownership.h"
 #include "store/event_store.h"
 
 // The hand-over of partitions between an instance's two consumers of one store
@@ -34,12 +35,23 @@ class StandbyHandover {
   // The standby consumer's fence close (PartitionFence::Close), or none. Cleared (an empty
   // function) by the standby once none of its writers can write any more.
   void SetStandbyClose(CloseFn close);
+  // The standby's ownership (not owned; null: none). A partition the group consumer takes keeps
+  // its standby entry there (the standby does not revoke it: it answers until the owner serves,
+  // cluster::Cluster drops it then); Release drops it, as the standby assigns it afresh if it
+  // follows it again.
+  void SetStandbyOwnership(PartitionOwnership* followed);
 
   // The group consumer is assigned `partitions`: returns once the standby consumer no longer
   // writes any of them.
-  void Take(const std::vector<TopicPartition>& partitions);
-  // The group consumer gave `partitions` up (revoked or lost) and no longer writes them.
-  void Release(const std::vector<TopicPartition>& partitions);
+  // `owner` (the group consumer's ownership; null: none) adopts the standby's state of each
+  // (PartitionOwnership::Adopt), so a partition followed and caught up serves as owned at once.
+  void Take(const std::vector<TopicPartition>& partitions, PartitionOwnership* owner = nullptr);
+  // The group consumer gave `partitions` up (revoked or lost) and no longer writes them. Called
+  // before `owner` revokes them: the standby's ownership adopts their state, so they keep
+  // answering as a standby from this store while the standby consumer continues them (it drops
+  // at its next check, within a poll, what it does not follow).
+  void Release(const std::vector<TopicPartition>& partitions,
+               const PartitionOwnership* owner = nullptr);
 
   // The partitions the group consumer owns, sorted.
   std::vector<TopicPartition> Owned() const;
@@ -56,6 +68,7 @@ class StandbyHandover {
   std::set<TopicPartition> owned_;  // GUARDED_BY(mu_)
   uint64_t generation_ = 0;         // GUARDED_BY(mu_)
   CloseFn close_;                   // GUARDED_BY(mu_)
+  PartitionOwnership* followed_ = nullptr;  // GUARDED_BY(mu_)
 };
 
 }  // namespace hotrow::ingest

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -102,9 +103,17 @@ class StandbyE2ETest : public ::testing::Test {
   std::string Logs() {
     std::string out;
     for (int i = 0; i < kInstances; ++i) {
-      const std::string log = ReadFile(dir_.Sub("serve-" + std::to_string(i) + ".log"));
-      out += "--- serve " + std::to_string(i) + " (last 4000 bytes)\n" +
-             log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
+      // Without the lines about the killed peer, which would fill it.
+      std::string log;
+      std::istringstream lines(ReadFile(dir_.Sub("serve-" + std::to_string(i) + ".log")));
+      for (std::string line; std::getline(lines, line);) {
+        if (line.find("did not answer") == std::string::npos) log += line + "\n";
+      }
+      out += "--- serve " + std::to_string(i) + " (last 6000 bytes)\n" +
+             log.substr(log.size() > 6000 ? log.size() - 6000 : 0);
+      if (i < static_cast<int>(ports_.size())) {
+        out += "--- /v1/cluster?local=true: " + Get(i, "/v1/cluster?local=true").second + "\n";
+      }
     }
     return out;
   }
@@ -198,7 +207,11 @@ class StandbyE2ETest : public ::testing::Test {
         const json j = json::parse(body, nullptr, false);
         if (!j.is_object() || !j.value("complete", false)) {
           ++incomplete_;
-          if (first_bad_.empty()) first_bad_ = body.substr(0, 400);
+          if (first_bad_.empty()) {
+            json head = j;
+            if (head.is_object()) head.erase("events");
+            first_bad_ = "instance " + std::to_string(instance) + ": " + head.dump();
+          }
           continue;
         }
         if (j.contains("from_standby")) ++from_standby_;
