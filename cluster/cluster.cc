@@ -189,9 +189,11 @@ void Cluster::RefreshFreshness() {
     followed_->UpdatePosition(p.topic, p.partition, p.next_offset, p.high_watermark);
   }
   const Status standby_ready = standby_ingestor_->Ready();
-  // Not ready when either consumer is not: both write the one store.
-  followed_->SetReadiness(ready.ok() && standby_ready.ok(),
-                          !ready.ok() ? ready.message() : standby_ready.message());
+  // The standby's own readiness, and the store's: a full disk stops both consumers' writes. The
+  // group consumer waiting for an assignment (a rebalance) is no reason: that is when standbys
+  // are needed.
+  followed_->SetReadiness(standby_ready.ok() && !ready.IsNoSpace(),
+                          ready.IsNoSpace() ? ready.message() : standby_ready.message());
   // Taken over (standby_handover.h): the standby's entry answers until the owner serves.
   const ingest::OwnershipSnapshot owned = ownership_->Snapshot();
   const ingest::OwnershipSnapshot follows = followed_->Snapshot();
