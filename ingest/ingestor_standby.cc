@@ -39,7 +39,8 @@ void IngestorImpl::FollowStandbySet() {
     std::map<std::string, int32_t> counts = PartitionCounts(topics, 2000);
     for (auto& [topic, count] : counts) follow_counts_[topic] = count;
     // Every second while a topic's count is unknown, else every kFollowCountsMs.
-    next_counts_steady_ms_ = now + (counts.size() < topics.size() ? kFollowCheckMs : kFollowCountsMs);
+    next_counts_steady_ms_ =
+        now + (counts.size() < topics.size() ? kFollowCheckMs : kFollowCountsMs);
   }
   const std::vector<std::pair<std::string, int32_t>> counts(follow_counts_.begin(),
                                                             follow_counts_.end());

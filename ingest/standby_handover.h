@@ -65,9 +65,9 @@ class StandbyHandover {
 
  private:
   mutable std::mutex mu_;
-  std::set<TopicPartition> owned_;  // GUARDED_BY(mu_)
-  uint64_t generation_ = 0;         // GUARDED_BY(mu_)
-  CloseFn close_;                   // GUARDED_BY(mu_)
+  std::set<TopicPartition> owned_;          // GUARDED_BY(mu_)
+  uint64_t generation_ = 0;                 // GUARDED_BY(mu_)
+  CloseFn close_;                           // GUARDED_BY(mu_)
   PartitionOwnership* followed_ = nullptr;  // GUARDED_BY(mu_)
 };
 

@@ -37,9 +37,9 @@ bool Follows(const std::vector<std::string>& peers, const std::string& self, int
 
 // The partitions `self` follows of every partition `counts` names (topic -> partition count),
 // leaving out `owned` (sorted). Sorted.
-std::vector<store::TopicPartition> StandbySet(const std::vector<std::string>& peers,
-                                              const std::string& self, int replicas,
-                                              const std::vector<std::pair<std::string, int32_t>>& counts,
-                                              const std::vector<store::TopicPartition>& owned);
+std::vector<store::TopicPartition> StandbySet(
+    const std::vector<std::string>& peers, const std::string& self, int replicas,
+    const std::vector<std::pair<std::string, int32_t>>& counts,
+    const std::vector<store::TopicPartition>& owned);
 
 }  // namespace hotrow::ingest

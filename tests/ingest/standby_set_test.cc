@@ -44,7 +44,8 @@ TEST(StandbySetTest, NoReplicasOrAStrangerFollowsNothing) {
   EXPECT_FALSE(Follows(kPeers, "10.9.9.9:8080", 2, "events", 0, false));
   // With every other instance a replica, every instance follows everything it does not own.
   for (int32_t p = 0; p < 16; ++p) {
-    for (const std::string& peer : kPeers) EXPECT_TRUE(Follows(kPeers, peer, 2, "events", p, false));
+    for (const std::string& peer : kPeers)
+      EXPECT_TRUE(Follows(kPeers, peer, 2, "events", p, false));
   }
 }
 
@@ -68,7 +69,8 @@ TEST(StandbySetTest, OwnedPartitionsAreLeftOutAndAPeerLeavingMovesOnlyItsRanks) 
   const std::vector<TopicPartition> all = StandbySet(kPeers, kPeers[0], 1, {{"events", 32}}, {});
   ASSERT_FALSE(all.empty());
   const std::vector<TopicPartition> owned = {all.front()};
-  const std::vector<TopicPartition> less = StandbySet(kPeers, kPeers[0], 1, {{"events", 32}}, owned);
+  const std::vector<TopicPartition> less =
+      StandbySet(kPeers, kPeers[0], 1, {{"events", 32}}, owned);
   EXPECT_EQ(less.size() + 1, all.size());
   EXPECT_EQ(std::count(less.begin(), less.end(), all.front()), 0);
   // A fourth peer joining: what peer 0 followed and still ranks first or second stays followed.
