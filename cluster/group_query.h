@@ -118,7 +118,12 @@ ScanEnd ScanLocally(Cluster* cluster, const GroupScan& scan,
 ScanEnd ScanGroup(Cluster* cluster, const GroupScan& scan,
                   const std::function<bool(std::string_view)>& line);
 
-// GET /v1/cluster?local=true: this instance's ownership, readiness and freshness, with its head.
+// Reads a peer's `/v1/cluster?local=true` reply into `head`, checking who it is
+// (Cluster::CheckPeer); false with `why` set otherwise.
+bool ReadPeerStatus(Cluster* cluster, const PeerReply& reply, LocalHead* head, std::string* why);
+
+// GET /v1/cluster?local=true (cluster/group_status.cc): this instance's ownership, readiness and
+// freshness, the partitions it follows as a standby, with its head.
 std::string LocalStatusJson(Cluster* cluster);
 // GET /v1/cluster: every instance's status (reachable, ready, stale partitions, lag) and the
 // group's coverage.
