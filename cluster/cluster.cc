@@ -11,6 +11,51 @@
 
 namespace hotrow::cluster {
 
+namespace {
+thread_local Partitions standby_request;
+}  // namespace
+
+const Partitions& StandbyRequest() { return standby_request; }
+void SetStandbyRequest(Partitions partitions) { standby_request = std::move(partitions); }
+StandbyScope::StandbyScope(Partitions partitions) : previous_(std::move(standby_request)) {
+  standby_request = std::move(partitions);
+}
+StandbyScope::~StandbyScope() { standby_request = std::move(previous_); }
+
+Result<Partitions> ParseStandbyParam(std::string_view text) {
+  Partitions out;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    const size_t colon = item.rfind(':');
+    int32_t partition = -1;
+    if (colon == std::string_view::npos || colon == 0 || colon + 1 == item.size() ||
+        item.size() - colon > 10 ||
+        !std::all_of(item.begin() + static_cast<std::ptrdiff_t>(colon) + 1, item.end(),
+                     [](char c) { return c >= '0' && c <= '9'; })) {
+      return Status::InvalidArgument("standby: expected topic:partition[,topic:partition...], got \"" +
+                                     std::string(item.substr(0, 64)) + "\"");
+    }
+    partition = static_cast<int32_t>(std::stoll(std::string(item.substr(colon + 1))));
+    out.push_back({std::string(item.substr(0, colon)), partition});
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  if (out.empty()) return Status::InvalidArgument("standby: expected at least one partition");
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::string StandbyParam(const Partitions& partitions) {
+  std::string out;
+  for (const store::TopicPartition& tp : partitions) {
+    if (!out.empty()) out.push_back(',');
+    out.append(tp.topic + ":" + std::to_string(tp.partition));
+  }
+  return out;
+}
+
 Cluster::Cluster(const ClusterOptions& options, ingest::PartitionOwnership* ownership,
                  store::EventStore* store)
     : options_(options), ownership_(ownership), store_(store) {
@@ -130,14 +175,72 @@ void Cluster::RefreshFreshness() {
   const ingest::IngestStats stats = ingestor->Stats();
   for (const ingest::PartitionStats& p : stats.partitions) {
     ownership_->UpdatePosition(p.topic, p.partition, p.next_offset, p.high_watermark);
+    // A followed partition the group consumer took keeps its standby entry until the owner serves
+    // it (below); the store's position of it is now the owner's.
+    if (followed_ != nullptr) {
+      followed_->UpdatePosition(p.topic, p.partition, p.next_offset, p.high_watermark);
+    }
   }
   const Status ready = ingestor->Ready();
   ownership_->SetReadiness(ready.ok(), ready.message());
+  if (followed_ == nullptr || standby_ingestor_ == nullptr) return;
+  const ingest::IngestStats followed = standby_ingestor_->Stats();
+  for (const ingest::PartitionStats& p : followed.partitions) {
+    followed_->UpdatePosition(p.topic, p.partition, p.next_offset, p.high_watermark);
+  }
+  const Status standby_ready = standby_ingestor_->Ready();
+  // The standby's own readiness, and the store's: a full disk stops both consumers' writes. The
+  // group consumer waiting for an assignment (a rebalance) is no reason: that is when standbys
+  // are needed.
+  followed_->SetReadiness(standby_ready.ok() && !ready.IsNoSpace(),
+                          ready.IsNoSpace() ? ready.message() : standby_ready.message());
+  // Taken over (standby_handover.h): the standby's entry answers until the owner serves.
+  const ingest::OwnershipSnapshot owned = ownership_->Snapshot();
+  const ingest::OwnershipSnapshot follows = followed_->Snapshot();
+  for (const ingest::OwnedPartition& p : follows.partitions) {
+    if (owned.IsServing(p.topic, p.partition)) followed_->Revoked(p.topic, p.partition);
+  }
+}
+
+std::shared_ptr<const ingest::OwnershipSnapshot> Cluster::LocalShared() const {
+  std::shared_ptr<const ingest::OwnershipSnapshot> owned = ownership_->Shared();
+  if (followed_ == nullptr) return owned;
+  auto both = std::make_shared<ingest::OwnershipSnapshot>(*owned);
+  both->followed = followed_->Shared()->partitions;
+  return both;
 }
 
 QueryView Cluster::View() {
   QueryView view;
   view.ownership = LocalShared();
+  const Partitions& asked = StandbyRequest();
+  if (!asked.empty()) {
+    // Exactly the partitions asked, as this instance owns or follows them (owned first); one it
+    // does neither is named stale.
+    auto only = std::make_shared<ingest::OwnershipSnapshot>();
+    only->generation = view.ownership->generation;
+    for (const store::TopicPartition& tp : asked) {
+      const ingest::OwnedPartition* found = nullptr;
+      for (const auto* list : {&view.ownership->partitions, &view.ownership->followed}) {
+        for (const ingest::OwnedPartition& p : *list) {
+          if (found == nullptr && p.topic == tp.topic && p.partition == tp.partition &&
+              (p.serving() || list == &view.ownership->followed)) {
+            found = &p;
+          }
+        }
+      }
+      if (found != nullptr) {
+        only->partitions.push_back(*found);
+      } else {
+        ingest::OwnedPartition none;
+        none.topic = tp.topic;
+        none.partition = tp.partition;
+        none.not_ready = "neither owned nor followed here";
+        only->partitions.push_back(std::move(none));
+      }
+    }
+    view.ownership = std::move(only);
+  }
   view.filter = FilterOf(*view.ownership);
   return view;
 }
@@ -146,6 +249,13 @@ LocalHead Cluster::Head(const ingest::OwnershipSnapshot& snapshot) const {
   LocalHead head = identity_;
   head.partitions = snapshot.Serving();
   head.stale = snapshot.Stale();
+  for (const ingest::OwnedPartition& p : snapshot.followed) {
+    // A partition also owned and serving is answered as owned.
+    if (p.serving() && !snapshot.IsServing(p.topic, p.partition)) {
+      head.standby.push_back({p.topic, p.partition});
+    }
+  }
+  std::sort(head.standby.begin(), head.standby.end());
   if (options_.route_by_key != ingest::KeyPartitioner::kOff) {
     std::set<std::string> disagree;
     for (const ingest::OwnedPartition& p : snapshot.partitions) {

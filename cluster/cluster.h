@@ -56,6 +56,33 @@ struct ClusterOptions {
   int64_t route_refresh_ms = 1000;
 };
 
+// The partitions the `?local=true&standby=...` request being served on this thread asks for
+// (CONTRACT.md "cluster.standby_replicas"); empty for any other request. Set by the HTTP layer
+// when it reads `standby`, cleared before each request, and set around this instance's own
+// in-process part of a second round (StandbyScope); read by Cluster::View.
+const Partitions& StandbyRequest();
+void SetStandbyRequest(Partitions partitions);
+class StandbyScope {
+ public:
+  explicit StandbyScope(Partitions partitions);
+  ~StandbyScope();
+  StandbyScope(const StandbyScope&) = delete;
+  StandbyScope& operator=(const StandbyScope&) = delete;
+
+ private:
+  Partitions previous_;
+};
+// `standby=t:0,t:3` (Kafka topic names hold neither ':' nor ','): the partitions, or
+// InvalidArgument; and the form.
+Result<Partitions> ParseStandbyParam(std::string_view text);
+std::string StandbyParam(const Partitions& partitions);
+
+// Answers that took partitions from standbys, and the partitions so taken (/metrics).
+struct StandbyCounts {
+  uint64_t answers = 0;
+  uint64_t partitions = 0;
+};
+
 // How per-id queries were answered (with cluster.route_by_key): by the instances their plan
 // named, by every instance, or by every instance after a routed answer came back incomplete.
 struct RouteCounts {
@@ -104,6 +131,15 @@ class Cluster {
     std::lock_guard<std::mutex> lock(ingestor_mu_);
     ingestor_ = ingestor;
   }
+  // cluster.standby_replicas: the ownership of the partitions this instance follows as a standby
+  // and the standby consumer that feeds it (positions and readiness, read with the ingestor's);
+  // neither owned. Null: no standby. Once, before queries; `standby` may be set to null later
+  // (as set_ingestor) before it is destroyed.
+  void set_standby(ingest::PartitionOwnership* followed, const ingest::Ingestor* standby) {
+    std::lock_guard<std::mutex> lock(ingestor_mu_);
+    followed_ = followed;
+    standby_ingestor_ = standby;
+  }
   // What this instance's part of a scan is read from; not owned.
   void set_engine(query::QueryEngine* engine) { engine_ = engine; }
   query::QueryEngine* engine() const { return engine_; }
@@ -113,14 +149,16 @@ class Cluster {
   const ClusterOptions& options() const { return options_; }
 
   // This instance's ownership now, each partition judged (ingest/partition_ownership.h).
-  ingest::OwnershipSnapshot Local() const { return ownership_->Snapshot(); }
+  // With standbys, its `followed` holds the partitions followed.
+  ingest::OwnershipSnapshot Local() const { return *LocalShared(); }
   // The same, shared between the queries of the next few milliseconds (PartitionOwnership::Shared).
-  std::shared_ptr<const ingest::OwnershipSnapshot> LocalShared() const {
-    return ownership_->Shared();
-  }
+  std::shared_ptr<const ingest::OwnershipSnapshot> LocalShared() const;
   int64_t max_staleness_ms() const { return ownership_->options().max_staleness_ms; }
 
-  // The view one query reads through: a snapshot (LocalShared) and its filter.
+  // The view one query reads through: a snapshot (LocalShared) and its filter. For a request
+  // that names standby partitions (StandbyRequest on this thread: `?local=true&standby=...`), the
+  // snapshot holds exactly those partitions, as this instance owns or follows them: the filter
+  // reads those of them that serve, and the head names the rest stale.
   QueryView View();
   // What this instance says of itself for a query that read through a view of `snapshot`: the
   // partitions serving in it covered, the rest it owns stale.
@@ -140,6 +178,16 @@ class Cluster {
   void RouteMissed();
   void CountRoute(bool routed, bool retried);
   RouteCounts route_counts() const;
+  // Standbys: an answer that took `partitions` (> 0) from standbys; counts for /metrics.
+  void CountStandby(size_t partitions) {
+    if (partitions == 0) return;
+    standby_answers_.fetch_add(1, std::memory_order_relaxed);
+    standby_partitions_.fetch_add(partitions, std::memory_order_relaxed);
+  }
+  uint64_t standby_answers() const { return standby_answers_.load(); }
+  uint64_t standby_partitions() const { return standby_partitions_.load(); }
+  // cluster.standby_replicas is on here (set_standby was given an ownership).
+  bool has_standby() const { return followed_ != nullptr; }
   // The last map (for /v1/cluster).
   RouteMap route_map() const;
 
@@ -165,10 +213,14 @@ class Cluster {
   LocalHead identity_;
   std::mutex ingestor_mu_;                      // held while the ingestor is asked
   const ingest::Ingestor* ingestor_ = nullptr;  // GUARDED_BY(ingestor_mu_)
+  // Standbys (set_standby); followed_ is constant once queries run.
+  ingest::PartitionOwnership* followed_ = nullptr;
+  const ingest::Ingestor* standby_ingestor_ = nullptr;  // GUARDED_BY(ingestor_mu_)
   query::QueryEngine* engine_ = nullptr;
   std::unique_ptr<PeerClients> peers_;
   std::unique_ptr<TopicMetadata> metadata_;
   std::atomic<uint64_t> refused_{0};
+  std::atomic<uint64_t> standby_answers_{0}, standby_partitions_{0};
 
   std::mutex mu_;
   std::condition_variable wake_;

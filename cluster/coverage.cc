@@ -78,7 +78,35 @@ void AppendPartitionsJson(Partitions partitions, std::string* out) {
   out->push_back('}');
 }
 
+std::vector<Partitions> ChooseStandbys(const CoverageDecision& decision,
+                                       const std::vector<Partitions>& standby) {
+  std::vector<Partitions> ask(standby.size());
+  for (const Partitions* uncovered : {&decision.missing, &decision.stale}) {
+    for (const store::TopicPartition& tp : *uncovered) {
+      for (size_t i = 0; i < standby.size(); ++i) {
+        if (std::find(standby[i].begin(), standby[i].end(), tp) != standby[i].end()) {
+          ask[i].push_back(tp);
+          break;
+        }
+      }
+    }
+  }
+  for (Partitions& list : ask) std::sort(list.begin(), list.end());
+  return ask;
+}
+
+void MarkFromStandby(CoverageDecision* decision, size_t first) {
+  decision->from_standby.clear();
+  for (const auto& [tp, index] : decision->owner) {
+    if (index >= first) decision->from_standby.push_back(tp);
+  }
+}
+
 void AppendCoverageJson(const CoverageDecision& decision, std::string* out) {
+  if (!decision.from_standby.empty()) {
+    out->append(",\"from_standby\":");
+    AppendPartitionsJson(decision.from_standby, out);
+  }
   if (decision.complete) {
     out->append(",\"complete\":true");
     return;

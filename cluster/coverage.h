@@ -46,6 +46,9 @@ struct CoverageDecision {
   // the first that covers it. An instance that covers a partition another one was chosen for
   // (a handoff seen from both sides) has its events of that partition dropped, never doubled.
   std::map<store::TopicPartition, size_t> owner;
+  // The partitions answered by a standby (CONTRACT.md "cluster.standby_replicas"): their owners
+  // did not serve them, an instance that follows them did. Sorted; set by MarkFromStandby.
+  Partitions from_standby;
 };
 
 // `all` is what the brokers' metadata says (GroupPartitions); the partitions to cover are those
@@ -55,6 +58,18 @@ struct CoverageDecision {
 // answer incomplete however many instances answer (CONTRACT.md: a partition list that cannot be
 // read is not an empty list).
 CoverageDecision DecideCoverage(const GroupPartitions& all, const std::vector<PeerCoverage>& peers);
+
+// Standbys (CONTRACT.md "cluster.standby_replicas"): which instance to ask, in a second round,
+// for each partition `decision` left uncovered (missing or stale) that some instance said it
+// serves as a standby (`standby[i]`, sorted, from instance i's first answer). Each such partition
+// goes to the first instance that serves it (index 0, this instance, before the peers); returns
+// per instance the partitions to ask it for (empty: not asked), each partition once, so no
+// partition is counted from two standbys.
+std::vector<Partitions> ChooseStandbys(const CoverageDecision& decision,
+                                       const std::vector<Partitions>& standby);
+// Sets `decision->from_standby` to the partitions it gives to an answer at index `first` or
+// later (the second round's answers, appended after the first round's).
+void MarkFromStandby(CoverageDecision* decision, size_t first);
 
 // One event of an instance's answer: the fields the merge orders by, and its JSON object as the
 // instance wrote it (passed on byte for byte: the payload is never re-serialised).

@@ -54,8 +54,9 @@ std::vector<query::UnindexedSpan> MergeUnindexed(std::vector<query::UnindexedSpa
   return spans;
 }
 
-// Reads a peer's ?local=true answer to /v1/cluster into `coverage`, checking who it is.
-bool AcceptStatus(Cluster* cluster, const PeerReply& reply, LocalHead* head, std::string* why) {
+}  // namespace
+
+bool ReadPeerStatus(Cluster* cluster, const PeerReply& reply, LocalHead* head, std::string* why) {
   if (!reply.answered) {
     *why = reply.error;
     return false;
@@ -66,9 +67,8 @@ bool AcceptStatus(Cluster* cluster, const PeerReply& reply, LocalHead* head, std
   return st.ok();
 }
 
-}  // namespace
-
 size_t GroupSize(Cluster* cluster) { return 1 + cluster->peers().options().peers.size(); }
+size_t AnswerSlots(Cluster* cluster) { return 2 * GroupSize(cluster); }
 
 namespace {
 
@@ -120,6 +120,43 @@ Answer Routed(Cluster* cluster, const std::vector<std::string>& ids, const Ask& 
   return ask(nullptr);
 }
 
+// The second round (CONTRACT.md "cluster.standby_replicas"): the partitions `decision` left
+// uncovered that an instance said it serves as a standby (`standby[i]`, i: 0 this one, i + 1
+// peers[i]) are asked of one such instance each, restricted to exactly those
+// (`?local=true&standby=t:p,...`), so that none is counted twice and no limit is spent on
+// partitions another instance gives. `local` is this instance's part, run under a StandbyScope
+// when it is asked. Asked only when something is uncovered, so a group whose owners all serve
+// pays nothing.
+struct StandbyRound {
+  bool asked = false;              // some instance was asked
+  std::vector<Partitions> choice;  // per instance, what it was asked for
+  std::vector<PeerReply> replies;  // per peer
+};
+StandbyRound AskStandbys(Cluster* cluster, const CoverageDecision& decision,
+                         const std::vector<Partitions>& standby, const std::string& target,
+                         const std::string* post_json, const std::function<void()>& local) {
+  StandbyRound round;
+  if (decision.complete) return round;
+  round.choice = ChooseStandbys(decision, standby);
+  std::vector<std::string> targets(round.choice.size() - 1);
+  for (size_t i = 1; i < round.choice.size(); ++i) {
+    if (round.choice[i].empty()) continue;
+    targets[i - 1] = target + "&standby=" + StandbyParam(round.choice[i]);
+    round.asked = true;
+  }
+  std::function<void()> meanwhile;
+  if (!round.choice[0].empty()) {
+    round.asked = true;
+    meanwhile = [&] {
+      StandbyScope scope(round.choice[0]);
+      local();
+    };
+  }
+  if (!round.asked) return round;
+  round.replies = cluster->peers().AskEach(targets, meanwhile, post_json);
+  return round;
+}
+
 GroupAskAnswer AskGroupWith(Cluster* cluster, const GroupAsk& ask, const RoutePlan* plan) {
   GroupAskAnswer out;
   Result<std::string> mine = std::string();
@@ -136,15 +173,18 @@ GroupAskAnswer AskGroupWith(Cluster* cluster, const GroupAsk& ask, const RoutePl
     out.status = mine.status();
     return out;
   }
-  std::vector<PeerCoverage> coverage(1 + replies.size());
-  out.accepted.assign(1 + replies.size(), false);
-  out.covered.resize(1 + replies.size());
+  const size_t first = 1 + replies.size();  // the second round's answers come after
+  std::vector<PeerCoverage> coverage(2 * first);
+  std::vector<Partitions> standby(first);
+  out.accepted.assign(2 * first, false);
+  out.covered.resize(2 * first);
   auto read = [&](size_t index, std::string_view body, bool self) {
     LocalHead head;
     Status st = ask.parse(index, body, &head);
     if (st.ok() && !self) st = cluster->CheckPeer(head);
     if (!st.ok()) return st;
     out.accepted[index] = true;
+    if (index < first) standby[index] = std::move(head.standby);
     coverage[index] = CoverageOf(true, std::move(head.partitions), std::move(head.stale), plan);
     out.covered[index] = coverage[index].covered;
     return Status::Ok();
@@ -168,6 +208,29 @@ GroupAskAnswer AskGroupWith(Cluster* cluster, const GroupAsk& ask, const RoutePl
     }
   }
   out.coverage = DecideCoverage(ToCover(cluster, plan), coverage);
+  Result<std::string> again = std::string();
+  const StandbyRound round =
+      AskStandbys(cluster, out.coverage, standby, target,
+                  ask.post_body.empty() ? nullptr : &ask.post_body, [&] { again = ask.local(); });
+  if (!round.asked) return out;
+  if (!round.choice[0].empty() && again.ok()) {
+    if (Status st = read(first, *again, true); !st.ok()) {
+      Warn("this instance's own standby answer is not read back: " + st.ToString());
+    }
+  }
+  for (size_t i = 0; i < round.replies.size(); ++i) {
+    if (!round.replies[i].asked) continue;
+    if (!round.replies[i].answered) {
+      Warn(round.replies[i].peer + " did not answer as a standby: " + round.replies[i].error);
+      continue;
+    }
+    if (Status st = read(first + 1 + i, round.replies[i].body, false); !st.ok()) {
+      Warn("the standby answer of " + round.replies[i].peer + " is refused: " + st.message());
+    }
+  }
+  out.coverage = DecideCoverage(ToCover(cluster, plan), coverage);
+  MarkFromStandby(&out.coverage, first);
+  cluster->CountStandby(out.coverage.from_standby.size());
   return out;
 }
 
@@ -211,11 +274,14 @@ GroupAnswer AnswerWith(Cluster* cluster, const GroupQuery& q, const RoutePlan* p
     out.status = mine.status;
     return out;
   }
-  std::vector<PeerCoverage> coverage(1 + replies.size());
-  std::vector<std::vector<PeerEvent>> events(1 + replies.size());
+  const size_t first = 1 + replies.size();  // the second round's answers come after
+  std::vector<PeerCoverage> coverage(2 * first);
+  std::vector<std::vector<PeerEvent>> events(2 * first);
+  std::vector<Partitions> standby(first);
   std::vector<query::UnindexedSpan> unindexed;
   if (ask_self && !mine.status.ok()) ++out.unanswered;
   if (ask_self && mine.status.ok()) {
+    standby[0] = mine.head.standby;
     coverage[0] = CoverageOf(true, mine.head.partitions, mine.head.stale, plan);
     events[0].reserve(mine.events.size());
     for (const query::Event& e : mine.events) events[0].push_back(ToPeerEvent(e));
@@ -237,10 +303,43 @@ GroupAnswer AnswerWith(Cluster* cluster, const GroupQuery& q, const RoutePlan* p
       events[i + 1].clear();
       continue;
     }
+    standby[i + 1] = std::move(head.standby);
     coverage[i + 1] = CoverageOf(true, std::move(head.partitions), std::move(head.stale), plan);
     unindexed.insert(unindexed.end(), head.unindexed.begin(), head.unindexed.end());
   }
   out.coverage = DecideCoverage(ToCover(cluster, plan), coverage);
+  LocalPart again;
+  const StandbyRound round = AskStandbys(cluster, out.coverage, standby, target, nullptr,
+                                         [&] { again = AnswerLocally(cluster, q); });
+  if (round.asked) {
+    if (!round.choice[0].empty() && again.status.ok()) {
+      coverage[first] = CoverageOf(true, again.head.partitions, again.head.stale, plan);
+      for (const query::Event& e : again.events) events[first].push_back(ToPeerEvent(e));
+      unindexed.insert(unindexed.end(), again.head.unindexed.begin(), again.head.unindexed.end());
+    }
+    for (size_t i = 0; i < round.replies.size(); ++i) {
+      const PeerReply& reply = round.replies[i];
+      if (!reply.asked) continue;
+      if (!reply.answered) {
+        Warn(reply.peer + " did not answer as a standby: " + reply.error);
+        continue;
+      }
+      LocalHead head;
+      const size_t index = first + 1 + i;
+      Status st = ParseLocalAnswer(reply.body, &events[index], &head);
+      if (st.ok()) st = cluster->CheckPeer(head);
+      if (!st.ok()) {
+        Warn("the standby answer of " + reply.peer + " is refused: " + st.message());
+        events[index].clear();
+        continue;
+      }
+      coverage[index] = CoverageOf(true, std::move(head.partitions), std::move(head.stale), plan);
+      unindexed.insert(unindexed.end(), head.unindexed.begin(), head.unindexed.end());
+    }
+    out.coverage = DecideCoverage(ToCover(cluster, plan), coverage);
+    MarkFromStandby(&out.coverage, first);
+    cluster->CountStandby(out.coverage.from_standby.size());
+  }
   out.events = MergePeerEvents(std::move(events), out.coverage, q.limit, q.order);
   out.unindexed = MergeUnindexed(std::move(unindexed), out.events, q.limit, q.order);
   return out;
@@ -301,7 +400,7 @@ ScanEnd ScanGroup(Cluster* cluster, const GroupScan& scan,
   for (size_t i = 0; i < replies.size(); ++i) {
     LocalHead head;
     std::string why;
-    if (!AcceptStatus(cluster, replies[i], &head, &why)) {
+    if (!ReadPeerStatus(cluster, replies[i], &head, &why)) {
       Warn("scan: " + replies[i].peer + ": " + why);
       continue;
     }
@@ -418,129 +517,6 @@ ScanEnd ScanGroup(Cluster* cluster, const GroupScan& scan,
   end.last_line.append(last, 1, std::string::npos);  // without the leading comma
   end.last_line.push_back('}');
   return end;
-}
-
-std::string LocalStatusJson(Cluster* cluster) {
-  const ingest::OwnershipSnapshot s = cluster->Local();
-  std::string body = "{\"address\":";
-  wire::AppendJsonString(cluster->options().self, &body);
-  bool ready = true;
-  std::string not_ready;
-  int64_t lag = 0;
-  body.append(",\"owned\":[");
-  for (size_t i = 0; i < s.partitions.size(); ++i) {
-    const ingest::OwnedPartition& p = s.partitions[i];
-    ready = ready && p.ready;
-    if (!p.ready) not_ready = p.not_ready;
-    lag += p.lag();
-    if (i != 0) body.push_back(',');
-    body.append("{\"topic\":");
-    wire::AppendJsonString(p.topic, &body);
-    body.append(",\"partition\":" + std::to_string(p.partition) + ",\"serving\":" +
-                (p.serving() ? "true" : "false") + ",\"ready\":" + (p.ready ? "true" : "false") +
-                ",\"window_complete\":" + (p.window_complete ? "true" : "false") +
-                ",\"rebuilding\":" + (p.rebuilding() ? "true" : "false") +
-                ",\"position\":" + std::to_string(p.position) + ",\"high_watermark\":" +
-                std::to_string(p.high_watermark) + ",\"lag\":" + std::to_string(p.lag()) +
-                ",\"staleness_ms\":" + std::to_string(p.staleness_ms) +
-                ",\"catch_up_to\":" + std::to_string(p.catch_up_to) +
-                ",\"progress\":" + std::to_string(ingest::RebuildProgress(p)));
-    if (cluster->routing()) body.append(p.routable ? ",\"routable\":true" : ",\"routable\":false");
-    const std::string why = p.WhyNotServing(cluster->max_staleness_ms());
-    if (!why.empty()) {
-      body.append(",\"why\":");
-      wire::AppendJsonString(why, &body);
-    }
-    body.push_back('}');
-  }
-  body.append("],\"ready\":");
-  body.append(ready ? "true" : "false");
-  if (!ready) {
-    body.append(",\"not_ready\":");
-    wire::AppendJsonString(not_ready, &body);
-  }
-  body.append(",\"lag\":" + std::to_string(lag) +
-              ",\"max_staleness_ms\":" + std::to_string(cluster->max_staleness_ms()));
-  AppendLocalHead(cluster->Head(s), &body);
-  body.push_back('}');
-  return body;
-}
-
-std::string GroupStatusJson(Cluster* cluster) {
-  std::string mine;
-  std::vector<PeerReply> replies =
-      cluster->peers().AskAll("/v1/cluster?local=true", [&] { mine = LocalStatusJson(cluster); });
-  std::vector<PeerCoverage> coverage(1 + replies.size());
-  LocalHead self;
-  coverage[0].answered = ParseClusterLocal(mine, &self).ok();
-  coverage[0].covered = self.partitions;
-  coverage[0].stale = self.stale;
-  std::string body = "{\"self\":";
-  wire::AppendJsonString(cluster->options().self, &body);
-  auto append_instance = [&](const std::string& address, bool is_self, bool reachable,
-                             const LocalHead* head, const std::string& status,
-                             const std::string& error) {
-    body.append("{\"address\":");
-    wire::AppendJsonString(address, &body);
-    body.append(std::string(",\"self\":") + (is_self ? "true" : "false") +
-                ",\"reachable\":" + (reachable ? "true" : "false") +
-                ",\"answered\":" + (head != nullptr ? "true" : "false"));
-    if (head != nullptr) {
-      body.append(std::string(",\"ready\":") + (head->ready ? "true" : "false") +
-                  ",\"lag\":" + std::to_string(head->lag) + ",\"stale\":");
-      AppendPartitionsJson(head->stale, &body);
-      std::string_view trimmed = status;
-      while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ')) {
-        trimmed.remove_suffix(1);
-      }
-      body.append(",\"status\":");
-      body.append(trimmed);
-    } else {
-      body.append(",\"error\":");
-      wire::AppendJsonString(error.empty() ? "not a hotrow cluster answer" : error, &body);
-    }
-    body.push_back('}');
-  };
-  body.append(",\"instances\":[");
-  append_instance(cluster->options().self, true, true, &self, mine, "");
-  for (size_t i = 0; i < replies.size(); ++i) {
-    LocalHead head;
-    std::string why;
-    const bool accepted = AcceptStatus(cluster, replies[i], &head, &why);
-    if (accepted) coverage[i + 1] = {true, head.partitions, head.stale};
-    body.push_back(',');
-    append_instance(replies[i].peer, false, replies[i].status != 0, accepted ? &head : nullptr,
-                    replies[i].body, why);
-  }
-  body.push_back(']');
-  if (cluster->routing()) {
-    // Routing by key (cluster/route.h): the partitions per-id queries ask as if unrouted, from the
-    // last route map, and how this instance's per-id queries were answered.
-    const RouteCounts counts = cluster->route_counts();
-    const RouteMap map = cluster->route_map();
-    body.append(",\"route_by_key\":\"");
-    body.append(ingest::KeyPartitionerName(cluster->options().route_by_key));
-    body.append("\",\"route_map_age_ms\":");
-    body.append(map.read_at_ms > 0
-                    ? std::to_string(std::max<int64_t>(
-                          0, WallClock::Default()->NowMs() - map.read_at_ms))
-                    : "null");
-    const Partitions unroutable = Unroutable(map);
-    Partitions routable;
-    for (const store::TopicPartition& tp : map.all) {
-      if (!std::binary_search(unroutable.begin(), unroutable.end(), tp)) routable.push_back(tp);
-    }
-    body.append(",\"routable\":");
-    AppendPartitionsJson(routable, &body);
-    body.append(",\"unroutable\":");
-    AppendPartitionsJson(unroutable, &body);
-    body.append(",\"route_queries\":{\"routed\":" + std::to_string(counts.routed) +
-                ",\"everyone\":" + std::to_string(counts.everyone) +
-                ",\"retried\":" + std::to_string(counts.retried) + "}");
-  }
-  AppendCoverageJson(DecideCoverage(cluster->KnownPartitions(), coverage), &body);
-  body.push_back('}');
-  return body;
 }
 
 }  // namespace hotrow::cluster

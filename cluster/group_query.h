@@ -68,7 +68,8 @@ struct GroupAsk {
   std::vector<std::string> route_ids;
   // This instance's `?local=true` answer body.
   std::function<Result<std::string>()> local;
-  // Reads instance `index`'s answer (0: this one, i + 1: peers[i]) into the caller's state and
+  // Reads instance `index`'s answer (0: this one, i + 1: peers[i]; from GroupSize on, the same
+  // instances' standby answers: AnswerSlots) into the caller's state and
   // its head into `head`; not ok refuses the answer (logged, and its partitions are missing).
   std::function<Status(size_t index, std::string_view body, LocalHead* head)> parse;
 };
@@ -85,6 +86,9 @@ struct GroupAskAnswer {
 // judged as AnswerForGroup does; the caller merges what `parse` kept.
 GroupAskAnswer AskGroup(Cluster* cluster, const GroupAsk& ask);
 size_t GroupSize(Cluster* cluster);  // this instance and its peers
+// The indexes GroupAsk::parse may be called with: 0..GroupSize - 1 for the first round, then as
+// many again for the second (the standbys': index GroupSize + i for instance i).
+size_t AnswerSlots(Cluster* cluster);
 
 // One scan, as every instance runs it.
 struct GroupScan {
@@ -114,7 +118,12 @@ ScanEnd ScanLocally(Cluster* cluster, const GroupScan& scan,
 ScanEnd ScanGroup(Cluster* cluster, const GroupScan& scan,
                   const std::function<bool(std::string_view)>& line);
 
-// GET /v1/cluster?local=true: this instance's ownership, readiness and freshness, with its head.
+// Reads a peer's `/v1/cluster?local=true` reply into `head`, checking who it is
+// (Cluster::CheckPeer); false with `why` set otherwise.
+bool ReadPeerStatus(Cluster* cluster, const PeerReply& reply, LocalHead* head, std::string* why);
+
+// GET /v1/cluster?local=true (cluster/group_status.cc): this instance's ownership, readiness and
+// freshness, the partitions it follows as a standby, with its head.
 std::string LocalStatusJson(Cluster* cluster);
 // GET /v1/cluster: every instance's status (reachable, ready, stale partitions, lag) and the
 // group's coverage.

@@ -26,6 +26,10 @@ void AppendLocalHead(const LocalHead& head, std::string* out) {
   AppendPartitionsJson(head.partitions, out);
   out->append(",\"stale\":");
   AppendPartitionsJson(head.stale, out);
+  if (!head.standby.empty()) {
+    out->append(",\"standby\":");
+    AppendPartitionsJson(head.standby, out);
+  }
   out->append(",\"group\":");
   wire::AppendJsonString(head.group, out);
   out->append(",\"topics\":[");
@@ -131,6 +135,7 @@ Status ReadHeadMember(std::string_view key, simdjson::ondemand::value value, Loc
   *known = true;
   if (key == "partitions") return ReadPartitions(value, &head->partitions);
   if (key == "stale") return ReadPartitions(value, &head->stale);
+  if (key == "standby") return ReadPartitions(value, &head->standby);
   if (key == "unindexed") return ReadUnindexed(value, &head->unindexed);
   if (key == "routable") return ReadPartitions(value, &head->routable);
   if (key == "route_partitions") {

@@ -22,6 +22,10 @@ struct LocalHead {
   // does not serve (ingest/partition_ownership.h: not ready, not fresh, window not whole).
   Partitions partitions;
   Partitions stale;
+  // The partitions it follows and serves as a standby (cluster.standby_replicas), sorted; not
+  // counted from this answer, which holds none of their events: the asking instance may ask it
+  // for them (`?local=true&standby=...`) when no owner served them.
+  Partitions standby;
   // Who it is: its kafka.group_id and kafka.topics (sorted). An answer from an instance of another
   // group or other topics is refused (SameGroup).
   std::string group;

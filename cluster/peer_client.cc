@@ -150,8 +150,37 @@ std::vector<PeerReply> PeerClients::AskAll(const std::string& target,
   return AskPeers(options_.peers, target, meanwhile, post_json);
 }
 
+std::vector<PeerReply> PeerClients::AskEach(const std::vector<std::string>& targets,
+                                            const std::function<void()>& meanwhile,
+                                            const std::string* post_json) {
+  std::vector<PeerReply> replies(options_.peers.size());
+  std::vector<std::string> asked, asked_targets;
+  std::vector<size_t> where;
+  for (size_t i = 0; i < replies.size(); ++i) {
+    replies[i].peer = options_.peers[i];
+    if (i < targets.size() && !targets[i].empty()) {
+      asked.push_back(options_.peers[i]);
+      asked_targets.push_back(targets[i]);
+      where.push_back(i);
+    } else {
+      replies[i].asked = false;
+      replies[i].error = "not asked";
+    }
+  }
+  std::vector<PeerReply> got = AskPeers(asked, asked_targets, meanwhile, post_json);
+  for (size_t k = 0; k < got.size(); ++k) replies[where[k]] = std::move(got[k]);
+  return replies;
+}
+
 std::vector<PeerReply> PeerClients::AskPeers(const std::vector<std::string>& peers,
                                              const std::string& target,
+                                             const std::function<void()>& meanwhile,
+                                             const std::string* post_json) {
+  return AskPeers(peers, std::vector<std::string>(peers.size(), target), meanwhile, post_json);
+}
+
+std::vector<PeerReply> PeerClients::AskPeers(const std::vector<std::string>& peers,
+                                             const std::vector<std::string>& targets,
                                              const std::function<void()>& meanwhile,
                                              const std::string* post_json) {
   std::vector<PeerReply> replies(peers.size());
@@ -174,10 +203,10 @@ std::vector<PeerReply> PeerClients::AskPeers(const std::vector<std::string>& pee
     explicit Shared(size_t count) : left(count), claimed(count) {}
   };
   auto shared = std::make_shared<Shared>(tasks);
-  auto run = [this, shared, n, &peers, &replies, &target, &meanwhile, post_json](size_t i) {
+  auto run = [this, shared, n, &peers, &replies, &targets, &meanwhile, post_json](size_t i) {
     if (shared->claimed[i].exchange(true)) return;
     if (i < n) {
-      replies[i] = Ask(peers[i], target, post_json);
+      replies[i] = Ask(peers[i], targets[i], post_json);
     } else {
       meanwhile();
     }

@@ -75,6 +75,11 @@ class PeerClients {
                                 const std::string* post_json = nullptr,
                                 const std::vector<bool>* only = nullptr);
 
+  // As AskAll, with a target of its own per peer (`targets[i]` for options().peers[i]); a peer
+  // whose target is empty is not asked (its reply says `asked` false).
+  std::vector<PeerReply> AskEach(const std::vector<std::string>& targets,
+                                 const std::function<void()>& meanwhile,
+                                 const std::string* post_json = nullptr);
   // GETs `target` on `peer`, passing the body to `on_data` as it arrives (false from it stops).
   // False with `error` set when the peer did not answer 200 in time or the stream broke.
   bool Stream(const std::string& peer, const std::string& target,
@@ -91,6 +96,11 @@ class PeerClients {
   PeerReply Ask(const std::string& peer, const std::string& target, const std::string* post_json);
   // AskAll over `peers` (a subset of options().peers), replies in their order.
   std::vector<PeerReply> AskPeers(const std::vector<std::string>& peers, const std::string& target,
+                                  const std::function<void()>& meanwhile,
+                                  const std::string* post_json);
+  // The same with one target per peer.
+  std::vector<PeerReply> AskPeers(const std::vector<std::string>& peers,
+                                  const std::vector<std::string>& targets,
                                   const std::function<void()>& meanwhile,
                                   const std::string* post_json);
   // Why a request that failed with httplib error `error` failed, in words; asks the peer in the

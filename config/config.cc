@@ -158,6 +158,14 @@ Status CheckWhole(const Config& config) {
         std::to_string(config.http.threads) + ") so that health checks are always answered, got " +
         std::to_string(config.query.max_concurrent));
   }
+  if (config.cluster.standby_replicas > 0 &&
+      config.cluster.standby_replicas + 1 > static_cast<int>(config.cluster.peers.size())) {
+    // A standby is another instance of the group: there are peers - 1 of them at most.
+    return Status::InvalidArgument(
+        "cluster.standby_replicas: expected at most the group's size - 1 (cluster.peers names " +
+        std::to_string(config.cluster.peers.size()) + " instance(s)), got " +
+        std::to_string(config.cluster.standby_replicas));
+  }
   // HTTPS needs both files (the files themselves are read when the server starts).
   if (config.http.tls_cert.empty() != config.http.tls_key.empty()) {
     return config.http.tls_key.empty()
@@ -423,7 +431,8 @@ std::string Config::Summary() const {
          " cluster.peer_timeout=" + FormatDurationMs(cluster.peer_timeout_ms) +
          " cluster.peer_ca=" + (cluster.peer_ca.empty() ? "system" : cluster.peer_ca) +
          " cluster.max_staleness=" + FormatDurationMs(cluster.max_staleness_ms) +
-         " cluster.route_by_key=" + ingest::KeyPartitionerName(cluster.route_by_key);
+         " cluster.route_by_key=" + ingest::KeyPartitionerName(cluster.route_by_key) +
+         " cluster.standby_replicas=" + std::to_string(cluster.standby_replicas);
 }
 
 }  // namespace hotrow::config

@@ -87,6 +87,10 @@ struct Config {
     // Per-id queries ask only the owners of their ids' partitions when the topics are keyed by the
     // event id with this partitioner (checked at ingest): off, murmur2 or crc32.
     ingest::KeyPartitioner route_by_key = ingest::KeyPartitioner::kOff;
+    // Partitions each instance follows besides those it owns, per partition (CONTRACT.md
+    // "cluster.standby_replicas"): 0..peers - 1; with more than 0 the group's assignment is
+    // cooperative-sticky unless kafka.properties names one.
+    int standby_replicas = 0;
   } cluster;
 
   store::StoreOptions ToStoreOptions() const;

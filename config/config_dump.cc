@@ -124,6 +124,7 @@ std::string EffectiveYaml(const Config& c) {
       << FormatDurationMs(c.cluster.max_staleness_ms);
   out << YAML::Key << "route_by_key" << YAML::Value
       << ingest::KeyPartitionerName(c.cluster.route_by_key);
+  out << YAML::Key << "standby_replicas" << YAML::Value << c.cluster.standby_replicas;
   out << YAML::EndMap;
 
   out << YAML::EndMap;

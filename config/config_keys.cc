@@ -554,6 +554,14 @@ const std::vector<KeySpec>& Keys() {
          c->cluster.route_by_key = *p;
          return Status::Ok();
        }},
+      {"cluster.standby_replicas",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         int64_t replicas = 0;
+         HOTROW_RETURN_IF_ERROR(ReadInteger(
+             v, k, 0, 15, "an integer from 0 to 15, at most the group's size - 1", &replicas));
+         c->cluster.standby_replicas = static_cast<int>(replicas);
+         return Status::Ok();
+       }},
   };
   return keys;
 }

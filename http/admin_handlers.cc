@@ -43,10 +43,15 @@ void HttpServer::Impl::MetricsText(httplib::Response& res) {
   std::optional<ingest::OwnershipSnapshot> ownership;  // cluster mode only
   std::optional<uint64_t> refused;
   std::optional<cluster::RouteCounts> routed;
+  std::optional<cluster::StandbyCounts> standby;
   if (backend.cluster != nullptr && backend.cluster->enabled()) {
     ownership = backend.cluster->Local();
     refused = backend.cluster->peer_answers_refused();
     if (backend.cluster->routing()) routed = backend.cluster->route_counts();
+    if (backend.cluster->has_standby()) {
+      standby = cluster::StandbyCounts{backend.cluster->standby_answers(),
+                                       backend.cluster->standby_partitions()};
+    }
   }
   const query::LastCacheStatus cache = backend.engine->Cache();
   std::optional<live::StreamHubStats> streams;
@@ -56,7 +61,8 @@ void HttpServer::Impl::MetricsText(httplib::Response& res) {
                                           ownership ? &*ownership : nullptr,
                                           refused ? &*refused : nullptr, &cache,
                                           routed ? &*routed : nullptr,
-                                          streams ? &*streams : nullptr),
+                                          streams ? &*streams : nullptr,
+                                          standby ? &*standby : nullptr),
                   "text/plain; version=0.0.4; charset=utf-8");
 }
 

@@ -45,7 +45,7 @@ std::vector<const T*> Accepted(const std::vector<T>& parts, const std::vector<bo
 
 Result<std::string> HttpServer::Impl::LatestAllForGroup(const LatestAllParams& params,
                                                         const std::string& raw_query) {
-  std::vector<cluster::PeerLatestAll> parts(cluster::GroupSize(backend.cluster));
+  std::vector<cluster::PeerLatestAll> parts(cluster::AnswerSlots(backend.cluster));
   cluster::GroupAsk ask;
   ask.peer_target = "/v1/latest" + (raw_query.empty() ? "" : "?" + raw_query);
   ask.local = [&] { return LatestAllBody(params, true); };
@@ -72,7 +72,7 @@ Result<std::string> HttpServer::Impl::LatestAllForGroup(const LatestAllParams& p
 
 Result<std::string> HttpServer::Impl::LatestIdsForGroup(const LatestIdsParams& params) {
   using PerId = std::map<std::string, std::vector<cluster::PeerEvent>>;
-  std::vector<PerId> parts(cluster::GroupSize(backend.cluster));
+  std::vector<PerId> parts(cluster::AnswerSlots(backend.cluster));
   cluster::GroupAsk ask;
   // POSTed: up to query::kMaxLatestIds ids do not fit every URL.
   ask.peer_target = "/v1/latest";
@@ -107,7 +107,7 @@ Result<std::string> HttpServer::Impl::LatestIdsForGroup(const LatestIdsParams& p
 
 Result<std::string> HttpServer::Impl::SeriesForGroup(const SeriesSubject& subject,
                                                      const SeriesParams& params) {
-  std::vector<cluster::PeerSeries> parts(cluster::GroupSize(backend.cluster));
+  std::vector<cluster::PeerSeries> parts(cluster::AnswerSlots(backend.cluster));
   std::vector<std::vector<query::UnindexedSpan>> unindexed(parts.size());
   cluster::GroupAsk ask;
   // The step is the one this instance resolved (max_points included): every instance cuts the

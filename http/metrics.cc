@@ -202,7 +202,8 @@ std::string Metrics::Render(const ingest::IngestStats* ingest, const store::Stor
                             const uint64_t* peer_answers_refused,
                             const query::LastCacheStatus* cache,
                             const cluster::RouteCounts* routed,
-                            const live::StreamHubStats* streams) const {
+                            const live::StreamHubStats* streams,
+                            const cluster::StandbyCounts* standby) const {
   std::vector<MetricFamily> out = families_->registry.Collect();
   constexpr auto kCounter = MetricType::Counter;
   constexpr auto kGauge = MetricType::Gauge;
@@ -244,6 +245,31 @@ std::string Metrics::Render(const ingest::IngestStats* ingest, const store::Stor
                          rebuilding));
   }
 
+  if (ownership != nullptr && !ownership->followed.empty()) {
+    MetricFamily serving = NewFamily(
+        "hotrow_standby_partition_serving",
+        "1 when this instance can answer as a standby for the followed partition (ready, fresh, "
+        "complete window)",
+        kGauge);
+    MetricFamily lag = NewFamily("hotrow_standby_partition_lag",
+                                 "Records of the followed partition the store lacks", kGauge);
+    for (const auto& p : ownership->followed) {
+      std::vector<ClientMetric::Label> labels = {{"partition", std::to_string(p.partition)},
+                                                 {"topic", p.topic}};
+      serving.metric.push_back(Sample(p.serving() ? 1 : 0, kGauge, labels));
+      lag.metric.push_back(Sample(static_cast<double>(p.lag()), kGauge, labels));
+    }
+    out.push_back(std::move(serving));
+    out.push_back(std::move(lag));
+  }
+  if (standby != nullptr) {
+    out.push_back(Single("hotrow_cluster_standby_answers_total",
+                         "Answers that took partitions no owner served from standbys",
+                         kCounter, static_cast<double>(standby->answers)));
+    out.push_back(Single("hotrow_cluster_standby_partitions_total",
+                         "Partitions taken from standbys, over every answer", kCounter,
+                         static_cast<double>(standby->partitions)));
+  }
   if (peer_answers_refused != nullptr) {
     out.push_back(Single("hotrow_cluster_peer_answers_refused_total",
                          "Peer answers refused: from an instance of another group or other topics",

@@ -70,6 +70,8 @@ class Metrics {
   // `routed` (null: not written) counts how per-id queries were answered with
   // cluster.route_by_key (cluster/cluster.h, RouteCounts).
   // `streams` (null: not written) is the live streams' hub (live/stream_hub.h).
+  // `standby` (null: not written) counts answers that took partitions from standbys
+  // (cluster.standby_replicas); the partitions followed are `ownership->followed`.
   std::string Render(const ingest::IngestStats* ingest, const store::StoreStats& store,
                      const store::StoreOptions& store_options,
                      const query::QueryWorkStats* work = nullptr,
@@ -77,7 +79,8 @@ class Metrics {
                      const uint64_t* peer_answers_refused = nullptr,
                      const query::LastCacheStatus* cache = nullptr,
                      const cluster::RouteCounts* routed = nullptr,
-                     const live::StreamHubStats* streams = nullptr) const;
+                     const live::StreamHubStats* streams = nullptr,
+                     const cluster::StandbyCounts* standby = nullptr) const;
 
  private:
   struct Families;

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "cluster/cluster.h"
 #include "common/time_format.h"
 #include "keying/row_value.h"
 #include "query/series_answer.h"
@@ -385,9 +386,18 @@ std::string QuoteClientText(std::string_view text) {
 // Takes `local=true|false` out of a raw query string; the rest is left for the route's parser.
 Status TakeLocalFlag(std::string_view raw, bool* local, std::string* rest) {
   *local = false;
-  const std::vector<std::string_view> values = TakeRawParam(raw, "local", rest);
+  std::string without_standby;
+  const std::vector<std::string_view> standby = TakeRawParam(raw, "standby", &without_standby);
+  const std::vector<std::string_view> values = TakeRawParam(without_standby, "local", rest);
   if (values.size() > 1) {
     return Status::InvalidArgument("parameter \"local\" is given more than once");
+  }
+  if (standby.size() > 1) {
+    return Status::InvalidArgument("parameter \"standby\" is given more than once");
+  }
+  const bool local_true = !values.empty() && values[0] == "true";
+  if (!standby.empty() && !local_true) {
+    return Status::InvalidArgument("standby is asked of one instance: it needs local=true");
   }
   if (values.empty() || values[0] == "false") return Status::Ok();
   if (values[0] != "true") {
@@ -395,6 +405,13 @@ Status TakeLocalFlag(std::string_view raw, bool* local, std::string* rest) {
                                    QuoteClientText(values[0]));
   }
   *local = true;
+  if (!standby.empty()) {
+    Result<std::string> text = wire::PercentDecode(standby[0]);
+    if (!text.ok()) return text.status();
+    Result<cluster::Partitions> partitions = cluster::ParseStandbyParam(*text);
+    if (!partitions.ok()) return partitions.status();
+    cluster::SetStandbyRequest(std::move(partitions).value());
+  }
   return Status::Ok();
 }
 

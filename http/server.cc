@@ -46,6 +46,8 @@ void HttpServer::Impl::Warn(const std::string& message) {
 
 // Answers a GET or HEAD. Never throws.
 void HttpServer::Impl::Handle(const httplib::Request& req, httplib::Response& res) {
+  // A standby request names its partitions for this request only (TakeLocalFlag sets them).
+  cluster::SetStandbyRequest({});
   try {
     Dispatch(req, res);
   } catch (const std::exception& e) {

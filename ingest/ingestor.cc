@@ -53,8 +53,9 @@ Result<KafkaConfPtr> IngestorImpl::ConsumerConf(int session_timeout_ms) {
   HOTROW_RETURN_IF_ERROR(
       SetKafkaProperties(conf.get(),
                          {{"bootstrap.servers", options_.brokers},
-                          {"group.id", options_.group_id},
-                          {"client.id", "hotrow"},
+                          {"group.id", standby() ? options_.group_id + ".standby"
+                                                 : options_.group_id},
+                          {"client.id", standby() ? "hotrow-standby" : "hotrow"},
                           {"enable.auto.commit", "false"},
                           {"enable.auto.offset.store", "false"},
                           {"enable.partition.eof", "false"},
@@ -63,7 +64,7 @@ Result<KafkaConfPtr> IngestorImpl::ConsumerConf(int session_timeout_ms) {
                           {"session.timeout.ms", std::to_string(session_timeout_ms)},
                           {"heartbeat.interval.ms", kHeartbeatIntervalMs}},
                          "consumer"));
-  if (!options_.instance_id.empty()) {
+  if (!options_.instance_id.empty() && !standby()) {
     HOTROW_RETURN_IF_ERROR(
         SetKafkaProperties(conf.get(), {{"group.instance.id", options_.instance_id}}, "consumer"));
   }
@@ -173,7 +174,7 @@ Status IngestorImpl::Init() {
   // group and evicts a killed member only after a whole session (kEmbeddedSessionLadderMs says
   // more). The consumer has not joined the group yet, so it is made again with a shorter session
   // unless the user chose one.
-  if (embedded_ && options_.properties.count("session.timeout.ms") == 0) {
+  if (embedded_ && !standby() && options_.properties.count("session.timeout.ms") == 0) {
     rd_kafka_destroy(consumer_);
     consumer_ = nullptr;
     session_ladder_ = true;
@@ -185,12 +186,25 @@ Status IngestorImpl::Init() {
                  kEmbeddedSessionLadderMs[0]);
   }
   broker_offsets_ = MakeBrokerOffsets();
-  HOTROW_RETURN_IF_ERROR(Subscribe());
+  if (standby()) {
+    // No subscription: the poller assigns what the standby set names (FollowStandbySet).
+    options_.handover->SetStandbyClose(
+        [this](const std::vector<TopicPartition>& partitions) { fence_.Close(partitions); });
+    options_.handover->SetStandbyOwnership(options_.ownership);
+  } else {
+    HOTROW_RETURN_IF_ERROR(Subscribe());
+  }
   last_progress_ms_.store(NowMs());
   unassigned_since_ms_.store(NowMs());
   unassigned_since_steady_ms_ = SteadyNowMs();
-  spdlog::info("ingest: consuming {} topic(s) from {} in group {}", options_.topics.size(),
-               options_.brokers, options_.group_id);
+  if (standby()) {
+    spdlog::info("ingest: following {} topic(s) from {} as a standby ({} replica(s) over {} peers)",
+                 options_.topics.size(), options_.brokers, options_.standby.replicas,
+                 options_.standby.peers.size());
+  } else {
+    spdlog::info("ingest: consuming {} topic(s) from {} in group {}", options_.topics.size(),
+                 options_.brokers, options_.group_id);
+  }
 
   for (auto& lane : lanes_) {
     lane->thread = std::thread([this, lane = lane.get()] {
@@ -207,7 +221,7 @@ Status IngestorImpl::Init() {
 }
 
 void IngestorImpl::WatchJoin() {
-  if (!cursors_.empty()) return;
+  if (standby() || !cursors_.empty()) return;
   const int64_t now = SteadyNowMs();
   const int64_t waited = now - unassigned_since_steady_ms_;
   if (waited >= kWaitingLogMs && now - waiting_logged_steady_ms_ >= kWaitingLogMs) {
@@ -273,6 +287,11 @@ Status IngestorImpl::Stop() {
   stop_writing_.store(true);
   for (auto& lane : lanes_) {
     if (lane->thread.joinable()) lane->thread.join();
+  }
+  // No writer writes any more: the group consumer's takes need not close this fence.
+  if (standby()) {
+    options_.handover->SetStandbyClose(nullptr);
+    options_.handover->SetStandbyOwnership(nullptr);
   }
   if (consumer_ != nullptr) {
     if (close_timed_out_) {
@@ -357,6 +376,9 @@ Result<std::unique_ptr<Ingestor>> Ingestor::Start(const IngestOptions& options,
   if (options.clock == nullptr) return Status::InvalidArgument("ingest: no clock");
   if (options.writers < 0 || options.writers > static_cast<int>(internal::kMaxWriters)) {
     return Status::InvalidArgument("ingest.writers must be 0..16 (0: the machine's cores)");
+  }
+  if (options.standby.on && options.handover == nullptr) {
+    return Status::InvalidArgument("ingest: a standby consumer needs the hand-over");
   }
   auto ingestor = std::make_unique<internal::IngestorImpl>(options, store);
   HOTROW_RETURN_IF_ERROR(ingestor->Init());

@@ -13,6 +13,7 @@
 #include "ingest/key_route.h"
 #include "ingest/decoder.h"
 #include "ingest/partition_ownership.h"
+#include "ingest/standby_handover.h"
 #include "store/event_store.h"
 
 namespace hotrow::ingest {
@@ -101,6 +102,23 @@ struct IngestOptions {
   // Told of every assignment and revocation (which partitions this instance answers for, see
   // partition_ownership.h). Not owned; must outlive the Ingestor. Default: none.
   PartitionOwnership* ownership = nullptr;
+  // cluster.standby_replicas: the hand-over of partitions between this instance's group consumer
+  // and its standby consumer (standby_handover.h), given to both. Not owned; must outlive both.
+  // Default: none (no standby consumer).
+  StandbyHandover* handover = nullptr;
+  // Standby mode (CONTRACT.md "cluster.standby_replicas"): this Ingestor joins no group and commits
+  // nothing; its consumer (client.id hotrow-standby, group.id `group_id`.standby, never joined)
+  // is assigned the partitions StandbySet (standby_set.h) names for `self` among `peers` with
+  // `replicas`, less those `handover` says the group consumer owns, checked every second and at
+  // once after each hand-over, with the partition counts read from the brokers every 30 s. They
+  // are written exactly as owned ones (same keys, offsets in the same WriteBatch, the same start
+  // rule and window runs). Requires `handover`. Default: off.
+  struct Standby {
+    bool on = false;
+    std::vector<std::string> peers;
+    std::string self;
+    int replicas = 0;
+  } standby;
   // cluster.route_by_key: with an ownership, every stored record is checked against the rule
   // that its key is its event id and `route_by_key` puts that key in its partition
   // (PartitionOwnership::RouteChecked, RouteBroken; ingest/key_route.h). Default: off.

@@ -93,6 +93,9 @@ inline constexpr size_t kMaxWriters = 16;
 // After Stop(), a failing write is tried for about this long before the batch is given up
 // (its offsets are then not stored: Kafka replays it on restart).
 inline constexpr int64_t kStopWriteGraceMs = 3000;
+// Standby mode: how often the set followed is checked, and the partition counts read.
+inline constexpr int64_t kFollowCheckMs = 1000;
+inline constexpr int64_t kFollowCountsMs = 30000;
 
 // The index of `reason` in kRejectReasons (0 when unknown).
 size_t ReasonIndex(const char* reason);
@@ -302,6 +305,10 @@ class IngestorImpl final : public Ingestor {
   // While nothing is assigned: logs the wait, and on the embedded broker makes the consumer again
   // with a longer session when the join does not complete (kEmbeddedSessionLadderMs).
   void WatchJoin();
+  // Standby mode: follows the partitions StandbySet names now (assigns the new ones, revokes the
+  // ones it no longer names, those the group consumer took included).
+  void FollowStandbySet();
+  bool standby() const { return options_.standby.on; }
   void RejoinWithLongerSession();
 
   // Writer threads.
@@ -361,6 +368,12 @@ class IngestorImpl final : public Ingestor {
   PartitionCursor* last_cursor_ = nullptr;
   WriterLane* touched_lane_ = nullptr;  // the lane of the record handled last, if it batched one
   uint64_t next_seq_ = 1;
+  // Standby mode (IngestOptions::standby): the hand-over generation and steady times the set
+  // followed was last checked at, and the topics' partition counts (topic -> count).
+  uint64_t follow_generation_ = UINT64_MAX;
+  int64_t next_follow_steady_ms_ = 0;
+  int64_t next_counts_steady_ms_ = 0;
+  std::map<std::string, int32_t> follow_counts_;
   bool paused_ = false;
 
   // The writers (IngestOptions::writers), each with its batcher and queue. Fixed after

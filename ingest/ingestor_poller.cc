@@ -17,6 +17,7 @@ void IngestorImpl::PollLoop() {
     poll_began_ms_.store(SteadyNowMs(), std::memory_order_relaxed);
     if (options_.before_poll_for_test) options_.before_poll_for_test();
     WatchJoin();
+    if (standby()) FollowStandbySet();
     PushPending();
     UpdatePause();
     if (held_partitions_.load(std::memory_order_relaxed) > 0) RetryHeld();

@@ -146,6 +146,15 @@ std::map<std::string, int32_t> IngestorImpl::PartitionCounts(const std::set<std:
 }
 
 void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool cooperative) {
+  if (options_.handover != nullptr && !standby()) {
+    // Before the store's offsets are read: the standby consumer stops writing these first, so
+    // that the offsets read below are where it stopped (standby_handover.h).
+    std::vector<TopicPartition> taken;
+    for (int i = 0; i < partitions->cnt; ++i) {
+      taken.push_back(TopicPartition{partitions->elems[i].topic, partitions->elems[i].partition});
+    }
+    options_.handover->Take(taken, options_.ownership);
+  }
   // Where each partition starts: see ChooseStartOffset (start_offset.h).
   std::map<TopicPartition, int64_t> ends;
   std::vector<StartOffsetInputs> inputs;
@@ -208,7 +217,13 @@ void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool co
     PartitionCursor& cursor = cursors_.try_emplace(tp).first->second;
     cursor.tp = tp;
     cursor.lane = lanes_[WriterFor(tp, lanes_.size())].get();
-    cursor.epoch = fence_.Open(tp);
+    if (standby()) {
+      // Not opened when the group consumer took it meanwhile: its records are then never
+      // written here, and the next check of the standby set revokes it.
+      cursor.epoch = options_.handover->OpenUnlessOwned(tp, [&] { return fence_.Open(tp); });
+    } else {
+      cursor.epoch = fence_.Open(tp);
+    }
     const std::optional<int64_t>& run = run_starts[static_cast<size_t>(i)];
     run ? cursor.lane->batcher.MarkRunStart(tp, *run) : cursor.lane->batcher.ClearRunStart(tp);
     cursor.expected = p.offset >= 0 ? p.offset : -1;
@@ -267,6 +282,7 @@ bool IngestorImpl::RevocationIsLost() {
   // a revocation that librdkafka queued as an ordinary one (a rebalance began) before it found
   // the poller stuck past max.poll.interval.ms and left the group: by the time the poller serves
   // it, the partitions may belong to another instance already.
+  if (standby()) return false;  // no member: it gives up only what it chose to
   bool lost = rd_kafka_assignment_lost(consumer_) != 0;
   if (!lost) {
     char* member = rd_kafka_memberid(consumer_);
@@ -339,7 +355,7 @@ void IngestorImpl::OnRevoke(rd_kafka_topic_partition_list_t* partitions, bool co
       it->second.assigned = false;
     }
   }
-  if (!lost && commit->cnt > 0) {
+  if (!lost && !standby() && commit->cnt > 0) {
     // Synchronous, so that the next owner starts after these offsets; asynchronous when
     // stopping, where closing the consumer waits for the commit (within kCloseTimeoutMs) and a
     // broker outage must not hold the process.
@@ -352,10 +368,20 @@ void IngestorImpl::OnRevoke(rd_kafka_topic_partition_list_t* partitions, bool co
           rd_kafka_err2str(err));
     }
   }
+  // The group consumer no longer writes them (its fence is closed): the standby may follow them,
+  // and its ownership adopts their state before this one drops it (standby_handover.h).
+  if (options_.handover != nullptr && !standby()) {
+    options_.handover->Release(revoked, options_.ownership);
+  }
   for (const TopicPartition& tp : revoked) {
     cursors_.erase(tp);
-    if (options_.ownership != nullptr) options_.ownership->Revoked(tp.topic, tp.partition);
-    spdlog::info("ingest: revoked {}", Describe(tp));
+    // A standby's partition the group consumer took keeps answering until the owner serves it
+    // (standby_handover.h).
+    const bool taken = standby() && options_.handover->IsOwned(tp);
+    if (options_.ownership != nullptr && !taken) {
+      options_.ownership->Revoked(tp.topic, tp.partition);
+    }
+    spdlog::info("ingest: {} {}", standby() ? "stopped following" : "revoked", Describe(tp));
   }
   last_cursor_ = nullptr;
   UpdateHeld();  // the held records of revoked partitions went with their cursors

@@ -172,7 +172,7 @@ IngestStats IngestorImpl::Stats() const {
 Status IngestorImpl::Ready() const {
   IngestStats s = Stats();
   if (s.out_of_disk) return Status::NoSpace("ingestion paused: the disk is full");
-  if (!s.assigned) {
+  if (!s.assigned && !standby()) {
     const int64_t since = unassigned_since_ms_.load();
     const int64_t waited_s = since >= 0 ? std::max<int64_t>(0, NowMs() - since) / 1000 : 0;
     return Status::Busy("waiting for the group's assignment since " + std::to_string(waited_s) +

@@ -115,7 +115,7 @@ void IngestorImpl::WriteBatch(WriterLane* lane, Batch* batch) {
         // Before the fence's Write ends: a loss that began during the write waits for this
         // commit to be queued (ahead of the unassignment), and it names only partitions still
         // open, so nothing is committed for a partition once its loss is known.
-        CommitAsync(*batch, fence.StillOpen(batch->Epochs()));
+        if (!standby()) CommitAsync(*batch, fence.StillOpen(batch->Epochs()));
         return;
       }
     }

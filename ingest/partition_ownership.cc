@@ -79,6 +79,17 @@ void PartitionOwnership::Assigned(const std::string& topic, int32_t partition, i
                                   int64_t high_watermark, std::optional<int64_t> run_holds_from_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   State& s = owned_[store::TopicPartition{topic, partition}];
+  if (s.adopted && !run_holds_from_ms && start_offset >= 0 && s.p.position >= 0 &&
+      start_offset >= s.p.position) {
+    // Continues an adopted state (Adopt): the same store, from where the other consumer stopped.
+    s.adopted = false;
+    s.p.start_offset = start_offset;
+    s.p.position = start_offset;
+    DropReached(&s);
+    ++generation_;
+    ++version_;
+    return;
+  }
   s = State{};
   s.p.topic = topic;
   s.p.partition = partition;
@@ -106,6 +117,23 @@ void PartitionOwnership::RouteBroken(const std::string& topic, int32_t partition
   auto it = owned_.find(store::TopicPartition{topic, partition});
   if (it == owned_.end() || it->second.route_broken) return;
   it->second.route_broken = true;
+  ++version_;
+}
+
+void PartitionOwnership::Adopt(const PartitionOwnership& from, const std::string& topic,
+                               int32_t partition) {
+  const store::TopicPartition tp{topic, partition};
+  State copy;
+  {
+    std::lock_guard<std::mutex> lock(from.mu_);
+    auto it = from.owned_.find(tp);
+    if (it == from.owned_.end()) return;
+    copy = it->second;
+  }
+  copy.adopted = true;
+  std::lock_guard<std::mutex> lock(mu_);
+  owned_[tp] = std::move(copy);
+  ++generation_;
   ++version_;
 }
 

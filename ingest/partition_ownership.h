@@ -94,6 +94,10 @@ struct OwnershipSnapshot {
   // generation own the same partitions.
   uint64_t generation = 0;
   std::vector<OwnedPartition> partitions;  // by (topic, partition)
+  // The partitions followed as a standby (cluster.standby_replicas), judged alike: filled by
+  // cluster::Cluster from the standby consumer's own PartitionOwnership; never in Serving() or
+  // Stale(). Empty otherwise.
+  std::vector<OwnedPartition> followed;
 
   // The serving partitions, the owned ones that do not serve, and whether (topic, partition)
   // serves.
@@ -125,6 +129,11 @@ class PartitionOwnership {
   // quiet partition, or one that started at its end) the ownership judges the window by it.
   void Assigned(const std::string& topic, int32_t partition, int64_t start_offset,
                 int64_t high_watermark, std::optional<int64_t> run_holds_from_ms = std::nullopt);
+  // Standbys (cluster.standby_replicas, standby_handover.h): takes (topic, partition)'s state from
+  // `from` (the other consumer's ownership of the same store), its freshness included, as if it
+  // had been assigned here; a later Assigned that continues the store's run at or after its
+  // position keeps it. No-op when `from` does not hold it.
+  void Adopt(const PartitionOwnership& from, const std::string& topic, int32_t partition);
   // The partition is revoked or lost: this instance no longer answers for it, whatever its store
   // still holds.
   void Revoked(const std::string& topic, int32_t partition);
@@ -161,6 +170,7 @@ class PartitionOwnership {
     std::optional<int64_t> run_holds_from_ms;  // Assigned's
     std::optional<int64_t> route_checked_from_ms;  // RouteChecked's; none: not checked
     bool route_broken = false;
+    bool adopted = false;  // Adopt's, until an Assigned continues it
     std::deque<std::pair<int64_t, int64_t>> seen;  // (first seen ms, high watermark)
   };
   static constexpr int64_t kSeenLongAgo = INT64_MIN;

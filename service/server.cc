@@ -94,6 +94,14 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
   ingest::IngestOptions ingest_options = config.ToIngestOptions();
   ingest_options.ownership = server->ownership_.get();
   if (server->cluster_->enabled()) ingest_options.route_by_key = config.cluster.route_by_key;
+  const bool standby = server->cluster_->enabled() && config.cluster.standby_replicas > 0;
+  if (standby) {
+    // CONTRACT.md "cluster.standby_replicas": a member's death moves only its partitions, so the
+    // survivors keep serving theirs through the rebalance.
+    ingest_options.properties.emplace("partition.assignment.strategy", "cooperative-sticky");
+    server->handover_ = std::make_unique<ingest::StandbyHandover>();
+    ingest_options.handover = server->handover_.get();
+  }
   Result<std::unique_ptr<ingest::Ingestor>> ingestor =
       ingest::Ingestor::Start(ingest_options, server->store_.get());
   if (!ingestor.ok()) {
@@ -102,6 +110,28 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
   }
   server->ingestor_ = std::move(ingestor).value();
   server->cluster_->set_ingestor(server->ingestor_.get());
+  if (standby) {
+    ingest::OwnershipOptions followed;
+    followed.max_staleness_ms = config.cluster.max_staleness_ms;
+    server->followed_ = std::make_unique<ingest::PartitionOwnership>(server->store_.get(), followed);
+    ingest::IngestOptions standby_options = ingest_options;
+    standby_options.ownership = server->followed_.get();
+    standby_options.route_by_key = ingest::KeyPartitioner::kOff;
+    standby_options.instance_id.clear();
+    standby_options.dead_letter_topic.clear();  // the owner dead-letters its rejects
+    standby_options.standby.on = true;
+    standby_options.standby.peers = config.cluster.peers;
+    standby_options.standby.self = config.http.listen;
+    standby_options.standby.replicas = config.cluster.standby_replicas;
+    Result<std::unique_ptr<ingest::Ingestor>> follower =
+        ingest::Ingestor::Start(standby_options, server->store_.get());
+    if (!follower.ok()) {
+      spdlog::error("ingest: cannot start the standby consumer: {}", follower.status().ToString());
+      return follower.status();
+    }
+    server->standby_ingestor_ = std::move(follower).value();
+    server->cluster_->set_standby(server->followed_.get(), server->standby_ingestor_.get());
+  }
 
   HOTROW_RETURN_IF_ERROR(http::CheckOpenListen(config.http.listen, !config.http.token_file.empty(),
                                                config.http.allow_open));
@@ -190,6 +220,10 @@ Status Server::Stop() {
     stopped_ = true;
   }
   Status result;
+  if (standby_ingestor_) {
+    Status st = standby_ingestor_->Stop();
+    if (!st.ok()) spdlog::error("stop: standby ingestion: {}", st.ToString());
+  }
   if (ingestor_) {
     spdlog::info("stop: stopping ingestion (writing the open batch and its offsets)");
     result = ingestor_->Stop();
@@ -209,6 +243,8 @@ Status Server::Stop() {
   const ingest::IngestStats last = ingest_stats();
   http_.reset();
   if (cluster_) cluster_->set_ingestor(nullptr);  // its freshness thread asks the ingestor
+  if (cluster_ && followed_) cluster_->set_standby(followed_.get(), nullptr);
+  standby_ingestor_.reset();
   ingestor_.reset();
   if (hub_) {
     store_->RemoveWriteObserver(hub_.get());

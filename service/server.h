@@ -92,6 +92,11 @@ class Server {
   std::unique_ptr<CacheOwnership> cache_ownership_;
   std::unique_ptr<http::Metrics> metrics_;
   std::unique_ptr<ingest::Ingestor> ingestor_;
+  // cluster.standby_replicas: the partitions followed and their consumer, and the hand-over
+  // between it and ingestor_ (ingest/standby_handover.h), which outlives both.
+  std::unique_ptr<ingest::StandbyHandover> handover_;
+  std::unique_ptr<ingest::PartitionOwnership> followed_;
+  std::unique_ptr<ingest::Ingestor> standby_ingestor_;
   std::unique_ptr<http::Authenticator> auth_;  // null without http.token_file; outlives http_
   std::unique_ptr<http::HttpServer> http_;
 

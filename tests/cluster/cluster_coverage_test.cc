@@ -251,5 +251,61 @@ TEST(ClusterCoverageTest, SeriesLeavesOutAnInstanceOverlappingAnother) {
   EXPECT_EQ(d.missing, (Partitions{{"t", 1}}));
 }
 
+TEST(ClusterCoverageTest, AStandbyIsAskedOnlyForWhatNoOwnerServedEachPartitionOfOne) {
+  // Instance 0 owns 0 and serves it; instance 1 owns 1 but is stale; nobody answered for 2 and 3.
+  std::vector<PeerCoverage> first = {{true, {{"t", 0}}, {}}, {true, {}, {{"t", 1}}}, {}};
+  const CoverageDecision d = DecideCoverage(All(4), first);
+  ASSERT_FALSE(d.complete);
+  // Standbys: 0 follows 1 and 2, 1 follows 0, 2 and 3; 2 did not answer.
+  const std::vector<Partitions> standby = {{{"t", 1}, {"t", 2}}, {{"t", 0}, {"t", 2}, {"t", 3}}, {}};
+  const std::vector<Partitions> ask = ChooseStandbys(d, standby);
+  ASSERT_EQ(ask.size(), 3u);
+  EXPECT_EQ(ask[0], (Partitions{{"t", 1}, {"t", 2}}));  // this instance first
+  EXPECT_EQ(ask[1], (Partitions{{"t", 3}}));            // never 0: its owner served it
+  EXPECT_EQ(ask[2], Partitions{});
+
+  // The second round's answers come after the first's: each covers what it was asked for.
+  std::vector<PeerCoverage> both = first;
+  both.resize(6);
+  both[3] = {true, {{"t", 1}, {"t", 2}}, {}};
+  both[4] = {true, {{"t", 3}}, {}};
+  CoverageDecision again = DecideCoverage(All(4), both);
+  MarkFromStandby(&again, 3);
+  EXPECT_TRUE(again.complete);
+  EXPECT_EQ(again.from_standby, (Partitions{{"t", 1}, {"t", 2}, {"t", 3}}));
+  // Events of a partition come from the one answer it was given to: the standby's copy of
+  // partition 1 counts, the stale owner's (none here) and any other copy do not.
+  std::vector<std::vector<PeerEvent>> events(6);
+  events[0] = {Ev(10, 0, 0)};
+  events[1] = {Ev(11, 1, 0)};  // the stale owner's: not counted
+  events[3] = {Ev(11, 1, 0), Ev(12, 2, 0)};
+  events[4] = {Ev(13, 3, 0), Ev(12, 2, 0)};  // 2 is the other standby's: not counted
+  const std::vector<PeerEvent> merged = MergePeerEvents(events, again, 10, query::Order::kDesc);
+  ASSERT_EQ(merged.size(), 4u);
+  EXPECT_EQ(merged[0].partition, 3);
+  EXPECT_EQ(merged[1].partition, 2);
+  EXPECT_EQ(merged[2].partition, 1);
+  EXPECT_EQ(merged[3].partition, 0);
+  std::string json;
+  AppendCoverageJson(again, &json);
+  EXPECT_EQ(json, ",\"from_standby\":{\"t\":[1,2,3]},\"complete\":true");
+}
+
+TEST(ClusterCoverageTest, AHeadNamesItsStandbyPartitionsAndReadsThemBack) {
+  LocalHead head;
+  head.partitions = {{"t", 0}};
+  head.standby = {{"t", 1}, {"t", 4}};
+  head.group = "g";
+  head.topics = {"t"};
+  std::string body = "{\"events\":[]";
+  AppendLocalHead(head, &body);
+  body.push_back('}');
+  std::vector<PeerEvent> events;
+  LocalHead read;
+  ASSERT_TRUE(ParseLocalAnswer(body, &events, &read).ok()) << body;
+  EXPECT_EQ(read.standby, head.standby);
+  EXPECT_EQ(read.partitions, head.partitions);
+}
+
 }  // namespace
 }  // namespace hotrow::cluster

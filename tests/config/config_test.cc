@@ -127,7 +127,7 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
           "http.allow_open", "http.tls_cert", "http.tls_key", "query.threads",
           "query.max_concurrent", "query.queue_wait", "query.last_cache", "query.last_cache_bytes",
           "cluster.peers", "cluster.peer_timeout_ms", "cluster.peer_ca", "cluster.max_staleness",
-          "cluster.route_by_key"));
+          "cluster.route_by_key", "cluster.standby_replicas"));
 }
 
 TEST(ConfigTest, FormatKeysNeedOneSourceOfSchemas) {
@@ -201,6 +201,19 @@ TEST(ConfigTest, ClusterPeerTimeoutTakesADurationOrMillisecondsUpToAMinute) {
                 StartsWith("cluster.route_by_key: expected off, murmur2 or crc32"))
         << bad;
   }
+  // A standby is another instance of the group: at most peers - 1 of them.
+  EXPECT_EQ(LoadOk("", {}).cluster.standby_replicas, 0);
+  EXPECT_EQ(LoadOk("", {"cluster.peers=[127.0.0.1:8080, 127.0.0.1:8081]",
+                        "cluster.standby_replicas=1"})
+                .cluster.standby_replicas,
+            1);
+  EXPECT_THAT(LoadError("", {"cluster.peers=[127.0.0.1:8080, 127.0.0.1:8081]",
+                             "cluster.standby_replicas=2"}),
+              StartsWith("cluster.standby_replicas: expected at most the group's size - 1"));
+  EXPECT_THAT(LoadError("", {"cluster.standby_replicas=1"}),
+              StartsWith("cluster.standby_replicas: expected at most the group's size - 1"));
+  EXPECT_THAT(LoadError("", {"cluster.standby_replicas=-1"}),
+              StartsWith("cluster.standby_replicas: expected an integer from 0 to 15"));
   EXPECT_EQ(LoadOk("", {"cluster.peer_ca=/etc/hotrow/ca.pem"}).cluster.peer_ca,
             "/etc/hotrow/ca.pem");
   EXPECT_EQ(LoadOk("", {}).cluster.peer_timeout_ms, 2000);
