@@ -40,3 +40,5 @@ hotrow_bench(cluster_bench
   LIBS hotrow_ingest hotrow_peer_support hotrow_serve_process hotrow_wrk_load PkgConfig::HTTPLIB
        nlohmann_json::nlohmann_json)
 add_dependencies(cluster_bench hotrow)
+# A per-id range's CPU per event against a scan's, one query thread, in-process (and under callgrind).
+hotrow_bench(range_cpu_bench LIBS hotrow_bench_support hotrow_query hotrow_wire)
