@@ -284,9 +284,15 @@ Status RangeOverBuckets(const BucketRangeSpec& given,
   const std::shared_ptr<const store::ReadPoint> at = given.store->ReadPointNow();
   BucketRangeSpec spec = given;
   spec.at = at.get();
-  // One bucket at a time, its salts read on the pool, straight to the sinks: every bucket for
-  // latest N or without pool workers; else the first one only, so that a range the first bucket
-  // fills (a busy id) reads no other.
+  // With pool workers and reading ahead, every bucket is a part merged whole on one thread from
+  // the first on: while this thread reads the first bucket a worker reads the second, and no
+  // thread waits on a merge another runs (a first bucket merged here while the worker read its
+  // salts left the worker idle through the merge). A range the first bucket fills (a busy id)
+  // costs the pool the part of the second bucket read meanwhile, never this thread's time: that
+  // read stops once the first holds the answer (ReadPart).
+  if (spec.ahead && spec.max_workers > 0) return ReadAhead(spec, buckets, limit);
+  // One bucket at a time, its salts read on the pool, straight to the sinks: latest N, or a range
+  // without pool workers.
   int64_t remaining = limit;
   bool stopped = false;
   PartOut out;
@@ -294,14 +300,11 @@ Status RangeOverBuckets(const BucketRangeSpec& given,
   out.text = spec.encode != nullptr ? spec.text : nullptr;
   out.remaining = &remaining;
   out.stopped = &stopped;
-  const bool ahead = spec.ahead && spec.max_workers > 0;
-  size_t k = 0;
-  for (; k < buckets.size() && (k == 0 || !ahead); ++k) {
-    HOTROW_RETURN_IF_ERROR(MergeBucket(spec, buckets[k], spec.max_workers, out));
+  for (const auto& bucket : buckets) {
+    HOTROW_RETURN_IF_ERROR(MergeBucket(spec, bucket, spec.max_workers, out));
     if (stopped || remaining == 0) return Status::Ok();
   }
-  if (k == buckets.size()) return Status::Ok();
-  return ReadAhead(spec, {buckets.begin() + static_cast<ptrdiff_t>(k), buckets.end()}, remaining);
+  return Status::Ok();
 }
 
 }  // namespace hotrow::query
