@@ -102,8 +102,12 @@ uint64_t RssBytes() {
 // writer of the drop phase adds new rows, never replays.
 class Generator {
  public:
-  Generator(size_t events, int64_t now_ms, int64_t span_ms)
-      : events_(events), now_ms_(now_ms), span_ms_(span_ms), next_offset_(kPartitions, 0) {
+  Generator(size_t events, int64_t now_ms, int64_t span_ms, uint16_t topic)
+      : events_(events),
+        now_ms_(now_ms),
+        span_ms_(span_ms),
+        topic_(topic),
+        next_offset_(kPartitions, 0) {
     big_stride_ = std::max<size_t>(1, events / (kBigIds * kBigEvents));
     small_stride_ = std::max<size_t>(2, events / (kSmallIds * kSmallEvents));
   }
@@ -160,12 +164,9 @@ class Generator {
     batch->next_offsets[store::TopicPartition{"events", partition}] = offset + 1;
   }
 
- public:
-  uint16_t topic_ = 0;
-
- private:
   const size_t events_;
   const int64_t now_ms_, span_ms_;
+  const uint16_t topic_;
   size_t big_stride_ = 1, small_stride_ = 2;
   std::vector<int64_t> next_offset_;
   size_t written_ = 0;
@@ -206,9 +207,12 @@ void Build(Subject* s, const std::string& dir, const DataSpec& spec) {
   s->clock = std::make_unique<ManualClock>(spec.now_ms);
   s->options.path = dir + "/store-" + s->name;
   s->options.wall_clock = s->clock.get();
+  if (const char* env = std::getenv("HOTROW_SCALE_PARTITIONED"); env != nullptr) {
+    s->options.partitioned_index = std::string(env) == "1";
+  }
   s->store = OpenStore(*s);
-  s->gen = std::make_unique<Generator>(s->events, spec.now_ms, spec.span_ms);
-  s->gen->topic_ = *s->store->TopicNumber("events");
+  s->gen = std::make_unique<Generator>(s->events, spec.now_ms, spec.span_ms,
+                                       *s->store->TopicNumber("events"));
   double write_s = 0;
   for (size_t begin = 0; begin < s->events; begin += kChunkEvents) {
     const auto batches =
@@ -221,7 +225,7 @@ void Build(Subject* s, const std::string& dir, const DataSpec& spec) {
       if (outcome.stored != batch.rows.size()) Die("a batch was not stored whole");
     }
     write_s += Since(t);
-    if (begin % (10 * kChunkEvents * 4) == 0 && begin > 0) {
+    if (begin % 10'000'000 == 0 && begin > 0) {
       std::printf("  %s: %zu events written\n", s->name.c_str(), begin);
       std::fflush(stdout);
     }

@@ -35,6 +35,10 @@ rocksdb::ColumnFamilyOptions RocksEventStore::BucketOptions() const {
   table.cache_index_and_filter_blocks_with_high_priority = true;
   table.pin_l0_filter_and_index_blocks_in_cache = true;
   table.pin_top_level_index_and_filter = true;
+  if (options().partitioned_index) {
+    table.index_type = rocksdb::BlockBasedTableOptions::IndexType::kTwoLevelIndexSearch;
+    table.partition_filters = true;
+  }
   cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   // No compression on the first two levels, where a bucket's data spends most of its few minutes:
   // flushes and the first compactions cost no CPU for it. Deeper levels (a long window) compress.
