@@ -24,7 +24,8 @@
 // The 100M store needs about 17 GB of disk at its peak, under $HOTROW_BENCH_DIR or /tmp; it is
 // removed at the end. `bench/run scale` runs it; the default `bench/run` does not.
 //
-//   HOTROW_SCALE_EVENTS=10000000 scale_bench
+//   HOTROW_SCALE_EVENTS=10000000 [HOTROW_SCALE_PARTITIONED=0|1] [HOTROW_SCALE_BLOCK_CACHE_MB=n]
+//   scale_bench
 
 #include <algorithm>
 #include <atomic>
@@ -207,8 +208,13 @@ void Build(Subject* s, const std::string& dir, const DataSpec& spec) {
   s->clock = std::make_unique<ManualClock>(spec.now_ms);
   s->options.path = dir + "/store-" + s->name;
   s->options.wall_clock = s->clock.get();
+  // For comparisons at a smaller size: partitioned index and filters (1) or not (0), and a
+  // block cache scaled down with the window (MB).
   if (const char* env = std::getenv("HOTROW_SCALE_PARTITIONED"); env != nullptr) {
     s->options.partitioned_index = std::string(env) == "1";
+  }
+  if (const char* env = std::getenv("HOTROW_SCALE_BLOCK_CACHE_MB"); env != nullptr) {
+    s->options.block_cache_bytes = std::strtoull(env, nullptr, 10) << 20;
   }
   s->store = OpenStore(*s);
   s->gen = std::make_unique<Generator>(s->events, spec.now_ms, spec.span_ms,

@@ -354,6 +354,14 @@ Result<bool> SaltStream::Advance(QueryRun* run) {
   return false;
 }
 
+bool SaltStream::ReadOut(QueryRun* run, size_t* buffered) const {
+  std::lock_guard lock(run->mu());
+  if (!exhausted_ || in_flight_ || fetched_) return false;
+  const size_t held = spec_.encode != nullptr ? current_keys_.size() : current_.size();
+  *buffered = done_ ? 0 : held - pos_;
+  return true;
+}
+
 bool SaltStream::TakeChunk(QueryRun* run, std::vector<KeyedEvent>* out) {
   {
     std::lock_guard lock(run->mu());
