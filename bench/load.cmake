@@ -40,3 +40,7 @@ hotrow_bench(cluster_bench
   LIBS hotrow_ingest hotrow_peer_support hotrow_serve_process hotrow_wrk_load PkgConfig::HTTPLIB
        nlohmann_json::nlohmann_json)
 add_dependencies(cluster_bench hotrow)
+# A per-id range's CPU per event against a scan's, one query thread, in-process (and under callgrind).
+hotrow_bench(range_cpu_bench LIBS hotrow_bench_support hotrow_query hotrow_wire)
+# A 100M-event window against 1M (bench/run scale; not in the default run: ~10 min, ~17 GB).
+hotrow_bench(scale_bench LIBS hotrow_bench_support hotrow_query hotrow_store)

@@ -34,6 +34,8 @@ using Steady = std::chrono::steady_clock;
 constexpr int kIds = 8;
 constexpr int kRounds = 10;
 constexpr int kScanRounds = 5;
+constexpr int kAltRounds = 7;   // ranges against scans, alternated
+constexpr int kCurlRanges = 12;  // ranges through one curl process
 
 double Seconds(Steady::time_point start) {
   return std::chrono::duration<double>(Steady::now() - start).count();
@@ -279,6 +281,92 @@ int main() {
                 ms / kScanRounds, static_cast<double>(text_bytes) / kScanRounds / 1e6);
   }
 
+  // Ranges against scans in alternated rounds (the ratios; the machine is shared, and a range
+  // phase and a scan phase run minutes apart moved 10-20 %): each round times on the server with
+  // 2 query threads the 8 ranges over libcurl (one kept connection) and one full scan over
+  // libcurl, then 12 ranges through one curl process (ids 1..8 then 1..4, one connection,
+  // bodies discarded) and one full scan through curl, which goes first alternating by round.
+  std::vector<uint64_t> id_events(kIds + 1, 0);
+  for (int i = 1; i <= kIds; ++i) {
+    Status st = server2->engine->RangeTo(id_of(i), 0, spec.now_ms + 1, query::kMaxRangeLimit,
+                                         query::Order::kDesc, [&](const query::Event&) {
+                                           ++id_events[static_cast<size_t>(i)];
+                                           return true;
+                                         });
+    if (!st.ok()) std::abort();
+  }
+  const int port2 = server2->http->port();
+  auto ranges_libcurl = [&] {
+    const std::unique_ptr<CURL, void (*)(CURL*)> client(curl_easy_init(), curl_easy_cleanup);
+    uint64_t events = 0;
+    const auto begin = Steady::now();
+    for (int i = 1; i <= kIds; ++i) {
+      const std::string target = "/v1/events/" + id_of(i) + "?from=0&to=" + to + "&limit=100000";
+      if (LibcurlDiscarding(port2, target, nullptr, client.get()) == 0) std::abort();
+      events += id_events[static_cast<size_t>(i)];
+    }
+    return static_cast<double>(events) / Seconds(begin);
+  };
+  auto ranges_curl = [&] {
+    std::string command = "curl --silent --show-error --fail --max-time 120 -w '%{size_download}\\n'";
+    uint64_t events = 0;
+    for (int k = 0; k < kCurlRanges; ++k) {
+      const int i = 1 + k % kIds;
+      command += " -o /dev/null 'http://127.0.0.1:" + std::to_string(port2) + "/v1/events/" +
+                 id_of(i) + "?from=0&to=" + to + "&limit=100000'";
+      events += id_events[static_cast<size_t>(i)];
+    }
+    const auto begin = Steady::now();
+    FILE* out = popen(command.c_str(), "r");
+    int answers = 0;
+    unsigned long long bytes = 0;
+    while (out != nullptr && std::fscanf(out, "%llu", &bytes) == 1) answers += bytes > 0 ? 1 : 0;
+    if (out == nullptr || pclose(out) != 0 || answers != kCurlRanges) {
+      std::fprintf(stderr, "curl with %d ranges failed (%d answers)\n", kCurlRanges, answers);
+      std::abort();
+    }
+    return static_cast<double>(events) / Seconds(begin);
+  };
+  auto scan_once = [&](bool with_curl) {
+    const auto begin = Steady::now();
+    const std::string target = "/v1/scan?from=0&to=" + to;
+    const uint64_t got = with_curl ? CurlDiscarding(port2, target)
+                                   : LibcurlDiscarding(port2, target, nullptr);
+    if (got != scan_bytes) {
+      std::fprintf(stderr, "the scan over HTTP sent %llu bytes, in-process %llu\n",
+                   static_cast<unsigned long long>(got),
+                   static_cast<unsigned long long>(scan_bytes));
+      std::abort();
+    }
+    return static_cast<double>(scan_events) / Seconds(begin);
+  };
+  std::vector<double> libcurl_ratios, curl_ratios, range_rates, curl_range_rates;
+  for (int round = 0; round < kAltRounds; ++round) {
+    for (const bool with_curl : {false, true}) {
+      double range = 0, scan = 0;
+      for (int turn = 0; turn < 2; ++turn) {
+        if ((turn + round) % 2 == 0) {
+          range = with_curl ? ranges_curl() : ranges_libcurl();
+        } else {
+          scan = scan_once(with_curl);
+        }
+      }
+      (with_curl ? curl_ratios : libcurl_ratios).push_back(range / scan);
+      (with_curl ? curl_range_rates : range_rates).push_back(range);
+    }
+  }
+  const double alt_libcurl = Percentile(&libcurl_ratios, 50);
+  const double alt_curl = Percentile(&curl_ratios, 50);
+  Record("alt_range_over_scan_libcurl", alt_libcurl);
+  Record("alt_range_over_scan_curl", alt_curl);
+  Record("alt_range_http_events_per_s", Percentile(&range_rates, 50));
+  Record("alt_range_curl_events_per_s", Percentile(&curl_range_rates, 50));
+  std::printf("ranges / scan over HTTP, 2 query threads, %d alternated rounds, median of the "
+              "rounds' ratios: libcurl %.2f (ranges %.0f events/s), curl with %d ranges in one "
+              "process %.2f (ranges %.0f events/s)\n",
+              kAltRounds, alt_libcurl, Recorded("alt_range_http_events_per_s"), kCurlRanges,
+              alt_curl, Recorded("alt_range_curl_events_per_s"));
+
   // Full scans over HTTP with 1 and 2 query threads, each client in turn: libcurl in this thread
   // (client "libcurl"), then the curl tool in a child process (client "curl").
   for (int threads : {1, 2}) {
@@ -324,8 +412,17 @@ int main() {
              "range_inprocess_events_per_s");
   PrintRatio("per-id range over HTTP, 2 query threads / 1", "range_http_events_per_s",
              "range_http_t1_events_per_s");
-  PrintRatio("per-id range over HTTP / full scan over HTTP (2 threads)", "range_http_events_per_s",
-             "scan_http_libcurl_t2");
+  // The median of the rounds' ratios, beside the medians of the rounds' range and scan rates.
+  for (const auto& [client, ratio] : {std::pair{"libcurl", alt_libcurl}, {"curl", alt_curl}}) {
+    const double range = Recorded(std::string("alt_range_") +
+                                  (client == std::string("curl") ? "curl" : "http") +
+                                  "_events_per_s");
+    std::printf("RATIO %-48s %12.4g / %-12.4g = %.3f\n",
+                (std::string("per-id range over HTTP / scan over HTTP, ") + client +
+                 ", alternated (median)")
+                    .c_str(),
+                range, range / ratio, ratio);
+  }
   PrintRatio("full scan over HTTP, 2 threads / 1", "scan_http_libcurl_t2", "scan_http_libcurl_t1");
   Report report("range_http_bench", "Ranges and scans over HTTP",
                 "8 ids of about 10k events each (400k events, 16 salts), each read whole with "
@@ -344,8 +441,13 @@ int main() {
   report.Row({"range over HTTP, 1 query thread", Rate(Recorded("range_http_t1_events_per_s"))});
   report.Row({"range over HTTP, 2 query threads / 1",
               Fixed(http_rate / Recorded("range_http_t1_events_per_s"), 2)});
-  report.Row({"range over HTTP / scan over HTTP (libcurl, 2 threads)",
-              Fixed(http_rate / Recorded("scan_http_libcurl_t2"), 2)});
+  report.Row({"range over HTTP / scan over HTTP (libcurl, 2 threads), median of " +
+                  std::to_string(kAltRounds) + " alternated rounds",
+              Fixed(alt_libcurl, 2)});
+  report.Row({"range over HTTP / scan over HTTP (curl: " + std::to_string(kCurlRanges) +
+                  " ranges in one process; 2 threads), median of " + std::to_string(kAltRounds) +
+                  " alternated rounds",
+              Fixed(alt_curl, 2)});
   for (int threads : {1, 2}) {
     const std::string t = "_t" + std::to_string(threads);
     report.Row({"range CPU per range, " + std::to_string(threads) +

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <iterator>
 #include <mutex>
 #include <string>
@@ -21,6 +22,9 @@ struct PartOut {
   const TextSink* text = nullptr;
   int64_t* remaining = nullptr;
   bool* stopped = nullptr;  // set when a sink said stop
+  // When set, called once as the bucket's first event is handed on if by then every salt is read
+  // out and the bucket holds fewer events than were wanted: the answer needs the next bucket.
+  const std::function<void()>* short_of_wanted = nullptr;
 };
 
 // Merges the salts of `bucket` that may hold the id into `out`, reading them with `workers` pool
@@ -72,8 +76,35 @@ Status MergeBucket(const BucketRangeSpec& spec, const std::shared_ptr<const stor
   args.run = &run;
   args.remaining = out.remaining;
   args.topics = spec.topics;
-  return out.text != nullptr ? MergeEncodedStreams(streams, args, *out.text, out.stopped)
-                             : MergeStreams(streams, args, *out.sink, out.stopped);
+  if (out.short_of_wanted == nullptr) {
+    return out.text != nullptr ? MergeEncodedStreams(streams, args, *out.text, out.stopped)
+                               : MergeStreams(streams, args, *out.sink, out.stopped);
+  }
+  // By the first event every salt has made its first read, which reads most salts out.
+  bool checked = false;
+  auto check = [&] {
+    if (checked) return;
+    checked = true;
+    int64_t held = 0;
+    for (SaltStream* s : streams) {
+      size_t buffered = 0;
+      if (!s->ReadOut(&run, &buffered)) return;  // unknown: maybe enough
+      held += static_cast<int64_t>(buffered);
+    }
+    if (held < wanted) (*out.short_of_wanted)();
+  };
+  if (out.text != nullptr) {
+    const TextSink text = [&](std::string_view t, int64_t n) {
+      check();
+      return (*out.text)(t, n);
+    };
+    return MergeEncodedStreams(streams, args, text, out.stopped);
+  }
+  const EventSink sink = [&](const Event& e) {
+    check();
+    return (*out.sink)(e);
+  };
+  return MergeStreams(streams, args, sink, out.stopped);
 }
 
 // One bucket read ahead: merged whole by whichever thread claims it first, kept until its turn.
@@ -125,7 +156,9 @@ struct Shared {
 
 // Reads `part` on this thread (alone: the range already holds pool threads for other buckets).
 // Stops early once the parts before it hold the rest of the answer: then it is never emitted.
-void ReadPart(const BucketRangeSpec& spec, const Shared& shared, Part* part) {
+// `short_of_wanted` as PartOut's.
+void ReadPart(const BucketRangeSpec& spec, const Shared& shared, Part* part,
+              const std::function<void()>* short_of_wanted = nullptr) {
   int64_t remaining = part->budget;
   bool stopped = false;
   // Counts an event kept; false when the read should stop.
@@ -151,6 +184,7 @@ void ReadPart(const BucketRangeSpec& spec, const Shared& shared, Part* part) {
   }
   out.remaining = &remaining;
   out.stopped = &stopped;
+  out.short_of_wanted = short_of_wanted;
   part->status = MergeBucket(spec, part->bucket, /*workers=*/0, out);
 }
 
@@ -230,8 +264,21 @@ Status ReadAhead(const BucketRangeSpec& spec,
   // Buckets made ahead of the one being emitted: enough that every worker and this thread find
   // one to read.
   const size_t window = static_cast<size_t>(spec.max_workers) + 2;
+  // A pool worker, when the range has fewer than it may hold and a part is waiting for it.
+  auto start_worker = [&](size_t k) {
+    {
+      std::lock_guard lock(shared->mu);
+      if (shared->in_pool >= spec.max_workers || shared->made <= k + 1) return;
+      ++shared->in_pool;
+    }
+    spec.pool->Submit([shared, &spec] { Work(shared, &spec); });
+  };
+  // The first bucket is read on this thread before any worker starts, so that a range it fills (a
+  // busy id) reads no other bucket; the worker starts as soon as the first bucket's salts are read
+  // out and hold too few events, which for most ranges is before its merge (that left the worker
+  // idle when the first bucket was merged here alone).
+  const std::function<void()> first_is_short = [&] { start_worker(0); };
   for (size_t k = 0; k < buckets.size() && remaining > 0; ++k) {
-    bool start_worker = false;
     {
       std::lock_guard lock(shared->mu);
       while (shared->made < buckets.size() && shared->made < k + window) {
@@ -241,15 +288,11 @@ Status ReadAhead(const BucketRangeSpec& spec,
         part->budget = remaining;
         shared->parts[shared->made++] = std::move(part);
       }
-      if (shared->in_pool < spec.max_workers && shared->made > k + 1) {
-        ++shared->in_pool;
-        start_worker = true;
-      }
     }
-    if (start_worker) spec.pool->Submit([shared, &spec] { Work(shared, &spec); });
+    if (k > 0) start_worker(k);
     Part& part = *shared->parts[k];
     if (!part.claimed.exchange(true)) {
-      ReadPart(spec, *shared, &part);
+      ReadPart(spec, *shared, &part, k == 0 ? &first_is_short : nullptr);
     } else {
       // Read by a worker: meanwhile read the next part no one has started, then wait.
       std::unique_lock lock(shared->mu);
@@ -284,9 +327,11 @@ Status RangeOverBuckets(const BucketRangeSpec& given,
   const std::shared_ptr<const store::ReadPoint> at = given.store->ReadPointNow();
   BucketRangeSpec spec = given;
   spec.at = at.get();
-  // One bucket at a time, its salts read on the pool, straight to the sinks: every bucket for
-  // latest N or without pool workers; else the first one only, so that a range the first bucket
-  // fills (a busy id) reads no other.
+  // With pool workers and reading ahead, every bucket is a part merged whole on one thread, the
+  // first one on this thread (ReadAhead).
+  if (spec.ahead && spec.max_workers > 0) return ReadAhead(spec, buckets, limit);
+  // One bucket at a time, its salts read on the pool, straight to the sinks: latest N, or a range
+  // without pool workers.
   int64_t remaining = limit;
   bool stopped = false;
   PartOut out;
@@ -294,14 +339,11 @@ Status RangeOverBuckets(const BucketRangeSpec& given,
   out.text = spec.encode != nullptr ? spec.text : nullptr;
   out.remaining = &remaining;
   out.stopped = &stopped;
-  const bool ahead = spec.ahead && spec.max_workers > 0;
-  size_t k = 0;
-  for (; k < buckets.size() && (k == 0 || !ahead); ++k) {
-    HOTROW_RETURN_IF_ERROR(MergeBucket(spec, buckets[k], spec.max_workers, out));
+  for (const auto& bucket : buckets) {
+    HOTROW_RETURN_IF_ERROR(MergeBucket(spec, bucket, spec.max_workers, out));
     if (stopped || remaining == 0) return Status::Ok();
   }
-  if (k == buckets.size()) return Status::Ok();
-  return ReadAhead(spec, {buckets.begin() + static_cast<ptrdiff_t>(k), buckets.end()}, remaining);
+  return Status::Ok();
 }
 
 }  // namespace hotrow::query

@@ -56,13 +56,16 @@ struct BucketRangeSpec {
 // overlapping the range), at most `limit`, in the answer's order. Buckets hold disjoint time
 // spans: each is merged over its salts on its own (query/salt_merge.h) and emitted whole, in turn.
 //
-// The first bucket is read with its salts spread over the calling thread and spec.max_workers
-// pool threads, so that a range it fills (a busy id) reads no other bucket. Past it, with
-// spec.ahead, while one bucket is emitted up to spec.max_workers later ones are read and merged on
-// the pool, each whole on one thread, and the calling thread takes any bucket no pool thread has
-// started rather than wait. A bucket read ahead may read up to what was still missing when it
-// started; it stops once the buckets before it hold the rest of the answer. Memory: the events of
-// the buckets read ahead, at most `limit` each.
+// With spec.ahead and pool workers, every bucket is merged whole on one thread: the calling thread
+// reads the first, and up to spec.max_workers pool workers start on the later ones as soon as the
+// first bucket's salts are read out and hold fewer events than `limit` (usually before its merge),
+// so that a range the first bucket fills (a busy id) reads no other bucket and the others do not
+// leave the pool idle while the first is merged. While one bucket is emitted later ones are read
+// ahead, and the calling thread takes any bucket no pool thread has started rather than wait. A
+// bucket read ahead may read up to what was still missing when it started; it stops once the
+// buckets before it hold the rest of the answer. Memory: the events of the buckets read ahead, at
+// most `limit` each. Without spec.ahead (latest N) or without workers, one bucket at a time, its
+// salts read by the workers, straight to the sinks.
 //
 // Every cursor reads at one ReadPoint of the store, taken before any bucket's salts are decided
 // (which salts may hold the id: the id filter, and under salt_by adaptive whether the bucket

@@ -354,6 +354,14 @@ Result<bool> SaltStream::Advance(QueryRun* run) {
   return false;
 }
 
+bool SaltStream::ReadOut(QueryRun* run, size_t* buffered) const {
+  std::lock_guard lock(run->mu());
+  if (!exhausted_ || in_flight_ || fetched_) return false;
+  const size_t held = spec_.encode != nullptr ? current_keys_.size() : current_.size();
+  *buffered = done_ ? 0 : held - pos_;
+  return true;
+}
+
 bool SaltStream::TakeChunk(QueryRun* run, std::vector<KeyedEvent>* out) {
   {
     std::lock_guard lock(run->mu());
@@ -412,8 +420,43 @@ struct TextOut {
   bool Emit(const Held& held) const { return sink(held.text, 1); }
 };
 
-auto OrderKey(const keying::RowKey& k) {
-  return std::make_tuple(k.ts_ms, k.topic, k.partition, k.offset);
+// A stream in the merge's heap with its front event's place in the answer: the greater entry
+// comes sooner. Keys are non-negative, so for kAsc every word is flipped and the same comparison
+// serves both orders.
+struct HeapEntry {
+  uint64_t ts = 0;
+  uint64_t topic_partition = 0;
+  uint64_t offset = 0;
+  SaltStream* stream = nullptr;
+};
+
+HeapEntry EntryOf(SaltStream* s, Order order) {
+  const keying::RowKey& k = s->FrontKey();
+  const uint64_t flip = order == Order::kDesc ? 0 : ~uint64_t{0};
+  return {static_cast<uint64_t>(k.ts_ms) ^ flip,
+          ((uint64_t{k.topic} << 32) | static_cast<uint32_t>(k.partition)) ^ flip,
+          static_cast<uint64_t>(k.offset) ^ flip, s};
+}
+
+bool Sooner(const HeapEntry& a, const HeapEntry& b) {
+  if (a.ts != b.ts) return a.ts > b.ts;
+  if (a.topic_partition != b.topic_partition) return a.topic_partition > b.topic_partition;
+  return a.offset > b.offset;
+}
+
+// Restores the heap below `i` (the soonest entry on top) after heap[i] changed.
+void SiftDown(std::vector<HeapEntry>* heap, size_t i) {
+  const size_t n = heap->size();
+  const HeapEntry moving = (*heap)[i];
+  while (true) {
+    size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && Sooner((*heap)[child + 1], (*heap)[child])) ++child;
+    if (!Sooner((*heap)[child], moving)) break;
+    (*heap)[i] = (*heap)[child];
+    i = child;
+  }
+  (*heap)[i] = moving;
 }
 
 // Moves the stream on top of `heap` (popped to its back) to its next event: pushed back when it
@@ -486,11 +529,8 @@ Status Merge(const std::vector<SaltStream*>& streams, const MergeArgs& args, con
   // yet, it reads itself.
   for (SaltStream* s : streams) s->HelpIfUnclaimed(run);
 
-  // A heap of streams by their front event: the newest on top for kDesc, the oldest for kAsc.
-  auto below = [order](SaltStream* a, SaltStream* b) {
-    return order == Order::kDesc ? OrderKey(a->FrontKey()) < OrderKey(b->FrontKey())
-                                 : OrderKey(b->FrontKey()) < OrderKey(a->FrontKey());
-  };
+  // The streams with an event, made into a heap by their front event below: the newest on top
+  // for kDesc, the oldest for kAsc.
   std::vector<SaltStream*> heap;
   heap.reserve(streams.size());
   for (SaltStream* s : streams) {
@@ -501,15 +541,30 @@ Status Merge(const std::vector<SaltStream*>& streams, const MergeArgs& args, con
   if (topics != nullptr && !topics->InNumberOrder()) {
     return MergeTiesByName(std::move(heap), order, *topics, run, remaining, out, stopped);
   }
-  std::make_heap(heap.begin(), heap.end(), below);
-  while (!heap.empty() && *remaining > 0) {
-    std::pop_heap(heap.begin(), heap.end(), below);
+  // The heap holds each stream's front key beside it, and the stream on top, once emitted, is
+  // moved on and sifted down in one pass (a pop and a push sifted twice and compared keys through
+  // each stream's buffers: a third of a range's merge cost, callgrind over range_cpu_bench).
+  std::vector<HeapEntry> by_key;
+  by_key.reserve(heap.size());
+  for (SaltStream* s : heap) by_key.push_back(EntryOf(s, order));
+  for (size_t i = by_key.size() / 2; i-- > 0;) SiftDown(&by_key, i);
+  while (!by_key.empty() && *remaining > 0) {
+    SaltStream* top = by_key.front().stream;
     --*remaining;
-    if (!out.Emit(heap.back())) {
+    if (!out.Emit(top)) {
       *stopped = true;
       return Status::Ok();
     }
-    HOTROW_RETURN_IF_ERROR(StepTop(&heap, run, below));
+    top->Pop();
+    Result<bool> has = top->Advance(run);
+    if (!has.ok()) return has.status();
+    if (*has) {
+      by_key.front() = EntryOf(top, order);
+    } else {
+      by_key.front() = by_key.back();
+      by_key.pop_back();
+    }
+    if (!by_key.empty()) SiftDown(&by_key, 0);
   }
   return Status::Ok();
 }

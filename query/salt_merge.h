@@ -191,6 +191,9 @@ class SaltStream {
   bool TakeEncoded(QueryRun* run, std::string* text, std::vector<size_t>* ends);
   bool done() const { return done_; }
   int64_t bucket_start_ms() const { return bucket_->start_ms(); }
+  // True when every row the stream will yield has been read, none still to come from its cursor;
+  // then `*buffered` is how many it holds still (the front one included).
+  bool ReadOut(QueryRun* run, size_t* buffered) const;
 
  private:
   friend class QueryRun;

@@ -58,6 +58,12 @@ struct StoreOptions {
   // One memtable budget shared by every bucket, so memory stays bounded whatever the bucket count;
   // separate from the block cache. Default: 64 MiB (store.write_buffer).
   size_t write_buffer_bytes = size_t{64} << 20;
+  // Table files written from now on keep their index and filter in partitions of about 4 KiB
+  // (RocksDB kTwoLevelIndexSearch, partition_filters) under a small top level pinned in the block
+  // cache: a seek loads the partitions it needs instead of a bucket's whole index and filter
+  // (tens of MB for a bucket of 10M events), so they cannot crowd data blocks out of the cache.
+  // Files already written keep their layout. Default: false.
+  bool partitioned_index = false;
   // Create the database when `path` holds none. Default: true.
   bool create_if_missing = true;
   // Open without taking the write lock and refuse writes (hotrow keys analyze). Default: false.

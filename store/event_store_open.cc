@@ -9,7 +9,11 @@
 #include <rocksdb/write_buffer_manager.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <filesystem>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #include "keying/index_key.h"
 #include "keying/row_key.h"
@@ -35,6 +39,10 @@ rocksdb::ColumnFamilyOptions RocksEventStore::BucketOptions() const {
   table.cache_index_and_filter_blocks_with_high_priority = true;
   table.pin_l0_filter_and_index_blocks_in_cache = true;
   table.pin_top_level_index_and_filter = true;
+  if (options().partitioned_index) {
+    table.index_type = rocksdb::BlockBasedTableOptions::IndexType::kTwoLevelIndexSearch;
+    table.partition_filters = true;
+  }
   cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   // No compression on the first two levels, where a bucket's data spends most of its few minutes:
   // flushes and the first compactions cost no CPU for it. Deeper levels (a long window) compress.
@@ -287,40 +295,64 @@ Status RocksEventStore::LoadMetadata() {
 }
 
 Status RocksEventStore::CheckRowsMatchCounters() const {
-  for (const auto& [start, bucket] : buckets_) {
-    uint64_t expected = 0;
-    if (auto c = counters_.find(start); c != counters_.end()) {
-      for (const SaltCounter& salt : c->second) expected += salt.events;
-    }
-    bucket->ResetIdFilter(IdSaltFilter::SlotsFor(expected));
-    rocksdb::ReadOptions ro;
-    ro.fill_cache = false;
-    ro.total_order_seek = true;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, bucket->cf()));
-    SpreadIds* spread = bucket->spread();
-    uint64_t rows = 0;  // events only: index rows are not counted as events
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      const rocksdb::Slice key = it->key();
-      if (keying::IsIndexKey(key.ToStringView())) continue;
-      ++rows;
-      // Every row passes here once at open: the bucket's id filter is rebuilt on the way, and
-      // under salt_by adaptive its spread ids, from the salts the rows are in.
-      keying::RowKey row;
-      if (keying::DecodeRowKey(key.ToStringView(), &row)) {
-        bucket->NoteId(row.salt, row.id_hash, row.ts_ms);
-        if (spread != nullptr) {
-          spread->NoteStored(row.id_hash, row.salt != salter().HomeSalt(row.id_hash));
-        }
+  // Buckets are walked in parallel, one thread per core at most, each bucket whole on one thread:
+  // the walk is the open's cost (a 10M-event store: 6.3 s to open against 4.6 s for a bare walk
+  // on one thread, scale_bench), and a bucket's id filter and spread ids are its own.
+  std::vector<std::pair<int64_t, RocksBucket*>> buckets;
+  for (const auto& [start, bucket] : buckets_) buckets.emplace_back(start, bucket.get());
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  Status first_error;  // guarded by mu
+  auto walk = [&] {
+    for (size_t i = next.fetch_add(1); i < buckets.size(); i = next.fetch_add(1)) {
+      Status st = CheckBucketRows(buckets[i].first, buckets[i].second);
+      if (!st.ok()) {
+        std::lock_guard lock(mu);
+        if (first_error.ok()) first_error = std::move(st);
       }
     }
-    if (!it->status().ok())
-      return FromRocks(it->status(), "reading bucket " + std::to_string(start));
-    if (rows != expected) {
-      return Status::Corruption("the store at " + options().path + " is damaged: bucket " +
-                                std::to_string(start) + " holds " + std::to_string(rows) +
-                                " events where its counters say " + std::to_string(expected) +
-                                " (a table file or the MANIFEST was lost or cut short)");
+  };
+  const size_t threads = std::min<size_t>(
+      buckets.size(), std::max<size_t>(1, std::thread::hardware_concurrency()));
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(walk);
+  walk();
+  for (std::thread& t : helpers) t.join();
+  return first_error;
+}
+
+Status RocksEventStore::CheckBucketRows(int64_t start, RocksBucket* bucket) const {
+  uint64_t expected = 0;
+  if (auto c = counters_.find(start); c != counters_.end()) {
+    for (const SaltCounter& salt : c->second) expected += salt.events;
+  }
+  bucket->ResetIdFilter(IdSaltFilter::SlotsFor(expected));
+  rocksdb::ReadOptions ro;
+  ro.fill_cache = false;
+  ro.total_order_seek = true;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, bucket->cf()));
+  SpreadIds* spread = bucket->spread();
+  uint64_t rows = 0;  // events only: index rows are not counted as events
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    const rocksdb::Slice key = it->key();
+    if (keying::IsIndexKey(key.ToStringView())) continue;
+    ++rows;
+    // Every row passes here once at open: the bucket's id filter is rebuilt on the way, and
+    // under salt_by adaptive its spread ids, from the salts the rows are in.
+    keying::RowKey row;
+    if (keying::DecodeRowKey(key.ToStringView(), &row)) {
+      bucket->NoteId(row.salt, row.id_hash, row.ts_ms);
+      if (spread != nullptr) {
+        spread->NoteStored(row.id_hash, row.salt != salter().HomeSalt(row.id_hash));
+      }
     }
+  }
+  if (!it->status().ok()) return FromRocks(it->status(), "reading bucket " + std::to_string(start));
+  if (rows != expected) {
+    return Status::Corruption("the store at " + options().path + " is damaged: bucket " +
+                              std::to_string(start) + " holds " + std::to_string(rows) +
+                              " events where its counters say " + std::to_string(expected) +
+                              " (a table file or the MANIFEST was lost or cut short)");
   }
   return Status::Ok();
 }

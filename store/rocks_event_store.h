@@ -56,8 +56,10 @@ class RocksEventStore final : public EventStore {
   // every bucket holds exactly as many rows as its counters say. A lost table file or a MANIFEST
   // cut short (which RocksDB reads as an older, shorter one without complaint) breaks that:
   // Corruption, rather than answers from part of the store. Reads every row once, at open, and
-  // rebuilds each bucket's IdSaltFilter on the way.
+  // rebuilds each bucket's IdSaltFilter on the way, the buckets on parallel threads.
   Status CheckRowsMatchCounters() const;
+  // The same for one bucket, whose rows start at `start`.
+  Status CheckBucketRows(int64_t start, RocksBucket* bucket) const;
   // The bucket that holds `ts`, created (under bucket_mu_) when missing. REQUIRES: writers_mu_
   // held, shared or exclusive.
   Result<std::shared_ptr<RocksBucket>> BucketFor(int64_t ts);

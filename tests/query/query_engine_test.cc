@@ -446,6 +446,80 @@ TEST_F(QueryEngineTest, LargeRangesCutInsideABucketAreTheFirstEventsOfTheAnswer)
   }
 }
 
+// A large range whose first bucket holds its whole answer (a busy id) reads no other bucket: its
+// pool worker starts only once the first bucket is known to hold too few events.
+TEST_F(QueryEngineTest, LargeRangeOfABusyIdFilledByTheFirstBucketReadsNoOther) {
+  ASSERT_NO_FATAL_FAILURE(OpenStore(SaltBy::kRecord, 16));
+  std::vector<TestEvent> events;
+  for (int i = 0; i < 3000; ++i) {  // 1000 in the newest bucket, 2000 in the two before it
+    events.push_back(Ev("busy", kT0 + 1000 + i * 9, "t", i % 3));
+  }
+  ASSERT_NO_FATAL_FAILURE(Write(events));
+  ASSERT_GE(store_->Buckets().size(), 3u);
+  // The cursors a range makes, on an engine with `threads`.
+  auto cursors_of_range = [&](QueryEngine* engine) -> uint64_t {
+    const query::QueryWorkStats before = engine->Work();
+    int64_t got = 0;
+    Status st = engine->RangeEncoded(
+        "busy", 0, INT64_MAX, 300, Order::kDesc,
+        [](const Event& e, std::string* out) { out->append(std::to_string(e.offset) + ";"); },
+        [&](std::string_view, int64_t n) {
+          got += n;
+          return true;
+        });
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(got, 300);
+    return engine->Work().iterators_created - before.iterators_created;
+  };
+  // One thread reads one bucket at a time and stops with the answer: the first bucket's cursors.
+  auto alone = NewEngine(/*threads=*/1, 64, QueryOptions().chunk_events);
+  const uint64_t first_bucket = cursors_of_range(alone.get());
+  ASSERT_GE(first_bucket, 1u);
+  auto engine = NewEngine(/*threads=*/2, 64, QueryOptions().chunk_events);
+  for (int round = 0; round < 20; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    EXPECT_EQ(cursors_of_range(engine.get()), first_bucket);
+  }
+}
+
+// A large range with a pool worker reads every bucket whole on one thread, the first one too
+// (bucket_range.h): one cursor per bucket, which its salts pass on, and no bucket whose salts are
+// spread over the worker and the range's thread, which would then merge them alone while the worker
+// waits. Every event comes once, in order.
+TEST_F(QueryEngineTest, LargeRangeReadsEveryBucketWholeOnOneThreadFromTheFirst) {
+  ASSERT_NO_FATAL_FAILURE(OpenStore(SaltBy::kRecord, 16));
+  std::vector<TestEvent> events;
+  for (int i = 0; i < 1600; ++i) {  // 250-400 per bucket over 5 buckets, every salt in each
+    events.push_back(Ev("dev-x", kT0 + 1000 + i * 25, "t", i % 3));
+  }
+  ASSERT_NO_FATAL_FAILURE(Write(events));
+  const size_t buckets = store_->Buckets().size();
+  ASSERT_EQ(buckets, 5u);
+  auto engine = NewEngine(/*threads=*/2, 64, QueryOptions().chunk_events);
+  const query::QueryWorkStats before = engine->Work();
+  int64_t got = 0, last_ts = INT64_MAX;
+  bool in_order = true;
+  Status st = engine->RangeEncoded(
+      "dev-x", 0, INT64_MAX, query::kMaxRangeLimit, Order::kDesc,
+      [](const Event& e, std::string* out) { out->append(std::to_string(e.ts_ms) + ";"); },
+      [&](std::string_view text, int64_t n) {
+        got += n;
+        for (size_t at = 0; at < text.size();) {
+          const size_t end = text.find(';', at);
+          const int64_t ts = std::stoll(std::string(text.substr(at, end - at)));
+          in_order = in_order && ts < last_ts;
+          last_ts = ts;
+          at = end + 1;
+        }
+        return true;
+      });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(got, 1600);
+  EXPECT_TRUE(in_order);
+  const query::QueryWorkStats after = engine->Work();
+  EXPECT_EQ(after.iterators_created - before.iterators_created, buckets);
+}
+
 // The window filter holds between drops: a bucket partly (or wholly) older than now - ttl that is
 // still on disk returns nothing older than the window start.
 TEST_F(QueryEngineTest, NothingOlderThanTheWindowIsReturnedBeforeItsBucketIsDropped) {

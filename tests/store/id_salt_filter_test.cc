@@ -84,5 +84,24 @@ TEST_F(IdSaltFilterTest, RulesOutExactlyTheSaltsWithoutARowOfTheIdAfterWritesAnd
   EXPECT_GE(ExpectFilterMatchesRows(*store), kIds * (kSalts - 6));
 }
 
+// The open rebuilds every bucket's filter, the buckets walked on parallel threads: with many
+// buckets, each one's filter still matches its rows after the reopen.
+TEST_F(IdSaltFilterTest, EveryBucketsFilterIsRebuiltAtReopenWhenBucketsAreWalkedInParallel) {
+  const int64_t bucket_start = (kNow / kBucketMs - 1) * kBucketMs;
+  constexpr int kBuckets = 7;
+  {
+    auto store = std::move(EventStore::Open(Options()).value());
+    for (int b = 0; b < kBuckets; ++b) {
+      ASSERT_NO_FATAL_FAILURE(
+          WriteEvents(store.get(), 40 * b, 40, bucket_start - b * kBucketMs + 100));
+    }
+    ASSERT_EQ(store->Buckets().size(), static_cast<size_t>(kBuckets));
+  }
+  auto store = std::move(EventStore::Open(Options()).value());
+  ASSERT_EQ(store->Buckets().size(), static_cast<size_t>(kBuckets));
+  // One event per id and bucket: 15 of each id's 16 salts ruled out in every bucket.
+  EXPECT_EQ(ExpectFilterMatchesRows(*store), kBuckets * kIds * (kSalts - 1));
+}
+
 }  // namespace
 }  // namespace hotrow::store::id_salt_filter_test

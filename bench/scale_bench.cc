@@ -1,0 +1,543 @@
+// Does the cost of a query, a bucket drop and a restart stay flat when the window holds 100M events
+// (a 10-minute window at 100k-200k events/s) against 1M?
+//
+// Two stores built in the same run, 1M events (the baseline) and HOTROW_SCALE_EVENTS (default
+// 100M), each with 16 salts, `salt_by: record` and the default options, its events spread over the
+// same 9 minutes of event time and 16 partitions: background ids with 100 events each on average
+// (dev-00000001..), 8 planted ids with about 10k events each (big-0..7) and 32 with 100 each
+// (hundred-00..31), spread evenly through the span. Each store is written in batches of 5000,
+// reopened (so it is read from table files) and its closed buckets compacted, as a running service
+// has them. Then, the two taking turns where a ratio compares them:
+//  - latest-10 on the store path (the last-N cache off), random background ids, 10 rounds of 1000
+//    queries on each store, which goes first alternating; with the block reads of each query
+//    (RocksDB's perf context: block-cache hits, blocks read from table files) and the bytes the
+//    process read from the disk (/proc/self/io read_bytes: what the page cache did not hold);
+//  - per-id ranges read whole (limit 100000) for the planted 10k-event ids and 100-event ids,
+//    events/s, 5 alternated rounds, 2 query threads;
+//  - a restart: the store closed, then opened with a query engine with the last-N cache on until
+//    the cache's rebuild is done (ready), against a bare walk of every row of the store (a cursor
+//    over each salt of each bucket, nothing decoded);
+//  - a bucket drop with the cache on: the oldest bucket expired by the clock, DropExpiredBuckets
+//    timed while a writer thread writes batches of 5000 new events; the longest Write during the
+//    drop against the longest before it;
+//  - RSS (the process, with only that store open) and disk per million events.
+// The 100M store needs about 17 GB of disk at its peak, under $HOTROW_BENCH_DIR or /tmp; it is
+// removed at the end. `bench/run scale` runs it; the default `bench/run` does not.
+//
+//   HOTROW_SCALE_EVENTS=10000000 [HOTROW_SCALE_PARTITIONED=0|1] [HOTROW_SCALE_BLOCK_CACHE_MB=n]
+//   scale_bench
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/bench_support.h"
+#include "common/logging.h"
+#include "keying/row_key.h"
+#include "keying/row_value.h"
+#include "query/query_engine.h"
+#include "store/block_reads.h"
+#include "store/event_store.h"
+
+namespace hotrow::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr size_t kBaseEvents = 1'000'000;
+constexpr size_t kEventsPerId = 100;
+constexpr size_t kBatchEvents = 5000;
+constexpr size_t kChunkEvents = 250'000;  // generated (untimed), then written
+constexpr int kPartitions = 16;
+constexpr int kBigIds = 8, kBigEvents = 10'000;
+constexpr int kSmallIds = 32, kSmallEvents = 100;
+
+double Since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void Die(const std::string& what) {
+  std::fprintf(stderr, "scale_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+std::string DeviceId(size_t n) {
+  char id[32];
+  std::snprintf(id, sizeof(id), "dev-%08zu", n);
+  return id;
+}
+std::string BigId(int n) { return "big-" + std::to_string(n); }
+std::string SmallId(int n) {
+  char id[32];
+  std::snprintf(id, sizeof(id), "hundred-%02d", n);
+  return id;
+}
+
+// Bytes this process read from the block device so far (/proc/self/io read_bytes).
+uint64_t DiskReadBytes() {
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  uint64_t value = 0;
+  while (io >> key >> value) {
+    if (key == "read_bytes:") return value;
+  }
+  return 0;
+}
+
+// Resident memory of the process now (/proc/self/statm), bytes.
+uint64_t RssBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * 4096;
+}
+
+// The events of one store, made a chunk at a time, offsets continuing per partition so that the
+// writer of the drop phase adds new rows, never replays.
+class Generator {
+ public:
+  Generator(size_t events, int64_t now_ms, int64_t span_ms, uint16_t topic)
+      : events_(events),
+        now_ms_(now_ms),
+        span_ms_(span_ms),
+        topic_(topic),
+        next_offset_(kPartitions, 0) {
+    big_stride_ = std::max<size_t>(1, events / (kBigIds * kBigEvents));
+    small_stride_ = std::max<size_t>(2, events / (kSmallIds * kSmallEvents));
+  }
+
+  // Events [begin, end) of the store as batches.
+  std::vector<store::WriteBatchInput> Batches(store::EventStore* store, size_t begin, size_t end) {
+    std::vector<store::WriteBatchInput> batches;
+    for (size_t i = begin; i < end; i += kBatchEvents) {
+      store::WriteBatchInput batch;
+      batch.rows.reserve(kBatchEvents);
+      for (size_t j = i; j < std::min(end, i + kBatchEvents); ++j) {
+        const int64_t ts = now_ms_ - span_ms_ +
+                           static_cast<int64_t>(j * static_cast<size_t>(span_ms_) / events_);
+        std::string id;
+        if (j % big_stride_ == 0 && j / big_stride_ < kBigIds * kBigEvents) {
+          id = BigId(static_cast<int>((j / big_stride_) % kBigIds));
+        } else if (j % small_stride_ == 1 && j / small_stride_ < kSmallIds * kSmallEvents) {
+          id = SmallId(static_cast<int>((j / small_stride_) % kSmallIds));
+        } else {
+          id = DeviceId(1 + rng_() % ids());
+        }
+        Add(*store, id, ts, &batch);
+      }
+      batches.push_back(std::move(batch));
+    }
+    return batches;
+  }
+
+  // One batch of new events of background ids at `ts_ms`.
+  store::WriteBatchInput NewBatch(const store::EventStore& store, int64_t ts_ms) {
+    store::WriteBatchInput batch;
+    for (size_t j = 0; j < kBatchEvents; ++j) Add(store, DeviceId(1 + rng_() % ids()), ts_ms, &batch);
+    return batch;
+  }
+
+  size_t ids() const { return events_ / kEventsPerId; }
+
+ private:
+  void Add(const store::EventStore& store, const std::string& id, int64_t ts_ms,
+           store::WriteBatchInput* batch) {
+    const int32_t partition = static_cast<int32_t>(written_++ % kPartitions);
+    const int64_t offset = next_offset_[static_cast<size_t>(partition)]++;
+    char payload[160];
+    const int n = std::snprintf(
+        payload, sizeof(payload),
+        "{\"event_id\":\"%s\",\"ts\":%lld,\"temp\":%.2f,\"humidity\":%.2f,\"battery\":%d}",
+        id.c_str(), static_cast<long long>(ts_ms), 15.0 + static_cast<double>(rng_() % 2000) / 100,
+        30.0 + static_cast<double>(rng_() % 4000) / 100, static_cast<int>(rng_() % 100));
+    std::string value(payload, static_cast<size_t>(n));
+    value.resize(100, ' ');  // 100-byte payloads, as in the other store benchmarks
+    keying::RowKey key{store.salter().SaltOf("events", partition, offset, id), keying::IdHash(id),
+                       ts_ms, topic_, partition, offset};
+    batch->rows.push_back({keying::EncodeRowKey(key), keying::EncodeRowValue(id, value)});
+    batch->next_offsets[store::TopicPartition{"events", partition}] = offset + 1;
+  }
+
+  const size_t events_;
+  const int64_t now_ms_, span_ms_;
+  const uint16_t topic_;
+  size_t big_stride_ = 1, small_stride_ = 2;
+  std::vector<int64_t> next_offset_;
+  size_t written_ = 0;
+  std::mt19937_64 rng_{42};
+};
+
+// One store of the run: where it is, its clock, its generator, and the figures measured on it.
+struct Subject {
+  std::string name;  // "1M", "100M"
+  size_t events = 0;
+  store::StoreOptions options;
+  std::unique_ptr<ManualClock> clock;
+  std::unique_ptr<Generator> gen;
+  std::unique_ptr<store::EventStore> store;
+  double build_s = 0, write_events_per_s = 0;
+  std::vector<double> latest_us;
+  store::BlockReads latest_reads;
+  uint64_t latest_disk_bytes = 0;
+  size_t latest_queries = 0;
+  std::vector<double> big_rate, small_rate;  // range events/s per round
+  store::BlockReads big_reads;
+  uint64_t big_disk_bytes = 0, big_events = 0;
+  double open_s = 0, ready_s = 0, walk_s = 0;
+  uint64_t walked_rows = 0;
+  double drop_ms = 0, stall_during_ms = 0, stall_before_ms = 0;
+  size_t dropped = 0;
+  uint64_t rss_bytes = 0, disk_bytes = 0;
+};
+
+std::unique_ptr<store::EventStore> OpenStore(const Subject& s) {
+  auto opened = store::EventStore::Open(s.options);
+  if (!opened.ok()) Die(opened.status().ToString());
+  return std::move(*opened);
+}
+
+void Build(Subject* s, const std::string& dir, const DataSpec& spec) {
+  const auto start = Clock::now();
+  s->clock = std::make_unique<ManualClock>(spec.now_ms);
+  s->options.path = dir + "/store-" + s->name;
+  s->options.wall_clock = s->clock.get();
+  // For comparisons at a smaller size: partitioned index and filters (1) or not (0), and a
+  // block cache scaled down with the window (MB).
+  if (const char* env = std::getenv("HOTROW_SCALE_PARTITIONED"); env != nullptr) {
+    s->options.partitioned_index = std::string(env) == "1";
+  }
+  if (const char* env = std::getenv("HOTROW_SCALE_BLOCK_CACHE_MB"); env != nullptr) {
+    s->options.block_cache_bytes = std::strtoull(env, nullptr, 10) << 20;
+  }
+  s->store = OpenStore(*s);
+  s->gen = std::make_unique<Generator>(s->events, spec.now_ms, spec.span_ms,
+                                       *s->store->TopicNumber("events"));
+  double write_s = 0;
+  for (size_t begin = 0; begin < s->events; begin += kChunkEvents) {
+    const auto batches =
+        s->gen->Batches(s->store.get(), begin, std::min(s->events, begin + kChunkEvents));
+    const auto t = Clock::now();
+    for (const store::WriteBatchInput& batch : batches) {
+      store::WriteOutcome outcome;
+      const Status st = s->store->Write(batch, &outcome);
+      if (!st.ok()) Die(st.ToString());
+      if (outcome.stored != batch.rows.size()) Die("a batch was not stored whole");
+    }
+    write_s += Since(t);
+    if (begin % 10'000'000 == 0 && begin > 0) {
+      std::printf("  %s: %zu events written\n", s->name.c_str(), begin);
+      std::fflush(stdout);
+    }
+  }
+  s->write_events_per_s = static_cast<double>(s->events) / write_s;
+  s->store.reset();
+  s->store = OpenStore(*s);
+  s->store->WaitForCompactions();
+  s->build_s = Since(start);
+  std::printf("%s: %zu events built in %.0f s (written at %.0f events/s)\n", s->name.c_str(),
+              s->events, s->build_s, s->write_events_per_s);
+  std::fflush(stdout);
+}
+
+// Every row of the store, read with a cursor over each salt of each bucket: the floor of any walk.
+uint64_t BareWalk(store::EventStore* store) {
+  uint64_t rows = 0;
+  for (const auto& bucket : store->Buckets()) {
+    for (int salt = 0; salt < store->salter().salts(); ++salt) {
+      auto it = bucket->NewIterator(keying::SaltKeyRange(static_cast<uint8_t>(salt)), false);
+      for (it->SeekToFirst(); it->Valid(); it->Next()) ++rows;
+      if (!it->status().ok()) Die(it->status().ToString());
+    }
+  }
+  return rows;
+}
+
+// latest-10 on the store path, the two stores taking turns (kLatestRounds rounds of
+// kLatestQueries random background ids on each, which goes first alternating), after an untimed
+// warm-up of kLatestQueries queries on each; with the block reads and disk bytes of every query.
+constexpr int kLatestRounds = 10;
+constexpr size_t kLatestQueries = 1000;
+
+void LatestTurns(const std::vector<Subject*>& subjects) {
+  std::vector<std::unique_ptr<query::QueryEngine>> engines;
+  for (Subject* s : subjects) {
+    engines.push_back(std::make_unique<query::QueryEngine>(s->store.get(), StorePathOptions()));
+  }
+  store::CountBlockReadsOnThisThread();
+  std::mt19937_64 rng(11);
+  for (int round = -1; round < kLatestRounds; ++round) {  // round -1: the warm-up
+    for (size_t turn = 0; turn < subjects.size(); ++turn) {
+      const size_t k = (turn + static_cast<size_t>(std::max(round, 0))) % subjects.size();
+      Subject* s = subjects[k];
+      const store::BlockReads reads_before = store::BlockReadsOnThisThread();
+      const uint64_t disk_before = DiskReadBytes();
+      for (size_t q = 0; q < kLatestQueries; ++q) {
+        const std::string id = DeviceId(1 + rng() % s->gen->ids());
+        const auto start = Clock::now();
+        auto got = engines[k]->Latest(id, 10);
+        const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+        if (!got.ok()) Die(got.status().ToString());
+        if (got->empty()) Die("latest-10 of " + id + " found nothing: the data is not as planned");
+        if (round >= 0) s->latest_us.push_back(us);
+      }
+      if (round < 0) continue;
+      const store::BlockReads r = store::BlockReadsOnThisThread() - reads_before;
+      s->latest_reads.cache_hits += r.cache_hits;
+      s->latest_reads.index_filter_hits += r.index_filter_hits;
+      s->latest_reads.file_reads += r.file_reads;
+      s->latest_reads.index_filter_reads += r.index_filter_reads;
+      s->latest_reads.file_read_bytes += r.file_read_bytes;
+      s->latest_disk_bytes += DiskReadBytes() - disk_before;
+      s->latest_queries += kLatestQueries;
+    }
+  }
+}
+
+// Whole ranges of the planted ids, the stores taking turns; events/s per round.
+constexpr int kRangeRounds = 5;
+
+void RangeTurns(const std::vector<Subject*>& subjects) {
+  std::vector<std::unique_ptr<query::QueryEngine>> engines;
+  query::QueryOptions q = StorePathOptions();
+  q.threads = 2;
+  for (Subject* s : subjects) {
+    engines.push_back(std::make_unique<query::QueryEngine>(s->store.get(), q));
+  }
+  auto read_all = [](query::QueryEngine* engine, const std::string& id, int64_t to_ms) {
+    uint64_t n = 0;
+    const Status st = engine->RangeTo(id, 0, to_ms, query::kMaxRangeLimit, query::Order::kDesc,
+                                      [&](const query::Event&) {
+                                        ++n;
+                                        return true;
+                                      });
+    if (!st.ok()) Die(st.ToString());
+    return n;
+  };
+  for (int round = 0; round < kRangeRounds; ++round) {
+    for (size_t turn = 0; turn < subjects.size(); ++turn) {
+      const size_t k = (turn + static_cast<size_t>(round)) % subjects.size();
+      Subject* s = subjects[k];
+      const int64_t to = s->clock->NowMs() + 1;
+      uint64_t events = 0;
+      auto start = Clock::now();
+      for (int i = 0; i < kBigIds; ++i) events += read_all(engines[k].get(), BigId(i), to);
+      s->big_rate.push_back(static_cast<double>(events) / Since(start));
+      s->big_events = events / kBigIds;
+      events = 0;
+      start = Clock::now();
+      for (int i = 0; i < kSmallIds; ++i) events += read_all(engines[k].get(), SmallId(i), to);
+      s->small_rate.push_back(static_cast<double>(events) / Since(start));
+    }
+  }
+  // The block reads of a 10k-event range, read on one thread (the perf context counts per thread).
+  q.threads = 1;
+  store::CountBlockReadsOnThisThread();
+  for (Subject* s : subjects) {
+    query::QueryEngine engine(s->store.get(), q);
+    const store::BlockReads before = store::BlockReadsOnThisThread();
+    const uint64_t disk_before = DiskReadBytes();
+    for (int i = 0; i < kBigIds; ++i) read_all(&engine, BigId(i), s->clock->NowMs() + 1);
+    s->big_reads = store::BlockReadsOnThisThread() - before;
+    s->big_disk_bytes = DiskReadBytes() - disk_before;
+  }
+}
+
+// Restart to ready (open, then the last-N cache rebuilt) against a bare walk of the rows; then a
+// bucket drop with the cache on while a writer writes; then RSS and disk. The store is closed on
+// entry and on return.
+void RestartAndDrop(Subject* s) {
+  auto start = Clock::now();
+  s->store = OpenStore(*s);
+  s->open_s = Since(start);
+  auto engine = std::make_unique<query::QueryEngine>(s->store.get(), query::QueryOptions());
+  engine->WaitForCacheRebuild();
+  s->ready_s = Since(start);
+  start = Clock::now();
+  s->walked_rows = BareWalk(s->store.get());
+  s->walk_s = Since(start);
+  s->disk_bytes = s->store->Stats().disk_bytes;
+  std::printf("%s: open %.2f s, ready (cache rebuilt) %.2f s, bare walk of %llu rows %.2f s\n",
+              s->name.c_str(), s->open_s, s->ready_s,
+              static_cast<unsigned long long>(s->walked_rows), s->walk_s);
+  std::fflush(stdout);
+
+  // The writer: batches of new events until told to stop, each Write timed.
+  struct Timed {
+    Clock::time_point start, end;
+  };
+  std::vector<Timed> writes;
+  std::atomic<size_t> written{0};
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    while (!stop.load()) {
+      const store::WriteBatchInput batch = s->gen->NewBatch(*s->store, s->clock->NowMs() - 1000);
+      store::WriteOutcome outcome;
+      const auto t = Clock::now();
+      const Status st = s->store->Write(batch, &outcome);
+      writes.push_back({t, Clock::now()});
+      if (!st.ok()) Die(st.ToString());
+      written.fetch_add(1);
+      written.notify_all();
+    }
+  });
+  auto wait_for = [&](size_t n) {
+    for (size_t now = written.load(); now < n; now = written.load()) written.wait(now);
+  };
+  wait_for(20);
+  const auto oldest = s->store->Buckets().front();
+  s->clock->Advance(oldest->end_ms() + s->options.ttl_ms - s->clock->NowMs());
+  const auto drop_start = Clock::now();
+  auto dropped = s->store->DropExpiredBuckets();
+  const auto drop_end = Clock::now();
+  if (!dropped.ok()) Die(dropped.status().ToString());
+  s->dropped = *dropped;
+  s->drop_ms = 1e3 * std::chrono::duration<double>(drop_end - drop_start).count();
+  wait_for(written.load() + 5);
+  stop = true;
+  writer.join();
+  for (const Timed& w : writes) {
+    const double ms = 1e3 * std::chrono::duration<double>(w.end - w.start).count();
+    if (w.end <= drop_start) s->stall_before_ms = std::max(s->stall_before_ms, ms);
+    if (w.start < drop_end && w.end > drop_start) {
+      s->stall_during_ms = std::max(s->stall_during_ms, ms);
+    }
+  }
+  std::printf("%s: dropped %zu bucket(s) in %.1f ms; longest write during it %.1f ms, before it "
+              "%.1f ms (%zu writes of %zu events)\n",
+              s->name.c_str(), s->dropped, s->drop_ms, s->stall_during_ms, s->stall_before_ms,
+              writes.size(), kBatchEvents);
+  s->rss_bytes = RssBytes();
+  engine.reset();
+  s->store.reset();
+}
+
+double Median(std::vector<double> v) { return Percentile(&v, 50); }
+
+std::string Markdown(const Subject& base, const Subject& big, double run_s) {
+  std::string md;
+  char line[1024];
+  auto add = [&](const char* format, auto... args) {
+    std::snprintf(line, sizeof(line), format, args...);
+    md += line;
+  };
+  md += "### A 100M-event window against 1M (`bench/scale_bench`, `bench/run scale`)\n\n";
+  add("Two stores built in one run, %zu and %zu events (16 salts, `salt_by: record`, default "
+      "options, 9 minutes of event time, 16 partitions; background ids with 100 events each, 8 "
+      "planted ids of ~10k events, 32 of 100), each reopened and its closed buckets compacted. "
+      "latest-10 on the store path (last-N cache off), %d rounds of %zu random ids per store in "
+      "turns; whole ranges of the planted ids (2 query threads), %d rounds in turns; restart to "
+      "ready (open + the last-N cache rebuilt) against a bare walk of every row; a bucket drop "
+      "with the cache on while a writer writes batches of 5000.\n\n",
+      base.events, big.events, kLatestRounds, kLatestQueries, kRangeRounds);
+  md += "| figure | " + base.name + " | " + big.name + " | " + big.name + " / " + base.name +
+        " |\n|---|---|---|---|\n";
+  auto row = [&](const char* what, double a, double b, int decimals) {
+    add("| %s | %.*f | %.*f | **%.2f** |\n", what, decimals, a, decimals, b, b / a);
+  };
+  row("latest-10 p50, store path (us)", Median(base.latest_us), Median(big.latest_us), 1);
+  std::vector<double> a = base.latest_us, b = big.latest_us;
+  row("latest-10 p99, store path (us)", Percentile(&a, 99), Percentile(&b, 99), 1);
+  row("range of a 10k-event id (k events/s)", Median(base.big_rate) / 1e3,
+      Median(big.big_rate) / 1e3, 1);
+  row("range of a 100-event id (k events/s)", Median(base.small_rate) / 1e3,
+      Median(big.small_rate) / 1e3, 1);
+  row("bucket drop, the call (ms)", base.drop_ms, big.drop_ms, 1);
+  row("bucket drop, longest write during it (ms)", base.stall_during_ms, big.stall_during_ms, 1);
+  row("longest write before the drop (ms)", base.stall_before_ms, big.stall_before_ms, 1);
+  row("open (s)", base.open_s, big.open_s, 2);
+  row("restart to ready: open + cache rebuilt (s)", base.ready_s, big.ready_s, 2);
+  row("bare walk of every row (s)", base.walk_s, big.walk_s, 2);
+  add("| restart to ready / bare walk | %.2f | %.2f | |\n", base.ready_s / base.walk_s,
+      big.ready_s / big.walk_s);
+  auto per_query = [](uint64_t n, size_t q) { return static_cast<double>(n) / static_cast<double>(q); };
+  for (const Subject* s : {&base, &big}) {
+    add("| latest-10 block reads per query, %s: block-cache hits (index+filter) / table-file "
+        "reads (index+filter) / disk KB | %.1f (%.1f) / %.2f (%.2f) / %.1f | | |\n",
+        s->name.c_str(), per_query(s->latest_reads.cache_hits, s->latest_queries),
+        per_query(s->latest_reads.index_filter_hits, s->latest_queries),
+        per_query(s->latest_reads.file_reads, s->latest_queries),
+        per_query(s->latest_reads.index_filter_reads, s->latest_queries),
+        per_query(s->latest_disk_bytes, s->latest_queries) / 1e3);
+    add("| 10k-event range block reads per range, %s: block-cache hits / table-file reads / disk "
+        "KB | %.0f / %.0f / %.0f | | |\n",
+        s->name.c_str(), per_query(s->big_reads.cache_hits, kBigIds),
+        per_query(s->big_reads.file_reads, kBigIds), per_query(s->big_disk_bytes, kBigIds) / 1e3);
+  }
+  row("RSS with the store open, cache on (MB)", base.rss_bytes / 1e6, big.rss_bytes / 1e6, 0);
+  row("disk per million events (MB)", base.disk_bytes / 1e6 / (base.events / 1e6),
+      big.disk_bytes / 1e6 / (big.events / 1e6), 1);
+  row("write rate while building (k events/s)", base.write_events_per_s / 1e3,
+      big.write_events_per_s / 1e3, 1);
+  add("\nRun time: %.0f s (building: %.0f s and %.0f s).\n", run_s, base.build_s, big.build_s);
+  return md;
+}
+
+int Main() {
+  InitLogging("warn");
+  const auto run_start = Clock::now();
+  size_t events = 100'000'000;
+  if (const char* env = std::getenv("HOTROW_SCALE_EVENTS"); env != nullptr && *env != '\0') {
+    events = std::strtoull(env, nullptr, 10);
+  }
+  if (events < 2 * kBaseEvents) Die("HOTROW_SCALE_EVENTS must be at least 2000000");
+  ScratchDir dir;
+  const DataSpec spec;  // now_ms and the 9-minute span
+  Subject base, big;
+  base.name = "1M";
+  base.events = kBaseEvents;
+  big.name = events % 1'000'000 == 0 ? std::to_string(events / 1'000'000) + "M"
+                                     : std::to_string(events);
+  big.events = events;
+  std::printf("scale_bench: %zu events against %zu, stores under %s\n", events, kBaseEvents,
+              dir.path().c_str());
+  Build(&base, dir.path(), spec);
+  Build(&big, dir.path(), spec);
+  LatestTurns({&base, &big});
+  RangeTurns({&base, &big});
+  base.store.reset();
+  big.store.reset();
+  RestartAndDrop(&base);
+  RestartAndDrop(&big);
+
+  for (Subject* s : {&base, &big}) {
+    const std::string n = s->name;
+    Record("latest10_p50_us_" + n, Median(s->latest_us));
+    Record("range10k_events_per_s_" + n, Median(s->big_rate));
+    Record("range100_events_per_s_" + n, Median(s->small_rate));
+    Record("drop_ms_" + n, s->drop_ms);
+    Record("drop_stall_ms_" + n, s->stall_during_ms);
+    Record("ready_s_" + n, s->ready_s);
+    Record("walk_s_" + n, s->walk_s);
+    std::printf("%s: latest-10 p50 %.1f us; ranges %.0f events/s (10k-event ids, %llu events "
+                "each), %.0f events/s (100-event ids); RSS %.0f MB, disk %.0f MB\n",
+                n.c_str(), Median(s->latest_us), Median(s->big_rate),
+                static_cast<unsigned long long>(s->big_events), Median(s->small_rate),
+                s->rss_bytes / 1e6, s->disk_bytes / 1e6);
+  }
+  const std::string b = big.name, a = base.name;
+  PrintRatio("scale: latest-10 p50, store path, " + b + " / " + a, "latest10_p50_us_" + b,
+             "latest10_p50_us_" + a);
+  PrintRatio("scale: range events/s, 10k-event ids, " + b + " / " + a,
+             "range10k_events_per_s_" + b, "range10k_events_per_s_" + a);
+  PrintRatio("scale: range events/s, 100-event ids, " + b + " / " + a,
+             "range100_events_per_s_" + b, "range100_events_per_s_" + a);
+  PrintRatio("scale: bucket drop call, " + b + " / " + a, "drop_ms_" + b, "drop_ms_" + a);
+  PrintRatio("scale: longest write during the drop, " + b + " / " + a, "drop_stall_ms_" + b,
+             "drop_stall_ms_" + a);
+  PrintRatio("scale: restart to ready / bare walk, " + b, "ready_s_" + b, "walk_s_" + b);
+  const double run_s = Since(run_start);
+  std::printf("scale_bench: run time %.0f s\n", run_s);
+  return WriteOut("scale_bench.md", Markdown(base, big, run_s)) ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace hotrow::bench
+
+int main() { return hotrow::bench::Main(); }
