@@ -2,8 +2,9 @@
 // the devices table (the newest event of each id, GET /v1/latest, paged by its cursor and searched
 // by id prefix) and the device view (its latest events and a chart of a numeric payload field over
 // the window, GET /v1/events/{id}/series). The table's rows follow GET /v1/latest/stream (server-sent
-// events) while it is open; where EventSource fails (a server that asks for a token, which EventSource
-// cannot send), the table is read again every few polls of status_page.js, as the device view is.
+// events) and the view's events follow GET /v1/events/{id}/stream while those are open; where
+// EventSource fails (a server that asks for a token, which EventSource cannot send), the table and
+// the view are read again every few polls of status_page.js.
 "use strict";
 (() => {
   const shared = window.hotrowPage;  // from status_page.js
@@ -176,8 +177,72 @@
     return readings.concat(times);
   }
 
+  // One row of the view's latest events.
+  function deviceRow(tr, e) {
+    tr.dataset.ts = String(e.ts);
+    cell(tr, utc(e.ts), "mono");
+    cell(tr, e.topic + "/" + e.partition, "mono");
+    cell(tr, String(e.offset), "num");
+    const payload = JSON.stringify(e.payload);
+    cell(tr, payload, "payload").title = payload;
+  }
+
+  // ---- the view's live events (GET /v1/events/{id}/stream) ------------------------------------
+  // Each stored event of the id shown goes on top of its latest events, in ts order, the newest
+  // DEVICE_EVENTS kept (an event already listed is not listed twice). body[data-device-live] says
+  // how the view is kept fresh ("stream" or "poll"); the chart is redrawn every few polls either way.
+  const DEVICE_EVENTS = 10;
+  const deviceLive = { source: null, ok: false, failed: false, updates: 0 };
+
+  function stopDeviceLive() {
+    if (deviceLive.source) deviceLive.source.close();
+    deviceLive.source = null;
+    deviceLive.ok = false;
+  }
+
+  function startDeviceLive(id) {
+    stopDeviceLive();
+    document.body.dataset.deviceLive = "poll";
+    if (deviceLive.failed || typeof EventSource !== "function" || shared.hasToken()) return;
+    const source = new EventSource("/v1/events/" + enc(id) + "/stream");
+    deviceLive.source = source;
+    source.addEventListener("open", () => {
+      deviceLive.ok = true;
+      document.body.dataset.deviceLive = "stream";
+    });
+    source.addEventListener("error", () => {
+      deviceLive.ok = false;
+      document.body.dataset.deviceLive = "poll";
+      if (source.readyState === EventSource.CLOSED) {  // refused: the browser will not retry
+        deviceLive.failed = true;
+        stopDeviceLive();
+      }
+    });
+    source.addEventListener("message", (ev) => {
+      let e;
+      try { e = JSON.parse(ev.data); } catch (_) { return; }
+      if (view.id !== id || e.event_id !== id) return;
+      const tbody = $("device-latest").tBodies[0];
+      const where = e.topic + "/" + e.partition;
+      let before = null;
+      for (const tr of tbody.rows) {
+        if (tr.cells[1].textContent === where && tr.cells[2].textContent === String(e.offset)) return;
+        if (before === null && Number(tr.dataset.ts) < e.ts) before = tr;
+      }
+      if (before === null && tbody.rows.length >= DEVICE_EVENTS) return;  // older than every row
+      const tr = document.createElement("tr");
+      deviceRow(tr, e);
+      tr.dataset.live = String(++deviceLive.updates);
+      tbody.insertBefore(tr, before);
+      while (tbody.rows.length > DEVICE_EVENTS) tbody.deleteRow(-1);
+      $("device-latest").dataset.liveUpdates = String(deviceLive.updates);
+      $("device-note").textContent = "its " + tbody.rows.length + " newest events";
+    });
+  }
+
   function openDevice(id) {
     view.id = id;
+    startDeviceLive(id);
     $("device-view").hidden = false;
     $("device-id").textContent = id;
     for (const tr of $("devices-table").tBodies[0].rows) {
@@ -197,14 +262,7 @@
       const body = await res.json();
       if (asked !== view.asked) return;  // asked again meanwhile (another device, a refresh)
       const events = Array.isArray(body.events) ? body.events : [];
-      fillTable($("device-latest").tBodies[0], events, (tr, e) => {
-        tr.dataset.ts = String(e.ts);
-        cell(tr, utc(e.ts), "mono");
-        cell(tr, e.topic + "/" + e.partition, "mono");
-        cell(tr, String(e.offset), "num");
-        const payload = JSON.stringify(e.payload);
-        cell(tr, payload, "payload").title = payload;
-      });
+      fillTable($("device-latest").tBodies[0], events, deviceRow);
       $("device-note").textContent = events.length ? "its " + events.length + " newest events" : "no event in the window";
       const fields = events.length ? numericFields(events[0].payload) : [];
       const select = $("device-field");
@@ -288,6 +346,11 @@
     }
     if (++polls % REFRESH_POLLS !== 0) return;
     if (!live.ok) loadDevices();  // the stream keeps the rows fresh while it is open
-    loadDevice();
+    if (!deviceLive.ok) return loadDevice();  // as the view's events while its stream is open
+    if (view.id === null) return;
+    const asked = ++view.asked;
+    drawSeries(asked, view.id, view.field).catch((e) => {
+      if (asked === view.asked) $("device-note").textContent = "could not be read: " + e.message;
+    });
   });
 })();

@@ -11,7 +11,8 @@
 //   - the query form's latest and range answers are the events the API returns, shown as rows; an
 //     index query shows the API's answer: its events, or its error text when it answers 4xx;
 //   - the devices table follows GET /v1/latest/stream (EventSource): its rows update from the stream
-//     and the table is not polled meanwhile;
+//     and the table is not polled meanwhile; the device view follows GET /v1/events/{id}/stream: new
+//     events go on top in ts order, and it is not polled meanwhile;
 //   - the devices table shows the ids of the API's /v1/latest pages (first, next, previous, by id
 //     prefix); choosing a device shows its latest events as the API answered them and a chart of
 //     a numeric field with as many points as the API's series, and another field redraws it;
@@ -371,11 +372,37 @@ async function checkDevices(context, base) {
   const opened = await waitFor(async () => (await page.isVisible("#device-view")) && (await page.textContent("#device-id")) === id);
   check(opened !== null, "choosing a device opens its view", await page.textContent("#device-id"));
   const offsets = () => page.$$eval("#device-latest tbody tr", (trs) => trs.map((tr) => Number(tr.cells[2].textContent)));
+  // The rows the API answered, under the rows its stream added on top since (data-live).
+  const answered = () => page.$$eval("#device-latest tbody tr:not([data-live])", (trs) => trs.map((tr) => Number(tr.cells[2].textContent)));
   const listed = await waitFor(async () => {
     const last = latestAnswers[latestAnswers.length - 1];
-    return last && last.events.length === 10 && same(await offsets(), last.events.map((e) => e.offset));
+    const rows = await answered();
+    return last && last.events.length === 10 && (await offsets()).length === 10 && rows.length > 0 &&
+           same(rows, last.events.map((e) => e.offset).slice(0, rows.length));
   });
   check(listed !== null, "the device view lists the 10 newest events the API answered", JSON.stringify(await offsets()));
+
+  // Its events follow GET /v1/events/{id}/stream: new ones go on top, and the view is not polled.
+  const deviceStreaming = await waitFor(async () => (await page.getAttribute("body", "data-device-live")) === "stream");
+  check(deviceStreaming !== null, "the device view follows /v1/events/{id}/stream",
+        await page.getAttribute("body", "data-device-live"));
+  const deviceUpdates = async () => Number((await page.getAttribute("#device-latest", "data-live-updates")) || 0);
+  const deviceBefore = await deviceUpdates();
+  let viewPolled = 0;
+  const countViewPolls = (r) => { if (r.url().includes("/v1/events/" + id + "/latest?n=10")) viewPolled++; };
+  page.on("request", countViewPolls);
+  const streamed = await waitFor(async () => (await deviceUpdates()) >= deviceBefore + 3);
+  check(streamed !== null, "the device view adds events from its stream (3 events)", deviceBefore + " then " + (await deviceUpdates()));
+  const top = await page.$eval("#device-latest tbody tr:first-child", (tr) =>
+    ({ ts: Number(tr.dataset.ts), where: tr.cells[1].textContent, offset: Number(tr.cells[2].textContent) })).catch(() => null);
+  const held = top && await getJson(base + "/v1/events/" + encodeURIComponent(id) + "/latest?n=10");
+  check(held && held.status === 200 && held.json.events.some((e) => e.offset === top.offset && e.topic + "/" + e.partition === top.where),
+        "the view's newest row is an event the API holds", JSON.stringify(top));
+  const tsOrder = await page.$$eval("#device-latest tbody tr", (trs) => trs.map((tr) => Number(tr.dataset.ts)));
+  check(tsOrder.length === 10 && tsOrder.every((t, i) => i === 0 || tsOrder[i - 1] >= t),
+        "the view keeps its 10 newest events in ts order", JSON.stringify(tsOrder));
+  page.off("request", countViewPolls);
+  check(viewPolled === 0, "the device view is not polled while its stream is open", viewPolled + " reads of its latest");
   let res = await series;
   let body = JSON.parse(await res.text());
   const field = new URL(res.url()).searchParams.get("field");
