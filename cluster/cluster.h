@@ -13,6 +13,7 @@
 
 #include "access/credentials.h"
 #include "cluster/coverage.h"
+#include "cluster/standby_request.h"
 #include "cluster/local_answer.h"
 #include "cluster/peer_client.h"
 #include "cluster/route.h"
@@ -56,26 +57,6 @@ struct ClusterOptions {
   int64_t route_refresh_ms = 1000;
 };
 
-// The partitions the `?local=true&standby=...` request being served on this thread asks for
-// (CONTRACT.md "cluster.standby_replicas"); empty for any other request. Set by the HTTP layer
-// when it reads `standby`, cleared before each request, and set around this instance's own
-// in-process part of a second round (StandbyScope); read by Cluster::View.
-const Partitions& StandbyRequest();
-void SetStandbyRequest(Partitions partitions);
-class StandbyScope {
- public:
-  explicit StandbyScope(Partitions partitions);
-  ~StandbyScope();
-  StandbyScope(const StandbyScope&) = delete;
-  StandbyScope& operator=(const StandbyScope&) = delete;
-
- private:
-  Partitions previous_;
-};
-// `standby=t:0,t:3` (Kafka topic names hold neither ':' nor ','): the partitions, or
-// InvalidArgument; and the form.
-Result<Partitions> ParseStandbyParam(std::string_view text);
-std::string StandbyParam(const Partitions& partitions);
 
 // Answers that took partitions from standbys, and the partitions so taken (/metrics).
 struct StandbyCounts {

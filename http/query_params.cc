@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "cluster/cluster.h"
+#include "cluster/standby_request.h"
 #include "common/time_format.h"
 #include "keying/row_value.h"
 #include "query/series_answer.h"
