@@ -1,5 +1,7 @@
 #include "live/stream_hub.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <limits>
 #include <mutex>
@@ -27,9 +29,43 @@ LiveEventPtr FromQueryEvent(const query::Event& e) {
 
 StreamHub::StreamHub(store::EventStore* store, query::QueryEngine* engine,
                      StreamHubOptions options)
-    : store_(store), engine_(engine), options_(options) {}
+    : store_(store), engine_(engine), options_(options) {
+  deliverer_ = std::thread([this] { DeliverLoop(); });
+}
 
-StreamHub::~StreamHub() { CloseAll("the server is stopping"); }
+StreamHub::~StreamHub() {
+  {
+    std::lock_guard lock(queue_mu_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  deliverer_.join();
+  CloseAll("the server is stopping");
+}
+
+void StreamHub::DeliverLoop() {
+  pthread_setname_np(pthread_self(), "hotrow-live");
+  std::unique_lock lock(queue_mu_);
+  while (true) {
+    queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and everything queued was delivered
+    std::vector<Matched> batch = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    for (const Matched& m : batch) {
+      const LiveEventPtr event = MakeEvent(m.key, m.id, m.payload);
+      for (const std::shared_ptr<Subscription>& s : m.to) Push(*s, event);
+    }
+    lock.lock();
+    undelivered_ -= batch.size();
+    if (undelivered_ == 0) delivered_cv_.notify_all();
+  }
+}
+
+void StreamHub::WaitDelivered() {
+  std::unique_lock lock(queue_mu_);
+  delivered_cv_.wait(lock, [&] { return undelivered_ == 0; });
+}
 
 std::string StreamHub::IndexKey(std::string_view field, std::string_view value) {
   std::string key(field);
@@ -139,51 +175,75 @@ StreamHubStats StreamHub::Stats() const {
   return stats;
 }
 
-LiveEventPtr StreamHub::MakeEvent(const store::WrittenRow& row, std::string_view id,
+LiveEventPtr StreamHub::MakeEvent(const keying::RowKey& key, std::string_view id,
                                   std::string_view payload) const {
   query::Event e;
   e.id = std::string(id);
-  e.ts_ms = row.key.ts_ms;
-  e.topic = store_->TopicName(row.key.topic).value_or(std::to_string(row.key.topic));
-  e.partition = row.key.partition;
-  e.offset = row.key.offset;
+  e.ts_ms = key.ts_ms;
+  e.topic = store_->TopicName(key.topic).value_or(std::to_string(key.topic));
+  e.partition = key.partition;
+  e.offset = key.offset;
   e.payload = std::string(payload);
   return FromQueryEvent(e);
 }
 
 void StreamHub::RowsWritten(std::span<const store::WrittenRow> rows) {
   if (open_.load(std::memory_order_acquire) == 0) return;
+  std::vector<Matched> matched;
+  {
+    std::shared_lock lock(mu_);
+    for (const store::WrittenRow& row : rows) {
+      std::string_view id;
+      std::string_view payload;
+      if (!keying::DecodeRowValue(row.value, &id, &payload)) continue;  // the store wrote it
+      Matched* m = nullptr;
+      auto to = [&](const std::shared_ptr<Subscription>& s) {
+        if (m == nullptr) {
+          m = &matched.emplace_back();
+          m->key = row.key;
+          m->id = std::string(id);
+          m->payload = std::string(payload);
+        }
+        m->to.push_back(s);
+      };
+      if (!by_id_.empty()) {
+        auto [begin, end] = by_id_.equal_range(id);
+        for (auto it = begin; it != end; ++it) to(it->second);
+      }
+      for (const auto& s : latest_) {
+        if (id.starts_with(s->spec().prefix)) to(s);
+      }
+      if (!by_index_.empty()) {
+        for (const keying::IndexEntry& entry : row.index) {
+          auto [begin, end] = by_index_.equal_range(IndexKey(entry.field, entry.value));
+          for (auto it = begin; it != end; ++it) to(it->second);
+        }
+      }
+    }
+  }
+  if (matched.empty()) return;
   // The store passes rows in key order (bucket, salt, id, time); streams send each partition's
   // events in offset order.
-  std::vector<const store::WrittenRow*> ordered;
-  ordered.reserve(rows.size());
-  for (const store::WrittenRow& row : rows) ordered.push_back(&row);
-  std::sort(ordered.begin(), ordered.end(), [](const auto* a, const auto* b) {
-    return std::tie(a->key.topic, a->key.partition, a->key.offset) <
-           std::tie(b->key.topic, b->key.partition, b->key.offset);
+  std::sort(matched.begin(), matched.end(), [](const Matched& a, const Matched& b) {
+    return std::tie(a.key.topic, a.key.partition, a.key.offset) <
+           std::tie(b.key.topic, b.key.partition, b.key.offset);
   });
-  std::shared_lock lock(mu_);
-  for (const store::WrittenRow* row_ptr : ordered) {
-    const store::WrittenRow& row = *row_ptr;
-    std::string_view id;
-    std::string_view payload;
-    if (!keying::DecodeRowValue(row.value, &id, &payload)) continue;  // the store wrote it
-    LiveEventPtr event;
-    auto get = [&] {
-      if (!event) event = MakeEvent(row, id, payload);
-      return event;
-    };
-    if (!by_id_.empty()) {
-      auto [begin, end] = by_id_.equal_range(std::string(id));
-      for (auto it = begin; it != end; ++it) Push(*it->second, get());
+  {
+    std::lock_guard lock(queue_mu_);
+    if (undelivered_ + matched.size() <= options_.max_undelivered) {
+      undelivered_ += matched.size();
+      const bool was_empty = queue_.empty();
+      queue_.push_back(std::move(matched));
+      if (was_empty) queue_cv_.notify_one();
+      return;
     }
-    for (const auto& s : latest_) {
-      if (id.starts_with(s->spec().prefix)) Push(*s, get());
-    }
-    if (!by_index_.empty()) {
-      for (const keying::IndexEntry& entry : row.index) {
-        auto [begin, end] = by_index_.equal_range(IndexKey(entry.field, entry.value));
-        for (auto it = begin; it != end; ++it) Push(*it->second, get());
+  }
+  // The delivery thread is this far behind: these events cannot be delivered in order, so
+  // their streams end (their clients resume from the last id they got).
+  for (const Matched& m : matched) {
+    for (const std::shared_ptr<Subscription>& s : m.to) {
+      if (s->TooSlow("too slow: the server fell behind delivering; resume from the last id")) {
+        too_slow_.fetch_add(1, std::memory_order_relaxed);
       }
     }
   }

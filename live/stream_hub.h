@@ -1,16 +1,23 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <span>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "common/status.h"
+#include "keying/row_key.h"
 #include "live/position.h"
 #include "live/subscription.h"
 #include "query/partition_filter.h"
@@ -26,6 +33,9 @@ struct StreamHubOptions {
   // Events waiting to be sent per stream before its client is too slow (http.stream_buffer);
   // a latest stream counts ids. Default: 1000.
   size_t max_buffered = 1000;
+  // Stored events matched to streams and not yet handed to them by the delivery thread; beyond
+  // it, the streams of a further batch's events are closed as too slow (the server fell behind).
+  size_t max_undelivered = 100000;
 };
 
 // How a subscription begins (StreamHub::Subscribe).
@@ -52,10 +62,13 @@ struct StreamHubStats {
 // ever sent before its commit, and a record Kafka redelivers after a crash is never seen again
 // (the store counts it a duplicate and does not tell its observers).
 //
-// Operation: RowsWritten looks each stored row's id (and index entries) up among the
-// subscriptions and pushes a shared, encoded event into each match's bounded buffer
-// (Subscription::Push): a lock of the hub's shared, a lock per matched subscription, never a wait
-// on a client. With no subscription it returns at once.
+// Operation: RowsWritten, on the writer's thread, looks each stored row's id (and index entries)
+// up among the subscriptions under the hub's lock shared, copies the matched rows with the
+// subscriptions they go to, and queues them for the hub's delivery thread: one queue lock per
+// Write, never a wait on a client. The delivery thread encodes each event once and pushes it into
+// each match's bounded buffer (Subscription::Push), waking its stream. So what delivering costs
+// (encoding, the wake-ups of stream threads) is not the writer's. With no subscription RowsWritten
+// returns at once.
 // Subscribe registers under the hub's lock exclusive, which orders it against every RowsWritten:
 // the store's offsets read then are the stream's start; every later stored row is pushed, every
 // earlier one is below them. A resume then replays from the store the events between the client's
@@ -87,6 +100,9 @@ class StreamHub final : public store::WriteObserver {
   int64_t NowMs() const { return store_->NowMs(); }
 
   void CountSent(uint64_t n) { sent_.fetch_add(n, std::memory_order_relaxed); }
+  // Returns once every row a RowsWritten that returned before the call matched has been pushed
+  // into its subscriptions' buffers.
+  void WaitDelivered();
   StreamHubStats Stats() const;
 
   const StreamHubOptions& options() const { return options_; }
@@ -99,12 +115,27 @@ class StreamHub final : public store::WriteObserver {
   Result<std::vector<LiveEventPtr>> Replay(const StreamSpec& spec, const StreamPosition& after,
                                            const StreamPosition& start,
                                            const query::PartitionFilter* filter, bool* truncated);
+  // A stored row that subscriptions asked for, as the delivery thread gets it.
+  struct Matched {
+    keying::RowKey key;
+    std::string id;
+    std::string payload;
+    std::vector<std::shared_ptr<Subscription>> to;
+  };
   void Push(Subscription& subscription, const LiveEventPtr& event) {
     if (subscription.Push(event)) too_slow_.fetch_add(1, std::memory_order_relaxed);
   }
-  LiveEventPtr MakeEvent(const store::WrittenRow& row, std::string_view id,
+  LiveEventPtr MakeEvent(const keying::RowKey& key, std::string_view id,
                          std::string_view payload) const;
   static std::string IndexKey(std::string_view field, std::string_view value);
+  void DeliverLoop();  // the delivery thread
+
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using SubscriptionMap = std::unordered_multimap<std::string, std::shared_ptr<Subscription>,
+                                                  KeyHash, std::equal_to<>>;
 
   store::EventStore* const store_;
   query::QueryEngine* const engine_;
@@ -115,9 +146,18 @@ class StreamHub final : public store::WriteObserver {
 
   mutable std::shared_mutex mu_;
   // Guarded by mu_.
-  std::unordered_multimap<std::string, std::shared_ptr<Subscription>> by_id_;
-  std::unordered_multimap<std::string, std::shared_ptr<Subscription>> by_index_;
+  SubscriptionMap by_id_;
+  SubscriptionMap by_index_;
   std::vector<std::shared_ptr<Subscription>> latest_;
+
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;     // the delivery thread waits for a batch or the stop
+  std::condition_variable delivered_cv_;  // WaitDelivered waits for the queue to empty
+  // Guarded by queue_mu_: each Write's matched rows, in the order the Writes told the hub.
+  std::deque<std::vector<Matched>> queue_;
+  size_t undelivered_ = 0;   // rows in queue_ and in the batch being delivered
+  bool stopping_ = false;
+  std::thread deliverer_;  // last: started once the rest is built
 };
 
 }  // namespace hotrow::live

@@ -34,6 +34,17 @@ void Subscription::Close(std::string reason) {
   ready_.notify_all();
 }
 
+bool Subscription::TooSlow(std::string reason) {
+  {
+    std::lock_guard lock(mu_);
+    if (state_ != State::kOpen) return false;
+    state_ = State::kTooSlow;
+    reason_ = std::move(reason);
+  }
+  ready_.notify_all();
+  return true;
+}
+
 std::string Subscription::reason() const {
   std::lock_guard lock(mu_);
   return reason_;

@@ -73,6 +73,8 @@ class Subscription {
 
   // Ends the subscription (the server stops, the client is gone); wakes Take.
   void Close(std::string reason);
+  // Ends it as too slow (events meant for it were not kept); wakes Take. True when it was open.
+  bool TooSlow(std::string reason);
   // Why it is not open; empty while open.
   std::string reason() const;
 

@@ -457,6 +457,7 @@ TEST_F(StreamTest, LatestStreamCoalescesPerIdForAClientBehind) {
   for (int i = 0; i < 10; ++i) {
     for (const TestEvent& e : Write({"x", "y"}, 20)) newest[e.id] = e.offset;
   }
+  hub_->WaitDelivered();
   std::vector<LiveEventPtr> got;
   const auto state = started->subscription->Take(std::chrono::steady_clock::now(), &got);
   EXPECT_EQ(state, Subscription::State::kOpen);
@@ -508,6 +509,7 @@ TEST_F(StreamTest, AStalledClientIsToldAndClosedAndNeverHoldsWrites) {
   });
   EXPECT_TRUE(WaitFor([&] { return written.load(); }, std::chrono::seconds(60)));
   writer.join();
+  hub_->WaitDelivered();
   EXPECT_EQ(hub_->Stats().too_slow, 1u);
   ASSERT_TRUE(WaitFor([&] { return healthy.event_count() >= 400; }));
   EXPECT_EQ(healthy.event_count(), 400u);
