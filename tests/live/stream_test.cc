@@ -468,6 +468,34 @@ TEST_F(StreamTest, LatestStreamCoalescesPerIdForAClientBehind) {
   hub_->Unsubscribe(started->subscription);
 }
 
+TEST_F(StreamTest, ADeliveryThreadTooFarBehindClosesTheStreamsItCannotServeInOrder) {
+  // With no room for undelivered rows, every matched row finds the delivery thread "behind": its
+  // streams end as too slow (their clients resume from the store), the writer goes on, and a
+  // stream no row matched stays open.
+  StreamHubOptions options;
+  options.max_undelivered = 0;
+  Start(options);
+  StreamSpec a;
+  a.id = "a";
+  StreamSpec b;
+  b.id = "b";
+  Result<StreamStart> on_a = hub_->Subscribe(a, nullptr);
+  Result<StreamStart> on_b = hub_->Subscribe(b, nullptr);
+  ASSERT_TRUE(on_a.ok() && on_b.ok());
+  Write({"a"}, 5);
+  hub_->WaitDelivered();
+  std::vector<LiveEventPtr> got;
+  EXPECT_EQ(on_a->subscription->Take(std::chrono::steady_clock::now(), &got),
+            Subscription::State::kTooSlow);
+  EXPECT_TRUE(got.empty());
+  EXPECT_NE(on_a->subscription->reason().find("fell behind"), std::string::npos);
+  EXPECT_EQ(on_b->subscription->Take(std::chrono::steady_clock::now(), &got),
+            Subscription::State::kOpen);
+  EXPECT_EQ(hub_->Stats().too_slow, 1u);
+  hub_->Unsubscribe(on_a->subscription);
+  hub_->Unsubscribe(on_b->subscription);
+}
+
 TEST_F(StreamTest, IndexStreamCarriesTheEventsOfItsValue) {
   Start();
   SseReader reader(port(), "/v1/index/kind/alarm/stream");
