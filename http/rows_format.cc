@@ -104,10 +104,15 @@ class RowBody {
   std::unordered_set<std::string> names_;
 };
 
-// E -> {"time": ts, "event_id", "topic", "partition", "offset", "payload_..."}.
-Status AppendEventRow(od::value event, std::string* out) {
+// One element of the answer as a row: {"time": <its `time_member`>, `subject`, its other members},
+// with its `payload` flattened into payload_... columns when `flatten_payload` (events). `what`
+// names it in errors.
+Status AppendRow(od::value item, std::string_view time_member, std::string_view what,
+                 std::string_view subject, bool flatten_payload, std::string* out) {
   od::object object;
-  if (event.get_object().get(object)) return Bad("an event of the answer is not an object");
+  if (item.get_object().get(object)) {
+    return Bad("a" + std::string(what) + " of the answer is not an object");
+  }
   std::string_view time;
   RowBody body;
   for (auto field : object) {
@@ -116,53 +121,38 @@ Status AppendEventRow(od::value event, std::string* out) {
     const std::string name(key);
     od::value value;
     ROWS_TRY(field.value().get(value));
-    if (name == "payload") {
+    if (flatten_payload && name == "payload") {
       HOTROW_RETURN_IF_ERROR(body.AddFlattened("payload", value, 0));
       continue;
     }
     std::string_view raw;
     HOTROW_RETURN_IF_ERROR(RawText(value, &raw));
-    if (name == "ts") {
+    if (name == time_member) {
       time = raw;
     } else {
       body.Add(name, raw);
     }
   }
-  if (time.empty()) return Bad("an event of the answer has no \"ts\"");
-  out->append("{\"time\":");
-  out->append(time);
-  out->append(body.text());
-  out->push_back('}');
-  return Status::Ok();
-}
-
-// A series point -> {"time": t, the subject, the aggregates}.
-Status AppendPointRow(od::value point, const std::string& subject, std::string* out) {
-  od::object object;
-  if (point.get_object().get(object)) return Bad("a point of the answer is not an object");
-  std::string_view time;
-  RowBody body;
-  for (auto field : object) {
-    std::string_view key;
-    ROWS_TRY(field.unescaped_key().get(key));
-    const std::string name(key);
-    od::value value;
-    ROWS_TRY(field.value().get(value));
-    std::string_view raw;
-    HOTROW_RETURN_IF_ERROR(RawText(value, &raw));
-    if (name == "t") {
-      time = raw;
-    } else {
-      body.Add(name, raw);
-    }
+  if (time.empty()) {
+    return Bad("a" + std::string(what) + " of the answer has no \"" + std::string(time_member) +
+               "\"");
   }
-  if (time.empty()) return Bad("a point of the answer has no \"t\"");
   out->append("{\"time\":");
   out->append(time);
   out->append(subject);
   out->append(body.text());
   out->push_back('}');
   return Status::Ok();
+}
+
+// E -> {"time": ts, "event_id", "topic", "partition", "offset", "payload_..."}.
+Status AppendEventRow(od::value event, std::string* out) {
+  return AppendRow(event, "ts", "n event", "", /*flatten_payload=*/true, out);
+}
+
+// A series point -> {"time": t, the subject, the aggregates}.
+Status AppendPointRow(od::value point, const std::string& subject, std::string* out) {
+  return AppendRow(point, "t", " point", subject, /*flatten_payload=*/false, out);
 }
 
 enum class RowsMember { kNone, kPoints, kEvents, kIds };
