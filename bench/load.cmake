@@ -42,5 +42,7 @@ hotrow_bench(cluster_bench
 add_dependencies(cluster_bench hotrow)
 # A per-id range's CPU per event against a scan's, one query thread, in-process (and under callgrind).
 hotrow_bench(range_cpu_bench LIBS hotrow_bench_support hotrow_query hotrow_wire)
+# A range one bucket fills (a busy id) and whole ranges, 2 query threads; a store kept for A/B runs.
+hotrow_bench(busy_range_bench LIBS hotrow_bench_support hotrow_query)
 # A 100M-event window against 1M (bench/run scale; not in the default run: ~10 min, ~17 GB).
 hotrow_bench(scale_bench LIBS hotrow_bench_support hotrow_query hotrow_store)

@@ -156,9 +156,7 @@ struct Shared {
 
 // Reads `part` on this thread (alone: the range already holds pool threads for other buckets).
 // Stops early once the parts before it hold the rest of the answer: then it is never emitted.
-// `short_of_wanted` as PartOut's.
-void ReadPart(const BucketRangeSpec& spec, const Shared& shared, Part* part,
-              const std::function<void()>* short_of_wanted = nullptr) {
+void ReadPart(const BucketRangeSpec& spec, const Shared& shared, Part* part) {
   int64_t remaining = part->budget;
   bool stopped = false;
   // Counts an event kept; false when the read should stop.
@@ -184,8 +182,33 @@ void ReadPart(const BucketRangeSpec& spec, const Shared& shared, Part* part,
   }
   out.remaining = &remaining;
   out.stopped = &stopped;
-  out.short_of_wanted = short_of_wanted;
   part->status = MergeBucket(spec, part->bucket, /*workers=*/0, out);
+}
+
+// Reads the first part, `part`, with its salts on up to spec.max_workers pool threads beside this
+// one, and merges it here straight to the range's sinks (a busy id's range, which the first bucket
+// fills, is then read as fast as a bucket can be). `short_of_wanted` as PartOut's.
+Status EmitFirstPart(const BucketRangeSpec& spec, Part* part, int64_t* remaining,
+                     const std::function<void()>* short_of_wanted, bool* stopped) {
+  // What reaches the sinks counts as held, for the parts read ahead to see (Shared::Covered).
+  const TextSink text = [&](std::string_view t, int64_t n) {
+    part->held.fetch_add(n, std::memory_order_relaxed);
+    return (*spec.text)(t, n);
+  };
+  const EventSink sink = [&](const Event& e) {
+    part->held.fetch_add(1, std::memory_order_relaxed);
+    return (*spec.sink)(e);
+  };
+  PartOut out;
+  if (spec.encode != nullptr) {
+    out.text = &text;
+  } else {
+    out.sink = &sink;
+  }
+  out.remaining = remaining;
+  out.stopped = stopped;
+  out.short_of_wanted = short_of_wanted;
+  return MergeBucket(spec, part->bucket, spec.max_workers, out);
 }
 
 // A pool worker of a range: reads the parts no one has claimed, in order, until none is left.
@@ -273,10 +296,10 @@ Status ReadAhead(const BucketRangeSpec& spec,
     }
     spec.pool->Submit([shared, &spec] { Work(shared, &spec); });
   };
-  // The first bucket is read on this thread before any worker starts, so that a range it fills (a
-  // busy id) reads no other bucket; the worker starts as soon as the first bucket's salts are read
-  // out and hold too few events, which for most ranges is before its merge (that left the worker
-  // idle when the first bucket was merged here alone).
+  // The first bucket's salts are read on the pool and merged on this thread before any worker
+  // reads ahead, so that a range it fills (a busy id) reads no other bucket; the worker starts on
+  // the second bucket as soon as the first one's salts are read out and hold too few events, which
+  // for most ranges is before its merge: the pool reads ahead while this thread merges.
   const std::function<void()> first_is_short = [&] { start_worker(0); };
   for (size_t k = 0; k < buckets.size() && remaining > 0; ++k) {
     {
@@ -289,10 +312,18 @@ Status ReadAhead(const BucketRangeSpec& spec,
         shared->parts[shared->made++] = std::move(part);
       }
     }
-    if (k > 0) start_worker(k);
+    if (k == 0) {
+      Part& first = *shared->parts[0];
+      first.claimed.store(true);  // no worker runs yet
+      bool stopped = false;
+      HOTROW_RETURN_IF_ERROR(EmitFirstPart(spec, &first, &remaining, &first_is_short, &stopped));
+      if (stopped) return Status::Ok();
+      continue;
+    }
+    start_worker(k);
     Part& part = *shared->parts[k];
     if (!part.claimed.exchange(true)) {
-      ReadPart(spec, *shared, &part, k == 0 ? &first_is_short : nullptr);
+      ReadPart(spec, *shared, &part);
     } else {
       // Read by a worker: meanwhile read the next part no one has started, then wait.
       std::unique_lock lock(shared->mu);
@@ -327,8 +358,8 @@ Status RangeOverBuckets(const BucketRangeSpec& given,
   const std::shared_ptr<const store::ReadPoint> at = given.store->ReadPointNow();
   BucketRangeSpec spec = given;
   spec.at = at.get();
-  // With pool workers and reading ahead, every bucket is a part merged whole on one thread, the
-  // first one on this thread (ReadAhead).
+  // With pool workers and reading ahead: the first bucket's salts on the pool, merged here, and
+  // every later bucket a part merged whole on one thread (ReadAhead).
   if (spec.ahead && spec.max_workers > 0) return ReadAhead(spec, buckets, limit);
   // One bucket at a time, its salts read on the pool, straight to the sinks: latest N, or a range
   // without pool workers.

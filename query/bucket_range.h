@@ -56,11 +56,13 @@ struct BucketRangeSpec {
 // overlapping the range), at most `limit`, in the answer's order. Buckets hold disjoint time
 // spans: each is merged over its salts on its own (query/salt_merge.h) and emitted whole, in turn.
 //
-// With spec.ahead and pool workers, every bucket is merged whole on one thread: the calling thread
-// reads the first, and up to spec.max_workers pool workers start on the later ones as soon as the
-// first bucket's salts are read out and hold fewer events than `limit` (usually before its merge),
-// so that a range the first bucket fills (a busy id) reads no other bucket and the others do not
-// leave the pool idle while the first is merged. While one bucket is emitted later ones are read
+// With spec.ahead and pool workers, the first bucket's salts are read by up to spec.max_workers
+// pool workers and the calling thread, and merged on the calling thread straight to the sinks (a
+// range the first bucket fills, a busy id, is read at the speed of one bucket on every thread);
+// every later bucket is merged whole on one thread. Pool workers start on the later buckets as
+// soon as the first bucket's salts are read out and hold fewer events than `limit` (usually before
+// its merge), so that a busy id's range reads no other bucket and the pool does not sit idle while
+// the first bucket is merged. While one bucket is emitted later ones are read
 // ahead, and the calling thread takes any bucket no pool thread has started rather than wait. A
 // bucket read ahead may read up to what was still missing when it started; it stops once the
 // buckets before it hold the rest of the answer. Memory: the events of the buckets read ahead, at

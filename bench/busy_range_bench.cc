@@ -1,0 +1,141 @@
+// Is a range that one bucket fills read as fast as the query's threads allow? The range read of
+// last_cache_bench's chatty id, alone: one id holding most events of a store (16 salts, 10
+// buckets), read in 20 slices of time (each mostly inside one bucket, up to kMaxRangeLimit events),
+// beside whole ranges of ids of ~10k events over every bucket; 2 query threads, in process, events
+// counted by the sink. Wall time per round of each, in alternated rounds, medians, and the CPU of
+// the process per event.
+//
+// With `--store DIR` the store is built once into DIR and reused by later runs, so that two builds
+// of the query code can be timed against the same store in turns (A B A B):
+//
+//   busy_range_bench [--store DIR] [--rounds R] [--events N]
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/bench_support.h"
+#include "common/clock.h"
+#include "common/logging.h"
+#include "query/query_engine.h"
+
+namespace hotrow::bench {
+namespace {
+
+using Steady = std::chrono::steady_clock;
+
+double ProcessCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+int Main(int argc, char** argv) {
+  InitLogging("warn");
+  std::string store_dir;
+  int rounds = 7;
+  DataSpec spec;
+  spec.events = 1'000'000;
+  spec.ids = 50;              // ~10k events each besides the chatty id
+  spec.hot_events = 500'000;  // the chatty id "dev-hot"
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--store") == 0) store_dir = argv[i + 1];
+    if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--events") == 0) {
+      spec.events = std::strtoull(argv[i + 1], nullptr, 10);
+      spec.hot_events = spec.events / 2;
+    }
+  }
+  std::unique_ptr<ScratchDir> scratch;
+  if (store_dir.empty()) {
+    scratch = std::make_unique<ScratchDir>();
+    store_dir = scratch->path();
+  }
+  ManualClock clock(spec.now_ms);
+  store::StoreOptions options;
+  options.path = store_dir + "/store";
+  options.wall_clock = &clock;
+  options.salts = 16;
+  const bool built = std::filesystem::exists(options.path);
+  auto store = std::move(store::EventStore::Open(options).value());
+  if (!built) {
+    for (const auto& batch : MakeBatches(store.get(), GenerateEvents(spec), 5000)) {
+      store::WriteOutcome outcome;
+      if (!store->Write(batch, &outcome).ok()) std::abort();
+    }
+    store.reset();
+    store = std::move(store::EventStore::Open(options).value());
+  }
+  store->WaitForCompactions();
+
+  query::QueryOptions q;
+  q.threads = 2;
+  q.last_cache = 0;
+  query::QueryEngine engine(store.get(), q);
+  const int64_t from = store->WindowStartMs(), to = spec.now_ms + 1;
+  constexpr int kSlices = 20;
+  constexpr int kIds = 8;
+  auto busy_round = [&] {
+    uint64_t n = 0;
+    for (int i = 0; i < kSlices; ++i) {
+      const int64_t a = from + (to - from) * i / kSlices;
+      const int64_t b = from + (to - from) * (i + 1) / kSlices;
+      Status st = engine.RangeTo("dev-hot", a, b, query::kMaxRangeLimit, query::Order::kAsc,
+                                 [&](const query::Event&) {
+                                   ++n;
+                                   return true;
+                                 });
+      if (!st.ok()) std::abort();
+    }
+    return n;
+  };
+  auto whole_round = [&] {
+    uint64_t n = 0;
+    for (int i = 1; i <= kIds; ++i) {
+      char id[32];
+      std::snprintf(id, sizeof(id), "dev-%06d", i);
+      Status st = engine.RangeTo(id, 0, to, query::kMaxRangeLimit, query::Order::kDesc,
+                                 [&](const query::Event&) {
+                                   ++n;
+                                   return true;
+                                 });
+      if (!st.ok()) std::abort();
+    }
+    return n;
+  };
+  std::vector<double> busy_rate, whole_rate, busy_cpu_ns, whole_cpu_ns;
+  for (int round = 0; round < rounds; ++round) {
+    for (int turn = 0; turn < 2; ++turn) {
+      const bool busy = (turn + round) % 2 == 0;
+      const double cpu0 = ProcessCpuSeconds();
+      const auto t0 = Steady::now();
+      const uint64_t n = busy ? busy_round() : whole_round();
+      const double s = std::chrono::duration<double>(Steady::now() - t0).count();
+      const double cpu_ns = 1e9 * (ProcessCpuSeconds() - cpu0) / static_cast<double>(n);
+      (busy ? busy_rate : whole_rate).push_back(static_cast<double>(n) / s);
+      (busy ? busy_cpu_ns : whole_cpu_ns).push_back(cpu_ns);
+    }
+  }
+  Record("busy_range_events_per_s", Percentile(&busy_rate, 50));
+  Record("whole_range_events_per_s", Percentile(&whole_rate, 50));
+  std::printf(
+      "2 query threads, median of %d alternated rounds: chatty id in %d slices %.0f "
+      "events/s (%.0f ns CPU per event); %d whole ranges of ~10k-event ids %.0f events/s "
+      "(%.0f ns CPU per event)\n",
+      rounds, kSlices, Recorded("busy_range_events_per_s"), Percentile(&busy_cpu_ns, 50), kIds,
+      Recorded("whole_range_events_per_s"), Percentile(&whole_cpu_ns, 50));
+  return 0;
+}
+
+}  // namespace
+}  // namespace hotrow::bench
+
+int main(int argc, char** argv) { return hotrow::bench::Main(argc, argv); }
