@@ -136,13 +136,73 @@ void QueryRun::Drain() {
 
 // ---- SaltStream ----
 
+namespace {
+
+// The buffers of one chunk, as a stream lets go of them.
+struct SpentChunk {
+  std::string text;
+  std::vector<size_t> ends;
+  std::vector<keying::RowKey> keys;
+  std::vector<KeyedEvent> events;
+};
+
+// Chunks kept per thread for the next streams it makes: a bucket's salts and a few more. Only the
+// thread that makes and destroys streams touches its list (a Fill on the pool writes the stream's
+// own buffers), so no lock.
+constexpr size_t kKeptChunks = 24;
+// A chunk larger than this goes back to the allocator: what a thread keeps stays under about
+// kKeptChunks x (64 KiB of text + 256 events), whatever the queries it served read.
+constexpr size_t kKeptTextBytes = 64 << 10;
+constexpr size_t kKeptEvents = 256;
+thread_local std::vector<SpentChunk> kept_chunks;
+
+// Moves the buffers of a spent chunk to this thread's list when there is room and they are not too
+// large; they go empty, as if freshly made.
+void KeepChunk(std::string* text, std::vector<size_t>* ends, std::vector<keying::RowKey>* keys,
+               std::vector<KeyedEvent>* events) {
+  if (text->capacity() == 0 && keys->capacity() == 0 && events->capacity() == 0) return;
+  if (kept_chunks.size() >= kKeptChunks || text->capacity() > kKeptTextBytes ||
+      events->capacity() > kKeptEvents) {
+    return;
+  }
+  SpentChunk& c = kept_chunks.emplace_back();
+  c.text.swap(*text);
+  c.ends.swap(*ends);
+  c.keys.swap(*keys);
+  c.events.swap(*events);
+  c.text.clear();
+  c.ends.clear();
+  c.keys.clear();
+  c.events.clear();
+}
+
+}  // namespace
+
 SaltStream::SaltStream(std::shared_ptr<const store::Bucket> bucket, store::EventStore* store,
                        StreamSpec spec, size_t first_chunk, size_t max_chunk)
     : bucket_(std::move(bucket)),
       store_(store),
       spec_(std::move(spec)),
       chunk_events_(std::max<size_t>(1, std::min(first_chunk, max_chunk))),
-      max_chunk_events_(std::max<size_t>(1, max_chunk)) {}
+      max_chunk_events_(std::max<size_t>(1, max_chunk)) {
+  // The first Fill writes into spare_: give it the buffers of a stream that has gone.
+  if (!kept_chunks.empty()) {
+    SpentChunk& c = kept_chunks.back();
+    spare_text_.swap(c.text);
+    spare_ends_.swap(c.ends);
+    spare_keys_.swap(c.keys);
+    spare_.swap(c.events);
+    kept_chunks.pop_back();
+  }
+}
+
+SaltStream::~SaltStream() {
+  // Every Fill has finished (QueryRun::Drain ran before the streams go): the buffers are this
+  // thread's to keep.
+  KeepChunk(&current_text_, &current_ends_, &current_keys_, &current_);
+  KeepChunk(&spare_text_, &spare_ends_, &spare_keys_, &spare_);
+  KeepChunk(&next_text_, &next_ends_, &next_keys_, &next_);
+}
 
 std::shared_ptr<FillTicket> SaltStream::Arm(QueryRun* run) {
   {
