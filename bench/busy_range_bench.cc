@@ -3,7 +3,9 @@
 // buckets), read in 20 slices of time (each mostly inside one bucket, up to kMaxRangeLimit events),
 // beside whole ranges of ids of ~10k events over every bucket; 2 query threads, in process, events
 // counted by the sink. Wall time per round of each, in alternated rounds, medians, and the CPU of
-// the process per event.
+// the process per event; the baseline is the same ranges on an engine with 1 query thread, whose
+// rounds alternate with the 2-thread ones (a range that one bucket fills gains from the second
+// thread only when that bucket's salts are read on both).
 //
 // With `--store DIR` the store is built once into DIR and reused by later runs, so that two builds
 // of the query code can be timed against the same store in turns (A B A B):
@@ -80,58 +82,82 @@ int Main(int argc, char** argv) {
   q.threads = 2;
   q.last_cache = 0;
   query::QueryEngine engine(store.get(), q);
+  q.threads = 1;
+  query::QueryEngine engine1(store.get(), q);
   const int64_t from = store->WindowStartMs(), to = spec.now_ms + 1;
   constexpr int kSlices = 20;
   constexpr int kIds = 8;
-  auto busy_round = [&] {
+  auto busy_round = [&](query::QueryEngine* on) {
     uint64_t n = 0;
     for (int i = 0; i < kSlices; ++i) {
       const int64_t a = from + (to - from) * i / kSlices;
       const int64_t b = from + (to - from) * (i + 1) / kSlices;
-      Status st = engine.RangeTo("dev-hot", a, b, query::kMaxRangeLimit, query::Order::kAsc,
-                                 [&](const query::Event&) {
-                                   ++n;
-                                   return true;
-                                 });
+      Status st = on->RangeTo("dev-hot", a, b, query::kMaxRangeLimit, query::Order::kAsc,
+                              [&](const query::Event&) {
+                                ++n;
+                                return true;
+                              });
       if (!st.ok()) std::abort();
     }
     return n;
   };
-  auto whole_round = [&] {
+  auto whole_round = [&](query::QueryEngine* on) {
     uint64_t n = 0;
     for (int i = 1; i <= kIds; ++i) {
       char id[32];
       std::snprintf(id, sizeof(id), "dev-%06d", i);
-      Status st = engine.RangeTo(id, 0, to, query::kMaxRangeLimit, query::Order::kDesc,
-                                 [&](const query::Event&) {
-                                   ++n;
-                                   return true;
-                                 });
+      Status st = on->RangeTo(id, 0, to, query::kMaxRangeLimit, query::Order::kDesc,
+                              [&](const query::Event&) {
+                                ++n;
+                                return true;
+                              });
       if (!st.ok()) std::abort();
     }
     return n;
   };
-  std::vector<double> busy_rate, whole_rate, busy_cpu_ns, whole_cpu_ns;
+  // [busy, whole] x [2 threads, 1 thread]
+  std::vector<double> rate[2][2], cpu_ns[2][2], over_one[2];
   for (int round = 0; round < rounds; ++round) {
-    for (int turn = 0; turn < 2; ++turn) {
-      const bool busy = (turn + round) % 2 == 0;
-      const double cpu0 = ProcessCpuSeconds();
-      const auto t0 = Steady::now();
-      const uint64_t n = busy ? busy_round() : whole_round();
-      const double s = std::chrono::duration<double>(Steady::now() - t0).count();
-      const double cpu_ns = 1e9 * (ProcessCpuSeconds() - cpu0) / static_cast<double>(n);
-      (busy ? busy_rate : whole_rate).push_back(static_cast<double>(n) / s);
-      (busy ? busy_cpu_ns : whole_cpu_ns).push_back(cpu_ns);
+    for (int kind_turn = 0; kind_turn < 2; ++kind_turn) {
+      const int kind = (kind_turn + round) % 2;  // 0: busy, 1: whole
+      double got[2] = {0, 0};
+      for (int thread_turn = 0; thread_turn < 2; ++thread_turn) {
+        const int t = (thread_turn + round / 2) % 2;  // 0: 2 threads, 1: 1 thread
+        query::QueryEngine* on = t == 0 ? &engine : &engine1;
+        const double cpu0 = ProcessCpuSeconds();
+        const auto t0 = Steady::now();
+        const uint64_t n = kind == 0 ? busy_round(on) : whole_round(on);
+        const double s = std::chrono::duration<double>(Steady::now() - t0).count();
+        got[t] = static_cast<double>(n) / s;
+        rate[kind][t].push_back(got[t]);
+        cpu_ns[kind][t].push_back(1e9 * (ProcessCpuSeconds() - cpu0) / static_cast<double>(n));
+      }
+      over_one[kind].push_back(got[0] / got[1]);
     }
   }
-  Record("busy_range_events_per_s", Percentile(&busy_rate, 50));
-  Record("whole_range_events_per_s", Percentile(&whole_rate, 50));
+  Record("busy_range_events_per_s", Percentile(&rate[0][0], 50));
+  Record("whole_range_events_per_s", Percentile(&rate[1][0], 50));
+  Record("busy_range_t1_events_per_s", Percentile(&rate[0][1], 50));
+  Record("whole_range_t1_events_per_s", Percentile(&rate[1][1], 50));
   std::printf(
       "2 query threads, median of %d alternated rounds: chatty id in %d slices %.0f "
       "events/s (%.0f ns CPU per event); %d whole ranges of ~10k-event ids %.0f events/s "
       "(%.0f ns CPU per event)\n",
-      rounds, kSlices, Recorded("busy_range_events_per_s"), Percentile(&busy_cpu_ns, 50), kIds,
-      Recorded("whole_range_events_per_s"), Percentile(&whole_cpu_ns, 50));
+      rounds, kSlices, Recorded("busy_range_events_per_s"), Percentile(&cpu_ns[0][0], 50), kIds,
+      Recorded("whole_range_events_per_s"), Percentile(&cpu_ns[1][0], 50));
+  std::printf(
+      "1 query thread: chatty id %.0f events/s (%.0f ns CPU per event); whole ranges %.0f "
+      "events/s (%.0f ns CPU per event)\n",
+      Recorded("busy_range_t1_events_per_s"), Percentile(&cpu_ns[0][1], 50),
+      Recorded("whole_range_t1_events_per_s"), Percentile(&cpu_ns[1][1], 50));
+  // The medians of the rounds' ratios, each round's 2 and 1 thread runs back to back.
+  for (const auto& [kind, what] :
+       {std::pair{0, "chatty id in 20 slices"}, std::pair{1, "whole ranges of ~10k-event ids"}}) {
+    const double ratio = Percentile(&over_one[kind], 50);
+    std::printf("RATIO %-56s %.3f\n",
+                (std::string("range events/s, 2 query threads / 1, ") + what + " (median)").c_str(),
+                ratio);
+  }
   return 0;
 }
 
