@@ -150,14 +150,30 @@ int Main(int argc, char** argv) {
       "events/s (%.0f ns CPU per event)\n",
       Recorded("busy_range_t1_events_per_s"), Percentile(&cpu_ns[0][1], 50),
       Recorded("whole_range_t1_events_per_s"), Percentile(&cpu_ns[1][1], 50));
-  // The medians of the rounds' ratios, each round's 2 and 1 thread runs back to back.
+  // The medians of the rounds' ratios (each round's 2 and 1 thread runs back to back), beside the
+  // medians of the 2-thread rates.
+  Report report("busy_range_bench",
+                "A range one bucket fills, and whole ranges, 2 query threads / 1",
+                "1M events, 16 salts, 10 buckets: one chatty id with 500k events read in 20 slices "
+                "of time (each mostly one bucket, as last_cache_bench's range read), and 8 whole "
+                "ranges of ids of ~10k events; in process (`RangeTo`, the sink counts), an engine "
+                "with 2 query threads against one with 1, in " +
+                    std::to_string(rounds) + " alternated rounds; medians.");
+  report.Columns({"figure", "2 threads", "1 thread", "2 / 1 (median of rounds)"});
   for (const auto& [kind, what] :
        {std::pair{0, "chatty id in 20 slices"}, std::pair{1, "whole ranges of ~10k-event ids"}}) {
     const double ratio = Percentile(&over_one[kind], 50);
-    std::printf("RATIO %-56s %.3f\n",
-                (std::string("range events/s, 2 query threads / 1, ") + what + " (median)").c_str(),
-                ratio);
+    const double two = Percentile(&rate[kind][0], 50);
+    std::printf("RATIO %-56s %12.4g / %-12.4g = %.3f\n",
+                (std::string("range events/s, 2 query threads / 1, ") + what).c_str(), two,
+                two / ratio, ratio);
+    report.Row({std::string(what) + ", events/s (CPU per event)",
+                Rate(two) + " (" + Fixed(Percentile(&cpu_ns[kind][0], 50), 0) + " ns)",
+                Rate(Percentile(&rate[kind][1], 50)) + " (" +
+                    Fixed(Percentile(&cpu_ns[kind][1], 50), 0) + " ns)",
+                Fixed(ratio, 2)});
   }
+  report.Write();
   return 0;
 }
 
