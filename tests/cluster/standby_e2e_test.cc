@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -88,6 +89,7 @@ class StandbyE2ETest : public ::testing::Test {
   }
 
   void TearDown() override {
+    KeepLogsOnFailure();
     stop_.store(true);
     if (asker_.joinable()) asker_.join();
     if (producer_ && producer_->Running()) producer_->Signal(SIGTERM);
@@ -102,6 +104,22 @@ class StandbyE2ETest : public ::testing::Test {
       kafka_->Signal(SIGTERM);
       kafka_->Wait(15s);
     }
+  }
+
+  // With $HOTROW_TEST_KEEP_LOGS set, a failed test's logs are copied there (a directory per
+  // test), for a failure too rare to read from the printed tails.
+  void KeepLogsOnFailure() {
+    const char* keep = std::getenv("HOTROW_TEST_KEEP_LOGS");
+    if (keep == nullptr || !HasFailure()) return;
+    const std::string to = std::string(keep) + "/" + std::to_string(NowMs());
+    std::error_code ec;
+    std::filesystem::create_directories(to, ec);
+    for (const auto& entry : std::filesystem::directory_iterator(dir_.path(), ec)) {
+      if (entry.path().extension() == ".log") {
+        std::filesystem::copy(entry.path(), to + "/" + entry.path().filename().string(), ec);
+      }
+    }
+    std::printf("logs kept in %s\n", to.c_str());
   }
 
   std::string Logs() {
@@ -326,12 +344,7 @@ TEST_F(StandbyE2ETest, AKilledMemberNeverMakesAnAnswerIncomplete) {
         static_cast<unsigned long long>(incomplete_), static_cast<unsigned long long>(inexact_),
         static_cast<unsigned long long>(failed_), static_cast<unsigned long long>(from_standby_));
     EXPECT_GT(answers_, 20u);
-    // The target is 0 and 4 of 5 runs had 0; one run, on a machine loaded by other builds, had 1
-    // of 11618 (a partition taken over and then reported lost by the embedded broker's group, with
-    // no standby serving it for that moment: RELIABILITY.md "Known limits"). The bound keeps that
-    // unexplained moment from failing CI while still failing when standbys do not answer: with the
-    // second round broken, 19156 of 20521 answers were incomplete.
-    EXPECT_LE(incomplete_, answers_ / 1000) << first_bad_;
+    EXPECT_EQ(incomplete_, 0u) << first_bad_;
     EXPECT_EQ(inexact_, 0u) << first_bad_;
     EXPECT_EQ(failed_, 0u) << first_bad_;
     EXPECT_GT(from_standby_, 0u) << "no answer needed a standby: the kill was not exercised";
