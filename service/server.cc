@@ -221,6 +221,15 @@ Status Server::Stop() {
   }
   Status result;
   if (standby_ingestor_) {
+    // From now on nothing keeps the followed partitions fresh, while the HTTP server still
+    // answers for a moment: they stop serving first, so no answer of a peer chooses this instance
+    // for one in its first round and then finds it gone in its second (the peers' standbys and
+    // owners serve them). The freshness thread no longer asks the standby (set_standby), so
+    // nothing makes them ready again.
+    if (cluster_ && followed_) {
+      cluster_->set_standby(followed_.get(), nullptr);
+      followed_->SetReadiness(false, "this instance is stopping");
+    }
     Status st = standby_ingestor_->Stop();
     if (!st.ok()) spdlog::error("stop: standby ingestion: {}", st.ToString());
   }
