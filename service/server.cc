@@ -114,6 +114,7 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
     ingest::OwnershipOptions followed;
     followed.max_staleness_ms = config.cluster.max_staleness_ms;
     server->followed_ = std::make_unique<ingest::PartitionOwnership>(server->store_.get(), followed);
+    if (server->cache_ownership_) server->cache_ownership_->set_followed(server->followed_.get());
     ingest::IngestOptions standby_options = ingest_options;
     standby_options.ownership = server->followed_.get();
     standby_options.route_by_key = ingest::KeyPartitioner::kOff;

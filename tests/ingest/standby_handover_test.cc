@@ -83,8 +83,7 @@ class StandbyHandoverTest : public ::testing::Test {
 };
 
 TEST_F(StandbyHandoverTest, ATakeClosesTheStandbysFenceAndWaitsForItsWriteUnderWay) {
-  const uint64_t epoch =
-      handover_.OpenUnlessOwned(kTp, [&] { return standby_fence_.Open(kTp); });
+  const uint64_t epoch = handover_.OpenUnlessOwned(kTp, [&] { return standby_fence_.Open(kTp); });
   ASSERT_NE(epoch, 0u);
   std::atomic<bool> taken{false};
   std::thread take;
@@ -99,7 +98,7 @@ TEST_F(StandbyHandoverTest, ATakeClosesTheStandbysFenceAndWaitsForItsWriteUnderW
     EXPECT_FALSE(taken.load()) << "the take returned while the standby's write was under way";
     EXPECT_EQ(standby_fence_.ClosesWaiting(), 1u) << "the take did not close the standby's fence";
     EXPECT_FALSE(standby_fence_.IsOpen(kTp, epoch));  // closed: nothing more of it is written
-  }  // the write ends
+  }                                                   // the write ends
   take.join();
   EXPECT_TRUE(taken.load());
   EXPECT_EQ(standby_fence_.WritesUnderWay(), 0u);
@@ -128,8 +127,9 @@ TEST_F(StandbyHandoverTest, NeverTwoWritersOfOnePartition) {
     handover_.Release({kTp});
     standby_fence_.Close({kTp});
     std::atomic<uint64_t> epoch{0};
-    std::thread standby(
-        [&] { epoch.store(handover_.OpenUnlessOwned(kTp, [&] { return standby_fence_.Open(kTp); })); });
+    std::thread standby([&] {
+      epoch.store(handover_.OpenUnlessOwned(kTp, [&] { return standby_fence_.Open(kTp); }));
+    });
     handover_.Take({kTp});
     standby.join();
     ASSERT_FALSE(epoch.load() != 0 && standby_fence_.IsOpen(kTp, epoch.load()))
