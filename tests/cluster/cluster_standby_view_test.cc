@@ -97,8 +97,8 @@ TEST(ClusterStandbyViewTest, ATakenPartitionAnswersAsAStandbyTheMomentItsOwnerSt
   options.peers = {options.self, "127.0.0.1:2"};  // never asked here
   options.credentials = credentials.value().get();
   options.freshness_refresh_ms = 10;
+  FakeIngestor owner, standby;  // before the cluster: its freshness thread reads them until it ends
   Cluster cluster(options, &owned, store.get());
-  FakeIngestor owner, standby;
   owner.SetPosition("t", 0, 100, 100);
   cluster.set_ingestor(&owner);
   cluster.set_standby(&followed, &standby);
@@ -121,8 +121,6 @@ TEST(ClusterStandbyViewTest, ATakenPartitionAnswersAsAStandbyTheMomentItsOwnerSt
   EXPECT_EQ(head.stale, (Partitions{{"t", 0}}));
   EXPECT_EQ(head.standby, (Partitions{{"t", 0}}))
       << "the standby entry went when the owner served, so nothing here answers for t/0 now";
-  cluster.set_ingestor(nullptr);
-  cluster.set_standby(&followed, nullptr);
 }
 
 }  // namespace
