@@ -130,8 +130,8 @@ void Cluster::RefreshFreshness() {
   const ingest::IngestStats stats = ingestor->Stats();
   for (const ingest::PartitionStats& p : stats.partitions) {
     ownership_->UpdatePosition(p.topic, p.partition, p.next_offset, p.high_watermark);
-    // A followed partition the group consumer took keeps its standby entry until the owner serves
-    // it (below); the store's position of it is now the owner's.
+    // A followed partition the group consumer took keeps its standby entry while it is owned
+    // (LocalShared); the store's position of it is now the owner's.
     if (followed_ != nullptr) {
       followed_->UpdatePosition(p.topic, p.partition, p.next_offset, p.high_watermark);
     }
@@ -149,19 +149,19 @@ void Cluster::RefreshFreshness() {
   // are needed.
   followed_->SetReadiness(standby_ready.ok() && !ready.IsNoSpace(),
                           ready.IsNoSpace() ? ready.message() : standby_ready.message());
-  // Taken over (standby_handover.h): the standby's entry answers until the owner serves.
-  const ingest::OwnershipSnapshot owned = ownership_->Snapshot();
-  const ingest::OwnershipSnapshot follows = followed_->Snapshot();
-  for (const ingest::OwnedPartition& p : follows.partitions) {
-    if (owned.IsServing(p.topic, p.partition)) followed_->Revoked(p.topic, p.partition);
-  }
 }
 
 std::shared_ptr<const ingest::OwnershipSnapshot> Cluster::LocalShared() const {
   std::shared_ptr<const ingest::OwnershipSnapshot> owned = ownership_->Shared();
   if (followed_ == nullptr) return owned;
   auto both = std::make_shared<ingest::OwnershipSnapshot>(*owned);
-  both->followed = followed_->Shared()->partitions;
+  // A partition taken over (standby_handover.h) keeps its standby entry for as long as it is
+  // owned, and it is left out here only where this same snapshot has the owner serving it: a
+  // standby entry dropped once the owner served would leave a query whose owned part was read
+  // just before the owner served, and its followed part just after, with neither.
+  for (const ingest::OwnedPartition& p : followed_->Shared()->partitions) {
+    if (!owned->IsServing(p.topic, p.partition)) both->followed.push_back(p);
+  }
   return both;
 }
 

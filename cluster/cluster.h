@@ -130,7 +130,7 @@ class Cluster {
   const ClusterOptions& options() const { return options_; }
 
   // This instance's ownership now, each partition judged (ingest/partition_ownership.h).
-  // With standbys, its `followed` holds the partitions followed.
+  // With standbys, its `followed` holds the partitions followed, less those its owned part serves.
   ingest::OwnershipSnapshot Local() const { return *LocalShared(); }
   // The same, shared between the queries of the next few milliseconds (PartitionOwnership::Shared).
   std::shared_ptr<const ingest::OwnershipSnapshot> LocalShared() const;

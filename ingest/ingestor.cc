@@ -14,6 +14,7 @@
 #include "common/time_format.h"
 #include "ingest/ingestor_impl.h"
 #include "ingest/kafka_broker_offsets.h"
+#include "ingest/standby_set.h"
 
 namespace hotrow::ingest {
 namespace internal {
@@ -191,6 +192,11 @@ Status IngestorImpl::Init() {
     options_.handover->SetStandbyClose(
         [this](const std::vector<TopicPartition>& partitions) { fence_.Close(partitions); });
     options_.handover->SetStandbyOwnership(options_.ownership);
+    options_.handover->SetStandbyFollows(
+        [peers = options_.standby.peers, self = options_.standby.self,
+         replicas = options_.standby.replicas](const TopicPartition& tp) {
+          return Follows(peers, self, replicas, tp.topic, tp.partition, /*owned=*/false);
+        });
   } else {
     HOTROW_RETURN_IF_ERROR(Subscribe());
   }
@@ -292,6 +298,7 @@ Status IngestorImpl::Stop() {
   if (standby()) {
     options_.handover->SetStandbyClose(nullptr);
     options_.handover->SetStandbyOwnership(nullptr);
+    options_.handover->SetStandbyFollows(nullptr);
   }
   if (consumer_ != nullptr) {
     if (close_timed_out_) {

@@ -64,12 +64,16 @@ void IngestorImpl::FollowStandbySet() {
     TopicPartitionListPtr list = ToList(add);
     OnAssign(list.get(), /*cooperative=*/true);
   }
-  // An entry adopted from the group consumer (StandbyHandover::Release) of a partition not
-  // followed here: nothing keeps it fresh, so it goes.
+  // An entry of a partition this instance no longer follows at all (the standby set changed):
+  // nothing keeps it fresh, so it goes. Not one it follows but has no cursor of: that is one the
+  // group consumer gave up (StandbyHandover::Release adopted it) after `want` was computed above,
+  // and it answers from its adopted state until the next check, at once, continues it.
   if (options_.ownership != nullptr) {
     for (const OwnedPartition& p : options_.ownership->Snapshot().partitions) {
       const TopicPartition tp{p.topic, p.partition};
-      if (cursors_.count(tp) == 0 && !options_.handover->IsOwned(tp)) {
+      if (cursors_.count(tp) == 0 && !options_.handover->IsOwned(tp) &&
+          !Follows(options_.standby.peers, options_.standby.self, options_.standby.replicas,
+                   p.topic, p.partition, /*owned=*/false)) {
         options_.ownership->Revoked(p.topic, p.partition);
       }
     }

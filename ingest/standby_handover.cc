@@ -12,6 +12,11 @@ void StandbyHandover::SetStandbyOwnership(PartitionOwnership* followed) {
   followed_ = followed;
 }
 
+void StandbyHandover::SetStandbyFollows(FollowsFn follows) {
+  std::lock_guard<std::mutex> lock(mu_);
+  follows_ = std::move(follows);
+}
+
 void StandbyHandover::Take(const std::vector<TopicPartition>& partitions,
                            PartitionOwnership* owner) {
   if (partitions.empty()) return;
@@ -34,7 +39,7 @@ void StandbyHandover::Release(const std::vector<TopicPartition>& partitions,
   for (const TopicPartition& tp : partitions) {
     owned_.erase(tp);
     if (followed_ == nullptr) continue;
-    if (owner != nullptr) {
+    if (owner != nullptr && follows_ && follows_(tp)) {
       followed_->Adopt(*owner, tp.topic, tp.partition);
     } else {
       followed_->Revoked(tp.topic, tp.partition);

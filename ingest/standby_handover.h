@@ -19,7 +19,10 @@
 //   way; from then on the standby writes nothing of them and the store's offset is final, so the
 //   owner continues from exactly where the standby stopped.
 // - Release (the group consumer's revocation or loss, after its own fence closed them): the
-//   standby may follow them again, from the store's offset.
+//   standby may follow them again, from the store's offset. Only a partition the standby follows
+//   (SetStandbyFollows) keeps answering here as a standby meanwhile: one it does not follow would
+//   answer for a moment and then go when the standby's next check drops it, and an answer that
+//   chose this instance for it in between would find it gone; its own standbys serve it instead.
 // - OpenUnlessOwned (the standby's assignment): opens a partition in the standby's fence under the
 //   same lock Take holds, unless it is owned, so a Take either sees the partition open and closes
 //   it, or the standby sees it owned and never opens it.
@@ -40,6 +43,10 @@ class StandbyHandover {
   // cluster::Cluster drops it then); Release drops it, as the standby assigns it afresh if it
   // follows it again.
   void SetStandbyOwnership(PartitionOwnership* followed);
+  // Whether the standby consumer follows a partition when the group consumer does not own it
+  // (standby_set.h Follows), or none (an empty function: it follows nothing).
+  using FollowsFn = std::function<bool(const TopicPartition&)>;
+  void SetStandbyFollows(FollowsFn follows);
 
   // The group consumer is assigned `partitions`: returns once the standby consumer no longer
   // writes any of them.
@@ -47,9 +54,9 @@ class StandbyHandover {
   // (PartitionOwnership::Adopt), so a partition followed and caught up serves as owned at once.
   void Take(const std::vector<TopicPartition>& partitions, PartitionOwnership* owner = nullptr);
   // The group consumer gave `partitions` up (revoked or lost) and no longer writes them. Called
-  // before `owner` revokes them: the standby's ownership adopts their state, so they keep
-  // answering as a standby from this store while the standby consumer continues them (it drops
-  // at its next check, within a poll, what it does not follow).
+  // before `owner` revokes them: the standby's ownership adopts the state of those the standby
+  // follows, so they keep answering as a standby from this store while the standby consumer
+  // continues them; it drops its entry of the others.
   void Release(const std::vector<TopicPartition>& partitions,
                const PartitionOwnership* owner = nullptr);
 
@@ -69,6 +76,7 @@ class StandbyHandover {
   uint64_t generation_ = 0;                 // GUARDED_BY(mu_)
   CloseFn close_;                           // GUARDED_BY(mu_)
   PartitionOwnership* followed_ = nullptr;  // GUARDED_BY(mu_)
+  FollowsFn follows_;                       // GUARDED_BY(mu_)
 };
 
 }  // namespace hotrow::ingest

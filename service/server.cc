@@ -114,6 +114,7 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
     ingest::OwnershipOptions followed;
     followed.max_staleness_ms = config.cluster.max_staleness_ms;
     server->followed_ = std::make_unique<ingest::PartitionOwnership>(server->store_.get(), followed);
+    if (server->cache_ownership_) server->cache_ownership_->set_followed(server->followed_.get());
     ingest::IngestOptions standby_options = ingest_options;
     standby_options.ownership = server->followed_.get();
     standby_options.route_by_key = ingest::KeyPartitioner::kOff;
@@ -221,6 +222,15 @@ Status Server::Stop() {
   }
   Status result;
   if (standby_ingestor_) {
+    // From now on nothing keeps the followed partitions fresh, while the HTTP server still
+    // answers for a moment: they stop serving first, so no answer of a peer chooses this instance
+    // for one in its first round and then finds it gone in its second (the peers' standbys and
+    // owners serve them). The freshness thread no longer asks the standby (set_standby), so
+    // nothing makes them ready again.
+    if (cluster_ && followed_) {
+      cluster_->set_standby(followed_.get(), nullptr);
+      followed_->SetReadiness(false, "this instance is stopping");
+    }
     Status st = standby_ingestor_->Stop();
     if (!st.ok()) spdlog::error("stop: standby ingestion: {}", st.ToString());
   }

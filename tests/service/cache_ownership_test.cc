@@ -69,5 +69,70 @@ TEST(CacheOwnershipTest, PartitionsNoLongerOwnedLeaveTheCacheAndAnswersStayTheSt
   EXPECT_EQ(sync.Poll(), 0u);  // the generation did not move
 }
 
+// cluster.standby_replicas: a partition the owner gives up and the standby continues
+// (StandbyHandover::Release: the standby's ownership adopts it before the owner revokes it) keeps
+// its rows, and an answer read as a standby (a filter of the followed partitions) is the store's;
+// a partition neither owned nor followed leaves the cache.
+TEST(CacheOwnershipTest, APartitionTheStandbyFollowsKeepsItsRowsAndItsAnswersAreTheStores) {
+  testing::TempDir dir;
+  ManualClock clock(kNow);
+  store::StoreOptions options;
+  options.path = dir.Sub("store");
+  options.salts = 4;
+  options.wall_clock = &clock;
+  Result<std::unique_ptr<store::EventStore>> store = store::EventStore::Open(options);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  query::QueryOptions q;
+  q.threads = 1;
+  query::QueryEngine engine(store->get(), q);
+  q.last_cache = 0;
+  query::QueryEngine reads_store(store->get(), q);
+  engine.WaitForCacheRebuild();
+  ingest::PartitionOwnership owned(store->get());
+  ingest::PartitionOwnership followed(store->get());
+  CacheOwnership sync(&owned, &engine, store->get());
+  sync.set_followed(&followed);
+  owned.Assigned("t", 0, 0, 0);
+  owned.Assigned("t", 1, 0, 0);
+  followed.Assigned("t", 2, 0, 0);
+  EXPECT_EQ(sync.Poll(), 0u);
+
+  std::vector<testing::TestEvent> events;
+  for (int i = 0; i < 18; ++i) {
+    events.push_back(
+        {"d", kNow - 30'000 + i * 100, "t", i % 3, i / 3, "{\"i\":" + std::to_string(i) + "}"});
+  }
+  store::WriteOutcome outcome;
+  ASSERT_TRUE(testing::WriteEvents(store->get(), events, &outcome).ok());
+  const uint64_t bytes = engine.Cache().cache.bytes;
+
+  // t/1 handed from the owner to the standby: held throughout, nothing forgotten.
+  followed.Adopt(owned, "t", 1);
+  owned.Revoked("t", 1);
+  EXPECT_EQ(sync.Poll(), 0u) << "a partition the standby continues was forgotten";
+  EXPECT_EQ(engine.Cache().cache.bytes, bytes);
+
+  // What a standby answer reads (?standby=t:1,t:2): the followed partitions only.
+  Result<uint16_t> topic = store->get()->TopicNumber("t");
+  ASSERT_TRUE(topic.ok());
+  const query::PartitionFilter standby = [t = *topic](uint16_t number, int32_t partition) {
+    return number == t && (partition == 1 || partition == 2);
+  };
+  for (int n = 1; n <= 18; ++n) {
+    Result<std::vector<query::Event>> got = engine.Latest("d", n, &standby);
+    Result<std::vector<query::Event>> want = reads_store.Latest("d", n, &standby);
+    ASSERT_TRUE(got.ok() && want.ok());
+    EXPECT_EQ(*got, *want) << "n=" << n;
+  }
+
+  // No longer followed either: forgotten.
+  followed.Revoked("t", 2);
+  EXPECT_EQ(sync.Poll(), 1u);
+  EXPECT_LT(engine.Cache().cache.bytes, bytes);
+  for (int n = 1; n <= 18; ++n) {
+    EXPECT_EQ(*engine.Latest("d", n), *reads_store.Latest("d", n)) << "n=" << n;
+  }
+}
+
 }  // namespace
 }  // namespace hotrow::service
