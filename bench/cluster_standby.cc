@@ -245,15 +245,39 @@ struct Build {
   }
 };
 
+// Members that died on their own during the builds (their log's last line each), for the report.
+std::vector<std::string> g_crashes;
+
 // Launches a trio and waits until it holds the whole backlog (every copy at the high watermark).
+// A member that dies meanwhile (see g_crashes) makes the round start again with a fresh group and
+// fresh stores, at most twice.
 Build BuildTrio(const std::string& binary, const std::string& dir, const std::string& bootstrap,
                 const std::string& name, int replicas, const StandbyFlags& flags, Trio* out) {
-  const SteadyClock::time_point start = SteadyClock::now();
-  *out = LaunchTrio(binary, dir, bootstrap, name, replicas);
-  const std::vector<int> all = {0, 1, 2};
-  if (!WaitFor([&] { return GroupServes(*out, all, flags.partitions, replicas + 1, true); },
-               std::chrono::minutes(10), std::chrono::milliseconds(200))) {
-    Die(name + " did not hold the backlog within 10 minutes\n" + out->Logs());
+  SteadyClock::time_point start;
+  for (int attempt = 0;; ++attempt) {
+    const std::string group = attempt == 0 ? name : name + "-again" + std::to_string(attempt);
+    start = SteadyClock::now();
+    *out = LaunchTrio(binary, dir, bootstrap, group, replicas);
+    const std::vector<int> all = {0, 1, 2};
+    int died = -1;
+    const bool built = WaitFor(
+        [&] {
+          for (int i = 0; i < kInstances; ++i) {
+            if (!out->serves[i]->Running()) died = i;
+          }
+          return died >= 0 || GroupServes(*out, all, flags.partitions, replicas + 1, true);
+        },
+        std::chrono::minutes(10), std::chrono::milliseconds(200));
+    if (!built) Die(group + " did not hold the backlog within 10 minutes\n" + out->Logs());
+    if (died < 0) break;
+    std::string log = ReadFile(out->logs[died]);
+    while (!log.empty() && log.back() == '\n') log.pop_back();
+    const std::string last = log.substr(log.rfind('\n') + 1);
+    g_crashes.push_back(group + " instance " + std::to_string(died) + ": " + last);
+    std::printf("cluster_bench standby: %s instance %d died while building: %s\n", group.c_str(),
+                died, last.c_str());
+    out->StopAll();
+    if (attempt == 2) Die("three attempts at " + name + " lost a member\n" + out->Logs());
   }
   Build b;
   b.launch_to_built_s = SecondsSince(start);
@@ -361,6 +385,13 @@ class Asker {
   std::thread thread_;
 };
 
+// Dies, with the logs, when a member of `alive` has exited on its own.
+void CheckAlive(Trio& t, const std::vector<int>& alive) {
+  for (int i : alive) {
+    if (!t.serves[i]->Running()) Die("instance " + std::to_string(i) + " died\n" + t.Logs());
+  }
+}
+
 // kill -9 of instance 2 of a built trio under a live producer; see the file's comment.
 KillFigures KillOne(const std::string& binary, const std::string& bootstrap, Trio& t,
                     const StandbyFlags& flags, uint64_t seed) {
@@ -399,7 +430,11 @@ KillFigures KillOne(const std::string& binary, const std::string& bootstrap, Tri
   if (!WaitFor([&] { return !t.serves[2]->Running(); }, std::chrono::seconds(10))) {
     Die("the killed instance did not exit");
   }
-  if (!WaitFor([&] { return GroupServes(t, survivors, flags.partitions, 1, false); },
+  if (!WaitFor(
+          [&] {
+            CheckAlive(t, survivors);
+            return GroupServes(t, survivors, flags.partitions, 1, false);
+          },
                std::chrono::minutes(5), std::chrono::milliseconds(100))) {
     Die("the survivors did not settle within 5 minutes\n" + t.Logs());
   }
@@ -423,6 +458,7 @@ KillFigures KillOne(const std::string& binary, const std::string& bootstrap, Tri
   // partition has its owner and R standbys serving (those the restarted member follows included).
   const int must_own = t.replicas == 0 ? 2 : -1;
   if (!WaitFor([&] {
+        CheckAlive(t, {0, 1, 2});
         return GroupServes(t, {0, 1, 2}, flags.partitions, t.replicas + 1, false, must_own);
       },
                std::chrono::minutes(5), std::chrono::milliseconds(100))) {
@@ -596,6 +632,10 @@ void RunStandbySection(const std::string& binary, const StandbyFlags& flags) {
       static_cast<long long>(rebuilt.total_rows()),
       static_cast<double>(rebuilt.total_rows()) / std::max(1.0, records),
       std::thread::hardware_concurrency(), run_s);
+  for (const std::string& crash : g_crashes) {
+    md += "\nA member died on its own while a group was built, and the round was started again: " +
+          crash + "\n";
+  }
   if (!WriteOut("cluster_bench_standby.md", md)) Die("cannot write cluster_bench_standby.md");
 }
 
