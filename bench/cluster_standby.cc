@@ -2,11 +2,11 @@
 // the embedded broker (16 partitions), a window of `records` events produced first:
 //
 //  1. Ingest cost: the group built from the same backlog with `cluster.standby_replicas: 1` and
-//     with 0, alternating (1, 0, 1, 0 ...), fresh groups and stores each time, each timed from launch
-//     until every partition is served by its owner at the high watermark (and, with standbys, by
-//     every standby too). Per instance: rows stored, CPU seconds (/proc/PID/stat), and the CPU by
-//     thread kind (/proc/PID/task: the pollers, which fetch and parse, librdkafka's threads, the
-//     writers, RocksDB's flushes and compactions, the rest).
+//     with 0, alternating (1, 0, 1, 0 ...), fresh groups and stores each time, each timed from
+//     launch until every partition is served by its owner at the high watermark (and, with
+//     standbys, by every standby too). Per instance: rows stored, CPU seconds (/proc/PID/stat), and
+//     the CPU by thread kind (/proc/PID/task: the pollers, which fetch and parse, librdkafka's
+//     threads, the writers, RocksDB's flushes and compactions, the rest).
 //  2. kill -9, with standbys 0 (the last timed group of 0) and 1 (a group built again): a producer
 //     that never stops (`live_rate`/s), one client asking the two survivors in turn (latest-10 of
 //     random ids, and ranges over the backlog of checked ids compared with the answers read
@@ -225,13 +225,14 @@ int64_t StoredRows(int port) {
   const std::optional<json> stats = GetJson(port, "/v1/stats");
   if (!stats) return -1;
   int64_t rows = 0;
-  for (const json& b : stats->value("buckets", json::array())) rows += b.value("events", int64_t{0});
+  for (const json& b : stats->value("buckets", json::array()))
+    rows += b.value("events", int64_t{0});
   return rows;
 }
 
 struct Build {
   double launch_to_built_s = 0;
-  std::vector<int64_t> rows;  // per instance
+  std::vector<int64_t> rows;   // per instance
   std::vector<CpuByKind> cpu;  // per instance, its whole life up to built
   int64_t total_rows() const {
     int64_t sum = 0;
@@ -297,6 +298,7 @@ Build BuildTrio(const std::string& binary, const std::string& dir, const std::st
 
 struct KillFigures {
   uint64_t answers = 0, incomplete = 0, inexact = 0, failed = 0, from_standby = 0;
+  std::string first_bad, last_bad;  // when, where and what of the first and last bad answers
   double longest_incomplete_s = 0;
   double settled_s = 0;  // kill to the survivors serving every partition as owners
   double asked_s = 0;    // kill to the last answer counted
@@ -323,6 +325,8 @@ class Asker {
   }
   // REQUIRES: Stop() was called.
   KillFigures figures() const { return f_; }
+  // The kill happens now: bad answers are dated from it.
+  void MarkKill() { killed_ns_.store(SteadyClock::now().time_since_epoch().count()); }
 
  private:
   void Run() {
@@ -362,6 +366,22 @@ class Asker {
           if (range && j.value("events", json::array()) != expected_[checked]) ++f_.inexact;
         }
       }
+      if (!good) {
+        const int64_t killed = killed_ns_.load();
+        const double after =
+            killed == 0 ? -1
+                        : std::chrono::duration<double>(
+                              sent - SteadyClock::time_point(SteadyClock::duration(killed)))
+                              .count();
+        json head = res ? json::parse(res->body, nullptr, false) : json();
+        if (head.is_object()) head.erase("events");
+        const std::string what =
+            Format("%.2f s after the kill, on port %d: ", after,
+                   trio_.ports[alive_[turn % alive_.size()]]) +
+            (res ? std::to_string(res->status) + " " + head.dump().substr(0, 300) : "no answer");
+        if (f_.first_bad.empty()) f_.first_bad = what;
+        f_.last_bad = what;
+      }
       if (!good && !bad) {
         bad = true;
         bad_since = sent;
@@ -381,6 +401,7 @@ class Asker {
   const std::vector<json> expected_;
   const int64_t t0_ms_;
   std::atomic<bool> stop_{false};
+  std::atomic<int64_t> killed_ns_{0};
   KillFigures f_;  // written by the thread, read after Stop
   std::thread thread_;
 };
@@ -414,18 +435,22 @@ KillFigures KillOne(const std::string& binary, const std::string& bootstrap, Tri
     ids.push_back(id);
     expected.push_back(a->at("events"));
   }
-  auto producer = StartPacedProducer(bootstrap, static_cast<double>(flags.live_rate),
-                                     flags.devices, seed);
+  auto producer =
+      StartPacedProducer(bootstrap, static_cast<double>(flags.live_rate), flags.devices, seed);
   std::this_thread::sleep_for(kWarmup);
   const std::vector<int> survivors = {0, 1};
-  if (!WaitFor([&] { return GroupServes(t, {0, 1, 2}, flags.partitions, t.replicas + 1, false); },
-               std::chrono::seconds(60), std::chrono::milliseconds(100))) {
+  if (!WaitFor(
+          [&] {
+            return GroupServes(t, {0, 1, 2}, flags.partitions, t.replicas + 1, false);
+          },
+          std::chrono::seconds(60), std::chrono::milliseconds(100))) {
     Die("the group does not serve with the live producer\n" + t.Logs());
   }
   KillFigures f;
   auto asker = std::make_unique<Asker>(t, survivors, flags.devices, ids, expected, t0_ms);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // answers from before the kill
   const SteadyClock::time_point killed = SteadyClock::now();
+  asker->MarkKill();
   ::kill(t.serves[2]->pid(), SIGKILL);
   if (!WaitFor([&] { return !t.serves[2]->Running(); }, std::chrono::seconds(10))) {
     Die("the killed instance did not exit");
@@ -435,7 +460,7 @@ KillFigures KillOne(const std::string& binary, const std::string& bootstrap, Tri
             CheckAlive(t, survivors);
             return GroupServes(t, survivors, flags.partitions, 1, false);
           },
-               std::chrono::minutes(5), std::chrono::milliseconds(100))) {
+          std::chrono::minutes(5), std::chrono::milliseconds(100))) {
     Die("the survivors did not settle within 5 minutes\n" + t.Logs());
   }
   f.settled_s = SecondsSince(killed);
@@ -449,6 +474,8 @@ KillFigures KillOne(const std::string& binary, const std::string& bootstrap, Tri
   f.failed = asked.failed;
   f.from_standby = asked.from_standby;
   f.longest_incomplete_s = asked.longest_incomplete_s;
+  f.first_bad = asked.first_bad;
+  f.last_bad = asked.last_bad;
   f.asked_s = SecondsSince(killed);
 
   // The killed one returns on its own store.
@@ -457,11 +484,12 @@ KillFigures KillOne(const std::string& binary, const std::string& bootstrap, Tri
   // Without standbys, back means the restarted member serves a share again; with them, every
   // partition has its owner and R standbys serving (those the restarted member follows included).
   const int must_own = t.replicas == 0 ? 2 : -1;
-  if (!WaitFor([&] {
-        CheckAlive(t, {0, 1, 2});
-        return GroupServes(t, {0, 1, 2}, flags.partitions, t.replicas + 1, false, must_own);
-      },
-               std::chrono::minutes(5), std::chrono::milliseconds(100))) {
+  if (!WaitFor(
+          [&] {
+            CheckAlive(t, {0, 1, 2});
+            return GroupServes(t, {0, 1, 2}, flags.partitions, t.replicas + 1, false, must_own);
+          },
+          std::chrono::minutes(5), std::chrono::milliseconds(100))) {
     Die("the group was not back to full redundancy within 5 minutes\n" + t.Logs());
   }
   f.back_s = SecondsSince(restarted);
@@ -475,6 +503,11 @@ KillFigures KillOne(const std::string& binary, const std::string& bootstrap, Tri
       static_cast<unsigned long long>(f.incomplete), f.longest_incomplete_s,
       static_cast<unsigned long long>(f.inexact), static_cast<unsigned long long>(f.failed),
       static_cast<unsigned long long>(f.from_standby), f.settled_s, f.back_s);
+  if (!f.first_bad.empty()) {
+    std::printf(
+        "cluster_bench standby: first bad answer %s\ncluster_bench standby: last bad answer %s\n",
+        f.first_bad.c_str(), f.last_bad.c_str());
+  }
   std::fflush(stdout);
   return f;
 }
@@ -507,19 +540,18 @@ void RunStandbySection(const std::string& binary, const StandbyFlags& flags) {
   const SteadyClock::time_point produce_start = SteadyClock::now();
   ProduceBacklog(bootstrap, flags.records, flags.devices);
   std::printf("cluster_bench standby: %lld records produced over %d partitions in %.1f s\n",
-              static_cast<long long>(flags.records), flags.partitions,
-              SecondsSince(produce_start));
+              static_cast<long long>(flags.records), flags.partitions, SecondsSince(produce_start));
 
   // 1. The same backlog built by a trio with one standby and by one without, alternating.
   std::vector<Build> with, without;
   Trio last_without;
   for (int r = 0; r < flags.rounds; ++r) {
     Trio t1, t0;
-    with.push_back(BuildTrio(binary, dir.path(), bootstrap, "standby1-" + std::to_string(r), 1,
-                             flags, &t1));
+    with.push_back(
+        BuildTrio(binary, dir.path(), bootstrap, "standby1-" + std::to_string(r), 1, flags, &t1));
     t1.StopAll();
-    without.push_back(BuildTrio(binary, dir.path(), bootstrap, "standby0-" + std::to_string(r), 0,
-                                flags, &t0));
+    without.push_back(
+        BuildTrio(binary, dir.path(), bootstrap, "standby0-" + std::to_string(r), 0, flags, &t0));
     if (r + 1 < flags.rounds) {
       t0.StopAll();
     } else {
@@ -551,7 +583,8 @@ void RunStandbySection(const std::string& binary, const StandbyFlags& flags) {
     kinds0.Add(b.total_cpu());
   }
   const double records = static_cast<double>(flags.records);
-  const double runs1 = static_cast<double>(with.size()), runs0 = static_cast<double>(without.size());
+  const double runs1 = static_cast<double>(with.size()),
+               runs0 = static_cast<double>(without.size());
   // CPU microseconds per record of the backlog, over the group, by thread kind (mean of rounds).
   auto per_record = [&](double seconds, double runs) { return seconds / runs / records * 1e6; };
   Record("standby_rows_per_instance_1", Median(rows1));
@@ -571,8 +604,9 @@ void RunStandbySection(const std::string& binary, const StandbyFlags& flags) {
   const double run_s = SecondsSince(run_start);
   std::printf("cluster_bench standby: run time %.0f s\n", run_s);
 
-  std::string md = "### Standby replicas: kill -9 and the ingest cost (`bench/cluster_bench`, "
-                   "`--section standby`)\n\n";
+  std::string md =
+      "### Standby replicas: kill -9 and the ingest cost (`bench/cluster_bench`, "
+      "`--section standby`)\n\n";
   md += Format(
       "Three `hotrow serve` in one group over the embedded broker, %d partitions, a window of "
       "%lld events (%d ids) produced first. Ingest: the same backlog built by a fresh trio with "
@@ -632,6 +666,10 @@ void RunStandbySection(const std::string& binary, const StandbyFlags& flags) {
       static_cast<long long>(rebuilt.total_rows()),
       static_cast<double>(rebuilt.total_rows()) / std::max(1.0, records),
       std::thread::hardware_concurrency(), run_s);
+  if (!kill1.first_bad.empty()) {
+    md += "\nWith standbys, the first incomplete answer: " + kill1.first_bad +
+          "; the last: " + kill1.last_bad + "\n";
+  }
   for (const std::string& crash : g_crashes) {
     md += "\nA member died on its own while a group was built, and the round was started again: " +
           crash + "\n";

@@ -14,10 +14,10 @@ struct StandbyFlags {
   int64_t records = 2'000'000;  // the window built before the kill (the mock holds ~200k/partition)
   int partitions = 16;
   int devices = 100'000;
-  int rounds = 2;              // alternations of the 1-standby and no-standby builds, timed
-  int64_t live_rate = 2000;    // records/s of the producer that never stops during the kill
-  int after_settled_s = 30;    // the client keeps asking this long after the survivors settled
-  int checked_ids = 8;         // ids whose range over the backlog is checked exact
+  int rounds = 2;            // alternations of the 1-standby and no-standby builds, timed
+  int64_t live_rate = 2000;  // records/s of the producer that never stops during the kill
+  int after_settled_s = 30;  // the client keeps asking this long after the survivors settled
+  int checked_ids = 8;       // ids whose range over the backlog is checked exact
 };
 
 // Reads --standby-records, --standby-partitions, --standby-devices, --standby-rounds,

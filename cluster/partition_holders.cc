@@ -83,9 +83,8 @@ Status ReadList(simdjson::ondemand::value value, const std::string& address,
 void AppendHolding(const PartitionHolding& h, bool owner, std::string* out) {
   out->append("{\"address\":");
   wire::AppendJsonString(h.address, out);
-  out->append(std::string(",\"serving\":") + (h.serving ? "true" : "false") +
-              ",\"lag\":" + std::to_string(h.lag) +
-              ",\"staleness_ms\":" + std::to_string(h.staleness_ms));
+  out->append(std::string(",\"serving\":") + (h.serving ? "true" : "false") + ",\"lag\":" +
+              std::to_string(h.lag) + ",\"staleness_ms\":" + std::to_string(h.staleness_ms));
   if (owner) out->append(h.rebuilding ? ",\"rebuilding\":true" : ",\"rebuilding\":false");
   if (!h.serving && !h.why.empty()) {
     out->append(",\"why\":");
