@@ -310,12 +310,11 @@ TEST(ClusterCoverageTest, AHeadNamesItsStandbyPartitionsAndReadsThemBack) {
 
 TEST(ClusterCoverageTest, HoldersNameTheServingOwnerElseTheFirstServingStandby) {
   std::vector<InstanceHoldings> in(3);
-  ASSERT_TRUE(ReadHoldings(
-                  R"({"address":"a","owned":[{"topic":"t","partition":0,"serving":false,)"
-                  R"("rebuilding":true,"lag":7,"staleness_ms":-1,"why":"rebuilding"}],)"
-                  R"("followed":[{"topic":"t","partition":1,"serving":true,"lag":0,)"
-                  R"("staleness_ms":3}],"partitions":{}})",
-                  "a", &in[0])
+  ASSERT_TRUE(ReadHoldings(R"({"address":"a","owned":[{"topic":"t","partition":0,"serving":false,)"
+                           R"("rebuilding":true,"lag":7,"staleness_ms":-1,"why":"rebuilding"}],)"
+                           R"("followed":[{"topic":"t","partition":1,"serving":true,"lag":0,)"
+                           R"("staleness_ms":3}],"partitions":{}})",
+                           "a", &in[0])
                   .ok());
   ASSERT_TRUE(ReadHoldings(R"({"owned":[{"topic":"t","partition":0,"serving":true,"lag":2,)"
                            R"("staleness_ms":0}],"followed":[{"topic":"t","partition":0,)"
