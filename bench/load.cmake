@@ -41,7 +41,8 @@ hotrow_bench(cluster_bench
        nlohmann_json::nlohmann_json)
 add_dependencies(cluster_bench hotrow)
 # Its standby section (kill -9 with and without cluster.standby_replicas, the ingest cost).
-target_sources(cluster_bench PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cluster_standby.cc)
+target_sources(cluster_bench PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cluster_standby.cc
+                                     ${CMAKE_CURRENT_LIST_DIR}/standby_trio.cc)
 # A per-id range's CPU per event against a scan's, one query thread, in-process (and under callgrind).
 hotrow_bench(range_cpu_bench LIBS hotrow_bench_support hotrow_query hotrow_wire)
 # A 100M-event window against 1M (bench/run scale; not in the default run: ~10 min, ~17 GB).
