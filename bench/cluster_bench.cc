@@ -18,6 +18,11 @@
 // build/hotrow).
 //
 //   cluster_bench [--records N] [--partitions P] [--devices D] [--rounds R] [--queries Q]
+//                 [--section all|standby] [--standby-records N ...]
+//
+// The standby section (bench/cluster_standby.h: kill -9 with and without
+// cluster.standby_replicas, and the ingest cost) runs alone with `--section standby`, and after the
+// rest with HOTROW_BENCH_STANDBY=1; bench/run's default run leaves it out (10-15 minutes).
 
 #include <httplib.h>
 #include <netinet/in.h>
@@ -40,6 +45,7 @@
 #include <vector>
 
 #include "bench/bench_support.h"
+#include "bench/cluster_standby.h"
 #include "bench/peer_support.h"
 #include "bench/serve_process.h"
 #include "bench/wrk_load.h"
@@ -431,6 +437,16 @@ int Main(int argc, char** argv) {
   const Flags flags = ParseFlags(argc, argv);
   const Clock::time_point run_start = Clock::now();
   const std::string binary = ServeBinary();
+  std::string section = "all";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--section") == 0) section = argv[i + 1];
+  }
+  if (section != "all" && section != "standby") Die("--section is all or standby");
+  if (section == "standby") {
+    RunStandbySection(binary, ParseStandbyFlags(argc, argv));
+    return 0;
+  }
+  const char* with_standby = std::getenv("HOTROW_BENCH_STANDBY");
 
   auto kafka = ingest::EmbeddedKafka::Start("events", flags.partitions);
   if (!kafka.ok()) Die(kafka.status().ToString());
@@ -648,7 +664,11 @@ int Main(int argc, char** argv) {
       "/ /healthz, the fan-out's cost over one round trip.",
       flags.load_ids, flags.load_rounds, flags.load_seconds, 100 * load.group_many_bad_share,
       100 * load.group_many_inexact_share));
-  return report.Write() ? 0 : 1;
+  if (!report.Write()) return 1;
+  if (with_standby != nullptr && std::strcmp(with_standby, "1") == 0) {
+    RunStandbySection(binary, ParseStandbyFlags(argc, argv));
+  }
+  return 0;
 }
 
 }  // namespace

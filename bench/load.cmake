@@ -40,6 +40,9 @@ hotrow_bench(cluster_bench
   LIBS hotrow_ingest hotrow_peer_support hotrow_serve_process hotrow_wrk_load PkgConfig::HTTPLIB
        nlohmann_json::nlohmann_json)
 add_dependencies(cluster_bench hotrow)
+# Its standby section (kill -9 with and without cluster.standby_replicas, the ingest cost).
+target_sources(cluster_bench PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cluster_standby.cc
+                                     ${CMAKE_CURRENT_LIST_DIR}/standby_trio.cc)
 # A per-id range's CPU per event against a scan's, one query thread, in-process (and under callgrind).
 hotrow_bench(range_cpu_bench LIBS hotrow_bench_support hotrow_query hotrow_wire)
 # A range one bucket fills (a busy id) and whole ranges, 2 query threads; a store kept for A/B runs.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cluster/group_query.h"
+#include "cluster/partition_holders.h"
 #include "common/clock.h"
 #include "wire/event_json.h"
 
@@ -87,6 +88,11 @@ std::string GroupStatusJson(Cluster* cluster) {
   coverage[0].answered = ParseClusterLocal(mine, &self).ok();
   coverage[0].covered = self.partitions;
   coverage[0].stale = self.stale;
+  // Who holds each partition (owner and standbys), from the same statuses.
+  std::vector<InstanceHoldings> holdings(1 + replies.size());
+  if (coverage[0].answered) {
+    (void)ReadHoldings(mine, cluster->options().self, &holdings[0]);
+  }
   std::string body = "{\"self\":";
   wire::AppendJsonString(cluster->options().self, &body);
   auto append_instance = [&](const std::string& address, bool is_self, bool reachable,
@@ -119,7 +125,13 @@ std::string GroupStatusJson(Cluster* cluster) {
     LocalHead head;
     std::string why;
     const bool accepted = ReadPeerStatus(cluster, replies[i], &head, &why);
-    if (accepted) coverage[i + 1] = {true, head.partitions, head.stale};
+    if (accepted) {
+      coverage[i + 1] = {true, head.partitions, head.stale};
+      // A status that names its group but whose lists cannot be read holds nothing in the view.
+      if (!ReadHoldings(replies[i].body, replies[i].peer, &holdings[i + 1]).ok()) {
+        holdings[i + 1] = InstanceHoldings{};
+      }
+    }
     body.push_back(',');
     append_instance(replies[i].peer, false, replies[i].status != 0, accepted ? &head : nullptr,
                     replies[i].body, why);
@@ -149,7 +161,9 @@ std::string GroupStatusJson(Cluster* cluster) {
                 ",\"everyone\":" + std::to_string(counts.everyone) +
                 ",\"retried\":" + std::to_string(counts.retried) + "}");
   }
-  AppendCoverageJson(DecideCoverage(cluster->KnownPartitions(), coverage), &body);
+  const GroupPartitions known = cluster->KnownPartitions();
+  AppendHoldersJson(CollectHolders(known.partitions, holdings), &body);
+  AppendCoverageJson(DecideCoverage(known, coverage), &body);
   body.push_back('}');
   return body;
 }

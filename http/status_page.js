@@ -358,6 +358,19 @@
         cell(tr, i.answered ? plain(i.lag) : "–", "num");
         cell(tr, i.error || "", "muted");
       });
+      // Per partition: its owner and standbys with their lag, and who answers for it now.
+      const holder = (h) => h.address + " " + plain(h.lag) + (h.serving ? "" : " (not serving)");
+      fillTable($("cluster-partitions").querySelector("tbody"), view.by_partition || [], (tr, p) => {
+        tr.dataset.partition = p.topic + ":" + p.partition;
+        cell(tr, p.topic + ":" + p.partition);
+        const owner = p.owner;
+        cell(tr, owner ? owner.address + (owner.serving ? "" : owner.rebuilding ? " (rebuilding)" : " (not serving)") : "none",
+          owner && owner.serving ? "" : "bad");
+        cell(tr, owner ? plain(owner.lag) : "–", "num");
+        cell(tr, (p.standbys || []).map(holder).join(", ") || "none");
+        cell(tr, p.served_by ? p.served_by + (p.from_standby ? " (standby)" : "") : "nobody", p.served_by ? "" : "bad")
+          .title = (owner && owner.why) || "";
+      });
     } catch (e) { /* the main poll reports what is wrong */ }
   }
 

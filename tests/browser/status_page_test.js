@@ -16,6 +16,9 @@
 //   - the devices table shows the ids of the API's /v1/latest pages (first, next, previous, by id
 //     prefix); choosing a device shows its latest events as the API answered them and a chart of
 //     a numeric field with as many points as the API's series, and another field redraws it;
+//   - with a group view (GET /v1/cluster of three instances with standbys, simulated by intercepting
+//     the page's request: the demo is one instance), the cluster card shows each partition's owner
+//     and its lag, its standbys with theirs, and the instance that answers for it;
 //   - with a server that wants a bearer token (simulated by intercepting the page's requests), the
 //     page asks for it, keeps it in sessionStorage only and sends it on every request;
 //   - no console error and no uncaught exception, but for the 4xx answers a check asked for.
@@ -155,6 +158,7 @@ async function main() {
     });
     await checkPage(context, base);
     await checkDevices(context, base);
+    await checkClusterView(context, base);
     await checkToken(context, base);
     // The server goes away under an open page: it says so and keeps the last figures.
     const page = await context.newPage();
@@ -429,6 +433,46 @@ async function checkDevices(context, base) {
 // A server with http.token_file (CONTRACT.md, "Access") answers 401 to /v1/* and /metrics without
 // the token; simulated here by intercepting the page's requests, so the page's side is tested
 // either way.
+// The cluster card's per-partition table, from a group view in the shape GET /v1/cluster answers
+// with cluster.peers and standbys (CONTRACT.md "Standby replicas"; its JSON is tested against real
+// instances in tests/cluster/cluster_fanout_test.cc).
+async function checkClusterView(context, base) {
+  const page = await context.newPage();
+  const errors = watchErrors(page, () => false);
+  const a = "127.0.0.1:7001", b = "127.0.0.1:7002", c = "127.0.0.1:7003";
+  const instance = (address, self) => ({ address, self, reachable: true, answered: true, ready: true, lag: 0, stale: {}, status: {} });
+  const view = {
+    self: a, instances: [instance(a, true), instance(b, false), instance(c, false)],
+    by_partition: [
+      { topic: "events", partition: 0, owner: { address: a, serving: true, lag: 12, staleness_ms: 0, rebuilding: false },
+        standbys: [{ address: b, serving: true, lag: 30, staleness_ms: 5 }], served_by: a, from_standby: false, serving_copies: 2 },
+      { topic: "events", partition: 1, owner: { address: c, serving: false, lag: 4000, staleness_ms: -1, rebuilding: true, why: "rebuilding its window from Kafka" },
+        standbys: [{ address: a, serving: true, lag: 7, staleness_ms: 1 }, { address: b, serving: false, lag: 900, staleness_ms: 9000, why: "trails" }],
+        served_by: a, from_standby: true, serving_copies: 1 },
+      { topic: "events", partition: 2, owner: null, standbys: [], served_by: null, from_standby: false, serving_copies: 0 },
+    ],
+    complete: false, missing: { events: [2] }, stale: {},
+  };
+  await page.route((url) => url.pathname === "/v1/cluster", (route) =>
+    route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify(view) }));
+  await page.goto(base + "/");
+  const rowsOf = async () => page.$$eval("#cluster-partitions tbody tr", (trs) =>
+    trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)));
+  const rows = await waitFor(async () => { const r = await rowsOf(); return r.length === 3 ? r : null; }, 10000);
+  check(rows !== null && await page.isVisible("#cluster-partitions"), "the cluster card shows one row per partition", JSON.stringify(await rowsOf()));
+  if (rows) {
+    check(JSON.stringify(rows[0]) === JSON.stringify(["events:0", a, "12", b + " 30", a]),
+          "a partition's row names its owner, its lag, its standby with its lag and who answers", JSON.stringify(rows[0]));
+    check(JSON.stringify(rows[1]) === JSON.stringify(["events:1", c + " (rebuilding)", "4000",
+                                                      a + " 7, " + b + " 900 (not serving)", a + " (standby)"]),
+          "an owner rebuilding is said, and the standby that answers meanwhile", JSON.stringify(rows[1]));
+    check(JSON.stringify(rows[2]) === JSON.stringify(["events:2", "none", "–", "none", "nobody"]),
+          "a partition nobody holds says so", JSON.stringify(rows[2]));
+  }
+  check(errors.length === 0, "no console error on the cluster view", errors.join(" | "));
+  await page.close();
+}
+
 async function checkToken(context, base) {
   const TOKEN = "s3cret-token";
   const page = await context.newPage();

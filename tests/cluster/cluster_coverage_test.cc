@@ -5,6 +5,7 @@
 #include "cluster/coverage.h"
 #include "cluster/device_merge.h"
 #include "cluster/local_answer.h"
+#include "cluster/partition_holders.h"
 #include "wire/event_json.h"
 
 namespace hotrow::cluster {
@@ -305,6 +306,59 @@ TEST(ClusterCoverageTest, AHeadNamesItsStandbyPartitionsAndReadsThemBack) {
   ASSERT_TRUE(ParseLocalAnswer(body, &events, &read).ok()) << body;
   EXPECT_EQ(read.standby, head.standby);
   EXPECT_EQ(read.partitions, head.partitions);
+}
+
+TEST(ClusterCoverageTest, HoldersNameTheServingOwnerElseTheFirstServingStandby) {
+  std::vector<InstanceHoldings> in(3);
+  ASSERT_TRUE(ReadHoldings(R"({"address":"a","owned":[{"topic":"t","partition":0,"serving":false,)"
+                           R"("rebuilding":true,"lag":7,"staleness_ms":-1,"why":"rebuilding"}],)"
+                           R"("followed":[{"topic":"t","partition":1,"serving":true,"lag":0,)"
+                           R"("staleness_ms":3}],"partitions":{}})",
+                           "a", &in[0])
+                  .ok());
+  ASSERT_TRUE(ReadHoldings(R"({"owned":[{"topic":"t","partition":0,"serving":true,"lag":2,)"
+                           R"("staleness_ms":0}],"followed":[{"topic":"t","partition":0,)"
+                           R"("serving":true,"lag":5,"staleness_ms":9}]})",
+                           "b", &in[1])
+                  .ok());
+  // An instance that gave no status holds nothing; a body that is not a status is refused.
+  EXPECT_FALSE(ReadHoldings(R"({"events":[]})", "c", &in[2]).ok());
+  EXPECT_FALSE(ReadHoldings(R"({"owned":[{"topic":"t"}]})", "c", &in[2]).ok());
+  in[2] = InstanceHoldings{};
+  const std::vector<PartitionHolders> h = CollectHolders({{"t", 0}, {"t", 1}, {"t", 2}}, in);
+  ASSERT_EQ(h.size(), 3u);
+  // t:0 is owned by both a (rebuilding) and b (serving), as a hand-over seen from both sides:
+  // the serving owner comes first and answers.
+  ASSERT_EQ(h[0].owners.size(), 2u);
+  EXPECT_EQ(h[0].owners[0].address, "b");
+  EXPECT_EQ(h[0].owners[1].address, "a");
+  EXPECT_TRUE(h[0].owners[1].rebuilding);
+  EXPECT_EQ(h[0].owners[1].lag, 7);
+  EXPECT_EQ(h[0].served_by, "b");
+  EXPECT_FALSE(h[0].from_standby);
+  EXPECT_EQ(h[0].serving_copies, 2);
+  ASSERT_EQ(h[0].standbys.size(), 1u);
+  EXPECT_EQ(h[0].standbys[0].lag, 5);
+  // t:1 has no owner that answered: its standby on a answers.
+  EXPECT_TRUE(h[1].owners.empty());
+  EXPECT_EQ(h[1].served_by, "a");
+  EXPECT_TRUE(h[1].from_standby);
+  // t:2 is held by nobody.
+  EXPECT_TRUE(h[2].served_by.empty());
+  EXPECT_EQ(h[2].serving_copies, 0);
+
+  std::string json;
+  AppendHoldersJson(h, &json);
+  EXPECT_EQ(json.substr(0, 16), ",\"by_partition\":");
+  EXPECT_NE(json.find(R"("owner":{"address":"b","serving":true,"lag":2,"staleness_ms":0,)"
+                      R"("rebuilding":false},"other_owners":[{"address":"a","serving":false,)"
+                      R"("lag":7,"staleness_ms":-1,"rebuilding":true,"why":"rebuilding"}])"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"({"topic":"t","partition":2,"owner":null,"standbys":[],)"
+                      R"("served_by":null,"from_standby":false,"serving_copies":0})"),
+            std::string::npos)
+      << json;
 }
 
 }  // namespace

@@ -466,5 +466,82 @@ TEST_F(ClusterFanoutTest, TheClusterViewShowsReachableReadyStaleAndLag) {
   EXPECT_FALSE(view.at("complete").get<bool>());
 }
 
+// The per-partition view (CONTRACT.md "Standby replicas", GET /v1/cluster "by_partition"): each
+// partition's owner and standbys as their instances report them, with lag and serving, and the
+// instance an answer takes it from.
+TEST_F(ClusterFanoutTest, TheClusterViewShowsEachPartitionsOwnerAndStandbysWithTheirLag) {
+  StartGroup(3, 4, [](int, InstanceOptions* o) { o->standby = true; });
+  // events:0 owned by 0; followed by 1 (caught up) and by 2 (40 records behind).
+  at(0).Serve("events", 0);
+  at(1).Follow("events", 0);
+  at(2).Follow("events", 0);
+  at(2).followed()->UpdatePosition("events", 0, 0, 40);
+  at(2).followed()->Assigned("events", 0, 0, 40);
+  // events:1 owned by 1, rebuilding 40 records behind; followed by 0, which serves it meanwhile.
+  at(1).Serve("events", 1);
+  at(1).ownership()->UpdatePosition("events", 1, 0, 40);
+  at(1).ownership()->Assigned("events", 1, 0, 40);
+  at(0).Follow("events", 1);
+  // events:2 owned by 2, no standby; events:3 held by nobody (only the metadata names it).
+  at(2).Serve("events", 2);
+  json view;
+  hotrow::testing::WaitFor(
+      [&] {
+        view = Get(at(0).port(), "/v1/cluster").json();
+        return view.is_object() && view.value("by_partition", json::array()).size() == 4;
+      },
+      std::chrono::seconds(15));
+  ASSERT_EQ(view.value("by_partition", json::array()).size(), 4u) << view.dump();
+  const json& parts = view.at("by_partition");
+  const std::string a0 = at(0).address(), a1 = at(1).address(), a2 = at(2).address();
+
+  const json& p0 = parts[0];
+  EXPECT_EQ(p0.at("topic"), "events");
+  EXPECT_EQ(p0.at("partition"), 0);
+  EXPECT_EQ(p0.at("owner").at("address"), a0) << p0.dump();
+  EXPECT_TRUE(p0.at("owner").at("serving").get<bool>()) << p0.dump();
+  EXPECT_EQ(p0.at("owner").at("lag"), 0);
+  ASSERT_EQ(p0.at("standbys").size(), 2u) << p0.dump();
+  EXPECT_EQ(p0.at("standbys")[0].at("address"), a1);
+  EXPECT_TRUE(p0.at("standbys")[0].at("serving").get<bool>()) << p0.dump();
+  EXPECT_EQ(p0.at("standbys")[0].at("lag"), 0);
+  EXPECT_EQ(p0.at("standbys")[1].at("address"), a2);
+  EXPECT_FALSE(p0.at("standbys")[1].at("serving").get<bool>()) << p0.dump();
+  EXPECT_EQ(p0.at("standbys")[1].at("lag"), 40);
+  EXPECT_TRUE(p0.at("standbys")[1].contains("why")) << p0.dump();
+  EXPECT_EQ(p0.at("served_by"), a0);
+  EXPECT_FALSE(p0.at("from_standby").get<bool>());
+  EXPECT_EQ(p0.at("serving_copies"), 2);
+
+  const json& p1 = parts[1];
+  EXPECT_EQ(p1.at("partition"), 1);
+  EXPECT_EQ(p1.at("owner").at("address"), a1) << p1.dump();
+  EXPECT_FALSE(p1.at("owner").at("serving").get<bool>()) << p1.dump();
+  EXPECT_TRUE(p1.at("owner").at("rebuilding").get<bool>()) << p1.dump();
+  EXPECT_EQ(p1.at("owner").at("lag"), 40);
+  ASSERT_EQ(p1.at("standbys").size(), 1u) << p1.dump();
+  EXPECT_EQ(p1.at("standbys")[0].at("address"), a0);
+  EXPECT_TRUE(p1.at("standbys")[0].at("serving").get<bool>());
+  EXPECT_EQ(p1.at("served_by"), a0);
+  EXPECT_TRUE(p1.at("from_standby").get<bool>());
+  EXPECT_EQ(p1.at("serving_copies"), 1);
+
+  const json& p2 = parts[2];
+  EXPECT_EQ(p2.at("owner").at("address"), a2) << p2.dump();
+  EXPECT_EQ(p2.at("standbys"), json::array());
+  EXPECT_EQ(p2.at("served_by"), a2);
+
+  const json& p3 = parts[3];
+  EXPECT_EQ(p3.at("partition"), 3);
+  EXPECT_TRUE(p3.at("owner").is_null()) << p3.dump();
+  EXPECT_EQ(p3.at("standbys"), json::array());
+  EXPECT_TRUE(p3.at("served_by").is_null());
+  EXPECT_EQ(p3.at("serving_copies"), 0);
+  // The instances' rows are still there, each status with its followed partitions.
+  ASSERT_EQ(view.at("instances").size(), 3u);
+  EXPECT_EQ(view.at("instances")[2].at("status").at("followed").size(), 1u) << view.dump();
+  EXPECT_FALSE(view.at("complete").get<bool>());  // events:3 has no holder
+}
+
 }  // namespace
 }  // namespace hotrow::cluster

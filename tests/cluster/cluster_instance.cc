@@ -47,6 +47,10 @@ std::unique_ptr<Instance> Instance::Start(const InstanceOptions& options) {
   cluster.route_by_key = options.route_by_key;
   cluster.route_refresh_ms = options.route_refresh_ms;
   in->cluster_ = std::make_unique<Cluster>(cluster, in->ownership_.get(), in->store_.get());
+  if (options.standby) {
+    in->followed_ = std::make_unique<ingest::PartitionOwnership>(in->store_.get(), ownership);
+    in->cluster_->set_standby(in->followed_.get(), nullptr);
+  }
   query::QueryOptions q;
   q.threads = 1;
   in->engine_ = std::make_unique<query::QueryEngine>(in->store_.get(), q);
@@ -72,6 +76,29 @@ std::unique_ptr<Instance> Instance::Start(const InstanceOptions& options) {
 
 Instance::~Instance() {
   if (http_) http_->Stop();
+}
+
+namespace {
+
+// Records a run of `partition` from its first record (its window whole) at `next_offset`.
+void WriteWholeRun(store::EventStore* store, const std::string& topic, int32_t partition,
+                   int64_t next_offset) {
+  store::WriteBatchInput batch;
+  batch.run_starts[store::TopicPartition{topic, partition}] =
+      store::PartitionRun{0, store::PartitionRun::kHoldsAll};
+  // No record yet: the run is recorded with an offset of 0 (nothing stored, nothing lacking).
+  if (next_offset > 0) batch.next_offsets[store::TopicPartition{topic, partition}] = next_offset;
+  store::WriteOutcome outcome;
+  ASSERT_TRUE(store->Write(batch, &outcome).ok());
+}
+
+}  // namespace
+
+void Instance::Follow(const std::string& topic, int32_t partition, int64_t next_offset) {
+  ASSERT_NE(followed_, nullptr) << "InstanceOptions::standby is not set";
+  WriteWholeRun(store_.get(), topic, partition, next_offset);
+  followed_->Assigned(topic, partition, next_offset, next_offset);
+  followed_->UpdatePosition(topic, partition, next_offset, next_offset);
 }
 
 void Instance::Serve(const std::string& topic, int32_t partition, int64_t next_offset) {

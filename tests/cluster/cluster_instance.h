@@ -38,6 +38,8 @@ struct InstanceOptions {
   std::vector<std::string> index_fields;
   ingest::KeyPartitioner route_by_key = ingest::KeyPartitioner::kOff;  // cluster.route_by_key
   int64_t route_refresh_ms = 1000;
+  // cluster.standby_replicas: the instance has a followed ownership (Follow) and reports it.
+  bool standby = false;
   const Clock* clock = WallClock::Default();  // the store's and the ownership's
 };
 
@@ -49,6 +51,8 @@ class Instance {
 
   store::EventStore* store() { return store_.get(); }
   ingest::PartitionOwnership* ownership() { return ownership_.get(); }
+  // The partitions it follows as a standby; null without InstanceOptions::standby.
+  ingest::PartitionOwnership* followed() { return followed_.get(); }
   Cluster* cluster() { return cluster_.get(); }
   access::Credentials* credentials() { return credentials_.get(); }
   http::HttpServer* http() { return http_.get(); }
@@ -58,6 +62,9 @@ class Instance {
   // Owns `partition` of `topic`, its window whole (a run from the partition's first record) and
   // fresh (its position at the broker's end): it serves.
   void Serve(const std::string& topic, int32_t partition, int64_t next_offset = 0);
+  // Follows `partition` of `topic` as a standby (REQUIRES: InstanceOptions::standby), its window
+  // whole, caught up at `next_offset`: it serves as a standby.
+  void Follow(const std::string& topic, int32_t partition, int64_t next_offset = 0);
   // Writes `events` in one batch, with their partitions' next offsets; `index` adds an index row
   // of each named field with the event's id as value.
   void Write(const std::vector<hotrow::testing::TestEvent>& events,
@@ -69,6 +76,7 @@ class Instance {
   std::unique_ptr<store::EventStore> store_;
   std::unique_ptr<access::Credentials> credentials_;
   std::unique_ptr<ingest::PartitionOwnership> ownership_;
+  std::unique_ptr<ingest::PartitionOwnership> followed_;
   std::unique_ptr<Cluster> cluster_;
   std::unique_ptr<query::QueryEngine> engine_;
   std::unique_ptr<http::Metrics> metrics_;
