@@ -13,7 +13,13 @@
 // Each round uses fresh stores; the ratio (events/s with the cache / without) is taken per round
 // and per phase, and the medians reported. Also the cache's bytes per id at the end.
 //
-//   cache_ingest_bench [--ids N] [--fill N] [--steady N] [--rounds R]
+// By default the cache adds the rows on its own thread (LastCacheOptions::apply_thread): Write
+// then only queues them, and the thread's time is reported beside it (ns per row), with the ratio
+// it would be were that time spent inside Write (the CPU the cache costs, wherever it runs). The
+// thread is waited for, untimed, before each Write of the store without the cache, so that it
+// never takes that side's CPU. `--apply-thread 0` adds them inside Write (the earlier design).
+//
+//   cache_ingest_bench [--ids N] [--fill N] [--steady N] [--rounds R] [--apply-thread 0|1]
 
 #include <sys/resource.h>
 
@@ -55,6 +61,7 @@ Faults ThreadFaults() {
 struct Side {
   double seconds = 0;
   double cache_seconds = 0;  // of which inside the cache's RowsWritten
+  double apply_seconds = 0;  // the cache's thread's time adding the rows (beside Write)
   Faults faults;
 };
 
@@ -71,15 +78,24 @@ class TimedCache final : public store::WriteObserver {
   }
   void BucketsDropped(int64_t until_ms) override { cache_.BucketsDropped(until_ms); }
   double TakeSeconds() { return std::exchange(seconds_, 0.0); }
-  query::LastCacheStats Stats() const { return cache_.Stats(); }
+  query::LastCacheStats Stats() { return cache_.Stats(); }
+  void WaitForApplied() { cache_.WaitForApplied(); }
+  // The cache's thread's time adding rows since the last call.
+  double TakeApplySeconds() {
+    const uint64_t ns = cache_.Stats().apply_ns;
+    return static_cast<double>(ns - std::exchange(apply_ns_, ns)) * 1e-9;
+  }
 
  private:
   query::LastCache cache_;
+  uint64_t apply_ns_ = 0;
   double seconds_ = 0;
 };
 struct Phase {
   Side on, off;
   double Ratio() const { return off.seconds / on.seconds; }  // events/s on / off
+  // As if the cache's thread's time were spent inside Write: the CPU the cache costs.
+  double CpuRatio() const { return off.seconds / (on.seconds + on.apply_seconds); }
 };
 
 // Writes batches [from, to) into both stores, alternating which goes first.
@@ -87,10 +103,13 @@ Phase WriteBoth(const std::vector<store::WriteBatchInput>& off_batches,
                 const std::vector<store::WriteBatchInput>& on_batches, size_t from, size_t to,
                 store::EventStore* off, store::EventStore* on, TimedCache* cache) {
   Phase phase;
+  cache->WaitForApplied();
+  cache->TakeApplySeconds();
   for (size_t i = from; i < to; ++i) {
     for (int turn = 0; turn < 2; ++turn) {
       const bool cached = (turn == 0) == (i % 2 == 0);
       Side& side = cached ? phase.on : phase.off;
+      if (!cached) cache->WaitForApplied();  // untimed: the cache's thread never takes its CPU
       store::WriteOutcome outcome;
       const Faults before = ThreadFaults();
       const auto start = Clock::now();
@@ -104,6 +123,8 @@ Phase WriteBoth(const std::vector<store::WriteBatchInput>& off_batches,
       side.faults.major += after.major - before.major;
     }
   }
+  cache->WaitForApplied();
+  phase.on.apply_seconds = cache->TakeApplySeconds();
   return phase;
 }
 
@@ -126,6 +147,7 @@ int Main(int argc, char** argv) {
   const size_t fill = Arg(argc, argv, "--fill", 1'000'000);
   const size_t steady = Arg(argc, argv, "--steady", 1'000'000);
   const size_t rounds = Arg(argc, argv, "--rounds", 3);
+  const bool apply_thread = Arg(argc, argv, "--apply-thread", 1) != 0;
   constexpr size_t kBatch = 5000;
   DataSpec spec;
   spec.events = fill + steady;
@@ -138,6 +160,7 @@ int Main(int argc, char** argv) {
   std::vector<Phase> fills, steadies;
   double bytes_per_id = 0;
   uint64_t held_ids = 0;
+  uint64_t apply_faults = 0;
   for (size_t round = 0; round < rounds; ++round) {
     ScratchDir dir;
     ManualClock clock(spec.now_ms);
@@ -155,6 +178,7 @@ int Main(int argc, char** argv) {
     query::LastCacheOptions cached;
     cached.depth = 16;
     cached.max_bytes = size_t{4} << 30;  // every id held
+    cached.apply_thread = apply_thread;
     TimedCache cache(cached);
     on->AddWriteObserver(&cache);
     const auto off_batches = MakeBatches(off.get(), events, kBatch);
@@ -166,17 +190,23 @@ int Main(int argc, char** argv) {
     on->RemoveWriteObserver(&cache);
     const query::LastCacheStats stats = cache.Stats();
     held_ids = stats.ids;
+    apply_faults = stats.apply_page_faults;
     bytes_per_id = stats.ids == 0 ? 0 : static_cast<double>(stats.bytes) / stats.ids;
     std::printf(
         "round %zu: fill on %.3f s (cache %.0f ns/row) off %.3f s ratio %.3f (faults on "
         "%llu+%llu major, off %llu+%llu major); steady on %.3f s (cache %.0f ns/row) off %.3f s "
-        "ratio %.3f; %llu ids, %.0f bytes/id\n",
+        "ratio %.3f; cache's thread fill %.0f steady %.0f ns/row (CPU ratio fill %.3f steady %.3f, "
+        "%llu page faults, %llu rows added by reads); %llu ids, %.0f bytes/id\n",
         round + 1, f.on.seconds, f.on.cache_seconds * 1e9 / static_cast<double>(fill),
         f.off.seconds, f.Ratio(), static_cast<unsigned long long>(f.on.faults.minor),
         static_cast<unsigned long long>(f.on.faults.major),
         static_cast<unsigned long long>(f.off.faults.minor),
         static_cast<unsigned long long>(f.off.faults.major), s.on.seconds,
         s.on.cache_seconds * 1e9 / static_cast<double>(steady), s.off.seconds, s.Ratio(),
+        f.on.apply_seconds * 1e9 / static_cast<double>(fill),
+        s.on.apply_seconds * 1e9 / static_cast<double>(steady), f.CpuRatio(), s.CpuRatio(),
+        static_cast<unsigned long long>(stats.apply_page_faults),
+        static_cast<unsigned long long>(stats.applied_by_readers),
         static_cast<unsigned long long>(stats.ids), bytes_per_id);
     std::fflush(stdout);
     fill_ratios.push_back(f.Ratio());
@@ -189,6 +219,15 @@ int Main(int argc, char** argv) {
   std::vector<double> fill_cache_ns, steady_cache_ns;
   for (const Phase& f : fills) fill_cache_ns.push_back(f.on.cache_seconds * 1e9 / fill);
   for (const Phase& p : steadies) steady_cache_ns.push_back(p.on.cache_seconds * 1e9 / steady);
+  std::vector<double> fill_apply_ns, steady_apply_ns, fill_cpu, steady_cpu;
+  for (const Phase& f : fills) {
+    fill_apply_ns.push_back(f.on.apply_seconds * 1e9 / fill);
+    fill_cpu.push_back(f.CpuRatio());
+  }
+  for (const Phase& p : steadies) {
+    steady_apply_ns.push_back(p.on.apply_seconds * 1e9 / steady);
+    steady_cpu.push_back(p.CpuRatio());
+  }
   std::vector<double> on_faults, off_faults;
   for (const Phase& f : fills) {
     on_faults.push_back(static_cast<double>(f.on.faults.minor + f.on.faults.major));
@@ -227,10 +266,20 @@ int Main(int argc, char** argv) {
               Fixed(Median(steady_cache_ns), 0), list(steady_cache_ns, 0)});
   report.Row({"the cache's time in Write, ns per row, filling", "", Fixed(Median(fill_cache_ns), 0),
               list(fill_cache_ns, 0)});
+  report.Row({"the cache's thread, ns per row, steady state", "", Fixed(Median(steady_apply_ns), 0),
+              list(steady_apply_ns, 0)});
+  report.Row({"the cache's thread, ns per row, filling", "", Fixed(Median(fill_apply_ns), 0),
+              list(fill_apply_ns, 0)});
+  report.Row({"CPU: on / off were the thread's time inside Write, steady state", "",
+              Fixed(Median(steady_cpu), 3), list(steady_cpu, 3)});
+  report.Row({"CPU: on / off were the thread's time inside Write, filling", "",
+              Fixed(Median(fill_cpu), 3), list(fill_cpu, 3)});
   report.Row({"page faults in Write while filling, cache on", "", Fixed(Median(on_faults), 0),
               list(on_faults, 0)});
   report.Row({"page faults in Write while filling, cache off", "", Fixed(Median(off_faults), 0),
               list(off_faults, 0)});
+  report.Row({"page faults of the cache's thread (last round)", "",
+              Fixed(static_cast<double>(apply_faults), 0), ""});
   report.Row({"cache bytes per id (" + std::to_string(held_ids) + " ids at the depth)", "",
               Fixed(bytes_per_id, 0), ""});
   report.Write();
