@@ -72,7 +72,7 @@ struct LastCacheStats {
   // bucket read while it runs (or where it stopped), INT64_MAX before it has read a bucket.
   int64_t known_from_ms = std::numeric_limits<int64_t>::max();
   // Applied off the writer's thread (LastCacheOptions::apply_thread): rows added by the cache's
-  // thread, rows a read added to its shard before the thread reached them, the thread's time
+  // thread, rows a read added to its shard before the thread reached them, the thread's CPU time
   // adding rows (ns), and the rows queued now.
   uint64_t applied_by_thread = 0;
   uint64_t applied_by_readers = 0;
@@ -310,12 +310,15 @@ class LastCache final : public store::WriteObserver {
 
   static constexpr uint64_t kFirstWarmStamp = uint64_t{1} << 62;
 
-  // One Write's rows as queued for the cache's thread: copied, grouped by shard.
+  // One Write's rows as queued for the cache's thread: copied, grouped by shard. Reused once
+  // the thread is done with it (its memory, fresh for every Write, took a page fault a page).
   struct QueuedWrite {
     uint64_t seq = 0;
+    size_t row_count = 0;
     std::vector<store::WrittenRow> rows;  // shard s's: [starts[s], starts[s + 1]); values below
     std::vector<uint32_t> starts;
     std::unique_ptr<char[]> values;
+    size_t values_capacity = 0;
   };
 
   Shard& ShardOf(uint64_t id_hash) { return *shards_[id_hash & (shard_count_ - 1)]; }
@@ -409,6 +412,7 @@ class LastCache final : public store::WriteObserver {
   std::condition_variable queue_cv_;  // a Write queued, a pause lifted, or stop_
   std::condition_variable done_cv_;   // a Write left the queue, or stop_
   std::deque<std::shared_ptr<const QueuedWrite>> queue_;  // guarded by queue_mu_
+  std::vector<std::shared_ptr<QueuedWrite>> spare_;       // guarded by queue_mu_; for reuse
   size_t queued_rows_ = 0;                                 // guarded by queue_mu_
   bool stop_ = false;                                      // guarded by queue_mu_
   bool paused_ = false;                                    // guarded by queue_mu_

@@ -2,9 +2,11 @@
 // off the writer's thread"): the queue, the cache's thread, and the catch-up every read makes.
 
 #include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
+#include <time.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cstring>
 
 #include "query/last_cache.h"
@@ -15,7 +17,15 @@ void LastCache::Enqueue(std::span<const store::WrittenRow> rows) {
   if (rows.empty()) return;
   // Copied here, on the writer's thread, grouped by shard (a counting sort, which keeps the rows'
   // order within a shard): the rows' views live only during the Write.
-  auto write = std::make_shared<QueuedWrite>();
+  std::shared_ptr<QueuedWrite> write;
+  {
+    std::lock_guard lock(queue_mu_);
+    if (!spare_.empty()) {
+      write = std::move(spare_.back());
+      spare_.pop_back();
+    }
+  }
+  if (write == nullptr) write = std::make_shared<QueuedWrite>();
   const uint64_t mask = shard_count_ - 1;
   write->starts.assign(shard_count_ + 1, 0);
   size_t value_bytes = 0;
@@ -24,8 +34,12 @@ void LastCache::Enqueue(std::span<const store::WrittenRow> rows) {
     value_bytes += row.value.size();
   }
   for (size_t s = 0; s < shard_count_; ++s) write->starts[s + 1] += write->starts[s];
-  write->values = std::make_unique_for_overwrite<char[]>(value_bytes == 0 ? 1 : value_bytes);
-  write->rows.resize(rows.size());
+  if (write->values_capacity < value_bytes || write->values == nullptr) {
+    write->values_capacity = std::max<size_t>(value_bytes, 1);
+    write->values = std::make_unique_for_overwrite<char[]>(write->values_capacity);
+  }
+  write->row_count = rows.size();
+  if (write->rows.size() < rows.size()) write->rows.resize(rows.size());
   std::vector<uint32_t> next(write->starts.begin(), write->starts.end() - 1);
   char* values = write->values.get();
   for (const store::WrittenRow& row : rows) {
@@ -52,6 +66,16 @@ void LastCache::Enqueue(std::span<const store::WrittenRow> rows) {
 
 namespace {
 
+// Queued Writes kept for reuse.
+constexpr size_t kSpareWrites = 4;
+
+// The calling thread's CPU time.
+uint64_t ThreadCpuNs() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(t.tv_nsec);
+}
+
 uint64_t ThreadPageFaults() {
   rusage usage{};
   getrusage(RUSAGE_THREAD, &usage);
@@ -62,6 +86,10 @@ uint64_t ThreadPageFaults() {
 
 void LastCache::ApplyLoop() {
   pthread_setname_np(pthread_self(), "hotrow-cache");
+  // A batch thread: its wake-up does not preempt the writer that queued the rows (on a busy
+  // machine the writer lost its CPU to the thread at every Write).
+  sched_param param{};
+  pthread_setschedparam(pthread_self(), SCHED_BATCH, &param);
   for (;;) {
     std::shared_ptr<const QueuedWrite> write;
     {
@@ -70,7 +98,7 @@ void LastCache::ApplyLoop() {
       if (stop_) return;
       write = queue_.front();
     }
-    const auto start = std::chrono::steady_clock::now();
+    const uint64_t cpu_start = ThreadCpuNs();
     uint64_t added = 0;
     for (size_t s = 0; s < shard_count_; ++s) {
       const uint32_t begin = write->starts[s], end = write->starts[s + 1];
@@ -86,16 +114,17 @@ void LastCache::ApplyLoop() {
     }
     applied_by_thread_.fetch_add(added, std::memory_order_relaxed);
     apply_page_faults_.store(ThreadPageFaults(), std::memory_order_relaxed);
-    apply_ns_.fetch_add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                  std::chrono::steady_clock::now() - start)
-                                                  .count()),
-                        std::memory_order_relaxed);
+    apply_ns_.fetch_add(ThreadCpuNs() - cpu_start, std::memory_order_relaxed);
     {
       std::lock_guard lock(queue_mu_);
-      queued_rows_ -= write->rows.size();
+      queued_rows_ -= write->row_count;
       queue_.pop_front();
       // Every shard holds this Write now: it leaves the queue, and no read needs it again.
       done_seq_.store(write->seq, std::memory_order_release);
+      // Off the queue, a read can no longer take it: when no read holds it either, it is reused.
+      if (write.use_count() == 1 && spare_.size() < kSpareWrites) {
+        spare_.push_back(std::const_pointer_cast<QueuedWrite>(std::move(write)));
+      }
     }
     done_cv_.notify_all();
   }
