@@ -68,9 +68,9 @@ Answer LatestOf(LastCache* cache, const std::string& id, int n, int64_t window_s
 
 // Every id's answers for every n, from both caches, equal.
 void ExpectSameAnswers(LastCache* queued, LastCache* direct, int ids, int depth,
-                       int64_t window_start_ms = 0) {
+                       int64_t window_start_ms = 0, const std::string& prefix = "dev-") {
   for (int i = 0; i < ids; ++i) {
-    const std::string id = "dev-" + std::to_string(i);
+    const std::string id = prefix + std::to_string(i);
     for (int n = 1; n <= depth; ++n) {
       const Answer a = LatestOf(queued, id, n, window_start_ms);
       const Answer b = LatestOf(direct, id, n, window_start_ms);
@@ -139,7 +139,19 @@ TEST(LastCacheApplyTest, DropsAndForgottenPartitionsApplyToRowsQueuedBeforeThem)
   queued.SetKnownFrom(0);
   direct.SetKnownFrom(0);
   queued.PauseApplyForTest(true);
-  const std::vector<Batch> batches = RandomBatches(30, 40, 20, 4, 11);
+  std::vector<Batch> batches = RandomBatches(30, 40, 20, 4, 11);
+  // Ids written only before the drop, all of their rows older than it: gone with it.
+  for (int b = 0; b <= 12; ++b) {
+    for (int k = 0; k < 5; ++k) {
+      batches[static_cast<size_t>(b)].Add("old-" + std::to_string(k), 1000 + b, k % 4, 100000 + b);
+    }
+  }
+  // Ids written only on the partition forgotten, before it is: gone with it.
+  for (int b = 13; b <= 20; ++b) {
+    for (int k = 0; k < 5; ++k) {
+      batches[static_cast<size_t>(b)].Add("gone-" + std::to_string(k), 2000 + b, 2, 200000 + b);
+    }
+  }
   const query::PartitionFilter revoked = [](uint16_t, int32_t partition) { return partition == 2; };
   for (size_t b = 0; b < batches.size(); ++b) {
     batches[b].WriteTo(&queued);
@@ -155,6 +167,8 @@ TEST(LastCacheApplyTest, DropsAndForgottenPartitionsApplyToRowsQueuedBeforeThem)
   }
   // Read with no window, so that a dropped row the cache kept would be returned.
   ASSERT_NO_FATAL_FAILURE(ExpectSameAnswers(&queued, &direct, 20, 4, 0));
+  ASSERT_NO_FATAL_FAILURE(ExpectSameAnswers(&queued, &direct, 5, 4, 0, "old-"));
+  ASSERT_NO_FATAL_FAILURE(ExpectSameAnswers(&queued, &direct, 5, 4, 0, "gone-"));
   EXPECT_EQ(queued.Stats().ids, direct.Stats().ids);
   EXPECT_EQ(queued.Stats().applied_by_thread, 0u);
 }
@@ -170,8 +184,9 @@ TEST(LastCacheApplyTest, TheWalkOfEveryIdSeesQueuedWrites) {
     b.WriteTo(&queued);
     b.WriteTo(&direct);
   }
-  ASSERT_TRUE(queued.Complete(0));
+  // The walk first: Complete would add the queued Writes before it.
   auto a = queued.NewestAfter("", "", 1000, 0, nullptr, nullptr);
+  ASSERT_TRUE(queued.Complete(0));
   auto b = direct.NewestAfter("", "", 1000, 0, nullptr, nullptr);
   ASSERT_TRUE(a.has_value());
   ASSERT_TRUE(b.has_value());
