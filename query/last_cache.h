@@ -319,6 +319,9 @@ class LastCache final : public store::WriteObserver {
     std::vector<uint32_t> starts;
     std::unique_ptr<char[]> values;
     size_t values_capacity = 0;
+    // A read took it to catch a shard up: never reused, freed with its last holder. Guarded by
+    // queue_mu_.
+    mutable bool lent = false;
   };
 
   Shard& ShardOf(uint64_t id_hash) { return *shards_[id_hash & (shard_count_ - 1)]; }

@@ -121,8 +121,8 @@ void LastCache::ApplyLoop() {
       queue_.pop_front();
       // Every shard holds this Write now: it leaves the queue, and no read needs it again.
       done_seq_.store(write->seq, std::memory_order_release);
-      // Off the queue, a read can no longer take it: when no read holds it either, it is reused.
-      if (write.use_count() == 1 && spare_.size() < kSpareWrites) {
+      // Reused unless a read took it (that read may still be reading it).
+      if (!write->lent && spare_.size() < kSpareWrites) {
         spare_.push_back(std::const_pointer_cast<QueuedWrite>(std::move(write)));
       }
     }
@@ -141,7 +141,10 @@ void LastCache::CatchUpLocked(Shard& shard, uint64_t upto) {
     std::lock_guard lock(queue_mu_);
     for (const std::shared_ptr<const QueuedWrite>& write : queue_) {
       if (write->seq > upto) break;
-      if (write->seq > shard.applied_seq) lacking.push_back(write);
+      if (write->seq > shard.applied_seq) {
+        write->lent = true;
+        lacking.push_back(write);
+      }
     }
   }
   uint64_t added = 0;
