@@ -131,8 +131,7 @@ void LastCache::ApplyLoop() {
 }
 
 void LastCache::CatchUpLocked(Shard& shard, uint64_t upto) {
-  const uint64_t held =
-      std::max(shard.applied_seq, done_seq_.load(std::memory_order_acquire));
+  const uint64_t held = std::max(shard.applied_seq, done_seq_.load(std::memory_order_acquire));
   if (upto <= held) return;  // the common case: the thread is ahead of the reads
   // The Writes after `held` up to `upto` are still queued: a Write leaves the queue only once
   // every shard holds it (done_seq_), and `upto` was published once its Write was queued.

@@ -61,8 +61,7 @@ struct Answer {
 Answer LatestOf(LastCache* cache, const std::string& id, int n, int64_t window_start_ms = 0,
                 const query::PartitionFilter* filter = nullptr) {
   Answer answer;
-  answer.exact =
-      cache->Latest(id, keying::IdHash(id), n, window_start_ms, filter, &answer.events);
+  answer.exact = cache->Latest(id, keying::IdHash(id), n, window_start_ms, filter, &answer.events);
   return answer;
 }
 
