@@ -13,9 +13,17 @@
 // Each round uses fresh stores; the ratio (events/s with the cache / without) is taken per round
 // and per phase, and the medians reported. Also the cache's bytes per id at the end.
 //
-//   cache_ingest_bench [--ids N] [--fill N] [--steady N] [--rounds R]
+// By default the cache adds the rows on its own thread (LastCacheOptions::apply_thread): Write
+// then only queues them, and the thread's time is reported beside it (ns per row), with the ratio
+// it would be were that time spent inside Write (the CPU the cache costs, wherever it runs). The
+// thread is waited for, untimed, before each Write of the store without the cache, so that it
+// never takes that side's CPU. `--apply-thread 0` adds them inside Write (the earlier design).
+//
+//   cache_ingest_bench [--ids N] [--fill N] [--steady N] [--rounds R] [--apply-thread 0|1]
+//                      [--max-queued-rows N]
 
 #include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -52,9 +60,17 @@ Faults ThreadFaults() {
   return {static_cast<uint64_t>(usage.ru_minflt), static_cast<uint64_t>(usage.ru_majflt)};
 }
 
+double ThreadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
 struct Side {
   double seconds = 0;
+  double cpu_seconds = 0;    // the writing thread's CPU time inside Write
   double cache_seconds = 0;  // of which inside the cache's RowsWritten
+  double apply_seconds = 0;  // the cache's thread's time adding the rows (beside Write)
   Faults faults;
 };
 
@@ -71,15 +87,28 @@ class TimedCache final : public store::WriteObserver {
   }
   void BucketsDropped(int64_t until_ms) override { cache_.BucketsDropped(until_ms); }
   double TakeSeconds() { return std::exchange(seconds_, 0.0); }
-  query::LastCacheStats Stats() const { return cache_.Stats(); }
+  query::LastCacheStats Stats() { return cache_.Stats(); }
+  void WaitForApplied() { cache_.WaitForApplied(); }
+  // The cache's thread's time adding rows since the last call.
+  double TakeApplySeconds() {
+    const uint64_t ns = cache_.Stats().apply_ns;
+    return static_cast<double>(ns - std::exchange(apply_ns_, ns)) * 1e-9;
+  }
 
  private:
   query::LastCache cache_;
+  uint64_t apply_ns_ = 0;
   double seconds_ = 0;
 };
 struct Phase {
   Side on, off;
   double Ratio() const { return off.seconds / on.seconds; }  // events/s on / off
+  // The writing thread's CPU time in Write, off / on: steadier than the wall time on a busy
+  // machine, where a timed call also holds the time other processes took the CPU.
+  double WriterCpuRatio() const { return off.cpu_seconds / on.cpu_seconds; }
+  // The same with the cache's thread's CPU counted as the writer's: what the cache costs in CPU,
+  // wherever it runs.
+  double CpuRatio() const { return off.cpu_seconds / (on.cpu_seconds + on.apply_seconds); }
 };
 
 // Writes batches [from, to) into both stores, alternating which goes first.
@@ -87,23 +116,30 @@ Phase WriteBoth(const std::vector<store::WriteBatchInput>& off_batches,
                 const std::vector<store::WriteBatchInput>& on_batches, size_t from, size_t to,
                 store::EventStore* off, store::EventStore* on, TimedCache* cache) {
   Phase phase;
+  cache->WaitForApplied();
+  cache->TakeApplySeconds();
   for (size_t i = from; i < to; ++i) {
     for (int turn = 0; turn < 2; ++turn) {
       const bool cached = (turn == 0) == (i % 2 == 0);
       Side& side = cached ? phase.on : phase.off;
+      if (!cached) cache->WaitForApplied();  // untimed: the cache's thread never takes its CPU
       store::WriteOutcome outcome;
       const Faults before = ThreadFaults();
+      const double cpu_start = ThreadCpuSeconds();
       const auto start = Clock::now();
       if (!(cached ? on : off)->Write(cached ? on_batches[i] : off_batches[i], &outcome).ok()) {
         Fail(__LINE__, "write");
       }
       side.seconds += std::chrono::duration<double>(Clock::now() - start).count();
+      side.cpu_seconds += ThreadCpuSeconds() - cpu_start;
       side.cache_seconds += cache->TakeSeconds();
       const Faults after = ThreadFaults();
       side.faults.minor += after.minor - before.minor;
       side.faults.major += after.major - before.major;
     }
   }
+  cache->WaitForApplied();
+  phase.on.apply_seconds = cache->TakeApplySeconds();
   return phase;
 }
 
@@ -126,6 +162,8 @@ int Main(int argc, char** argv) {
   const size_t fill = Arg(argc, argv, "--fill", 1'000'000);
   const size_t steady = Arg(argc, argv, "--steady", 1'000'000);
   const size_t rounds = Arg(argc, argv, "--rounds", 3);
+  const bool apply_thread = Arg(argc, argv, "--apply-thread", 1) != 0;
+  const size_t max_queued = Arg(argc, argv, "--max-queued-rows", 65536);
   constexpr size_t kBatch = 5000;
   DataSpec spec;
   spec.events = fill + steady;
@@ -138,6 +176,7 @@ int Main(int argc, char** argv) {
   std::vector<Phase> fills, steadies;
   double bytes_per_id = 0;
   uint64_t held_ids = 0;
+  uint64_t apply_faults = 0;
   for (size_t round = 0; round < rounds; ++round) {
     ScratchDir dir;
     ManualClock clock(spec.now_ms);
@@ -155,6 +194,8 @@ int Main(int argc, char** argv) {
     query::LastCacheOptions cached;
     cached.depth = 16;
     cached.max_bytes = size_t{4} << 30;  // every id held
+    cached.apply_thread = apply_thread;
+    cached.max_queued_rows = max_queued;
     TimedCache cache(cached);
     on->AddWriteObserver(&cache);
     const auto off_batches = MakeBatches(off.get(), events, kBatch);
@@ -166,17 +207,24 @@ int Main(int argc, char** argv) {
     on->RemoveWriteObserver(&cache);
     const query::LastCacheStats stats = cache.Stats();
     held_ids = stats.ids;
+    apply_faults = stats.apply_page_faults;
     bytes_per_id = stats.ids == 0 ? 0 : static_cast<double>(stats.bytes) / stats.ids;
     std::printf(
         "round %zu: fill on %.3f s (cache %.0f ns/row) off %.3f s ratio %.3f (faults on "
         "%llu+%llu major, off %llu+%llu major); steady on %.3f s (cache %.0f ns/row) off %.3f s "
-        "ratio %.3f; %llu ids, %.0f bytes/id\n",
+        "ratio %.3f; writer CPU ratio fill %.3f steady %.3f; cache's thread fill %.0f steady %.0f "
+        "ns/row CPU (CPU ratio with it fill %.3f steady %.3f, %llu page faults, %llu rows added by "
+        "reads); %llu ids, %.0f bytes/id\n",
         round + 1, f.on.seconds, f.on.cache_seconds * 1e9 / static_cast<double>(fill),
         f.off.seconds, f.Ratio(), static_cast<unsigned long long>(f.on.faults.minor),
         static_cast<unsigned long long>(f.on.faults.major),
         static_cast<unsigned long long>(f.off.faults.minor),
         static_cast<unsigned long long>(f.off.faults.major), s.on.seconds,
         s.on.cache_seconds * 1e9 / static_cast<double>(steady), s.off.seconds, s.Ratio(),
+        f.WriterCpuRatio(), s.WriterCpuRatio(), f.on.apply_seconds * 1e9 / static_cast<double>(fill),
+        s.on.apply_seconds * 1e9 / static_cast<double>(steady), f.CpuRatio(), s.CpuRatio(),
+        static_cast<unsigned long long>(stats.apply_page_faults),
+        static_cast<unsigned long long>(stats.applied_by_readers),
         static_cast<unsigned long long>(stats.ids), bytes_per_id);
     std::fflush(stdout);
     fill_ratios.push_back(f.Ratio());
@@ -189,6 +237,17 @@ int Main(int argc, char** argv) {
   std::vector<double> fill_cache_ns, steady_cache_ns;
   for (const Phase& f : fills) fill_cache_ns.push_back(f.on.cache_seconds * 1e9 / fill);
   for (const Phase& p : steadies) steady_cache_ns.push_back(p.on.cache_seconds * 1e9 / steady);
+  std::vector<double> fill_apply_ns, steady_apply_ns, fill_cpu, steady_cpu, fill_wcpu, steady_wcpu;
+  for (const Phase& f : fills) {
+    fill_apply_ns.push_back(f.on.apply_seconds * 1e9 / fill);
+    fill_cpu.push_back(f.CpuRatio());
+    fill_wcpu.push_back(f.WriterCpuRatio());
+  }
+  for (const Phase& p : steadies) {
+    steady_apply_ns.push_back(p.on.apply_seconds * 1e9 / steady);
+    steady_cpu.push_back(p.CpuRatio());
+    steady_wcpu.push_back(p.WriterCpuRatio());
+  }
   std::vector<double> on_faults, off_faults;
   for (const Phase& f : fills) {
     on_faults.push_back(static_cast<double>(f.on.faults.minor + f.on.faults.major));
@@ -197,8 +256,11 @@ int Main(int argc, char** argv) {
   Record("cache_ingest_steady_ratio", steady_ratio);
   Record("cache_ingest_fill_ratio", fill_ratio);
   Record("one", 1.0);
-  std::printf("median of %zu rounds: steady state on / off %.3f, filling from empty %.3f\n", rounds,
-              steady_ratio, fill_ratio);
+  std::printf(
+      "median of %zu rounds: steady state on / off %.3f, filling from empty %.3f; writer CPU "
+      "%.3f, %.3f; with the cache's thread's CPU %.3f, %.3f\n",
+      rounds, steady_ratio, fill_ratio, Median(steady_wcpu), Median(fill_wcpu), Median(steady_cpu),
+      Median(fill_cpu));
   PrintRatio("ingest, cache on / off, steady state (entries at depth)", "cache_ingest_steady_ratio",
              "one");
   PrintRatio("ingest, cache on / off, filling from empty", "cache_ingest_fill_ratio", "one");
@@ -227,10 +289,24 @@ int Main(int argc, char** argv) {
               Fixed(Median(steady_cache_ns), 0), list(steady_cache_ns, 0)});
   report.Row({"the cache's time in Write, ns per row, filling", "", Fixed(Median(fill_cache_ns), 0),
               list(fill_cache_ns, 0)});
+  report.Row({"the cache's thread, ns per row, steady state", "", Fixed(Median(steady_apply_ns), 0),
+              list(steady_apply_ns, 0)});
+  report.Row({"the cache's thread, ns per row, filling", "", Fixed(Median(fill_apply_ns), 0),
+              list(fill_apply_ns, 0)});
+  report.Row({"the writing thread's CPU in Write, off / on, steady state", "",
+              Fixed(Median(steady_wcpu), 3), list(steady_wcpu, 3)});
+  report.Row({"the writing thread's CPU in Write, off / on, filling", "",
+              Fixed(Median(fill_wcpu), 3), list(fill_wcpu, 3)});
+  report.Row({"CPU with the cache's thread's counted as the writer's, off / on, steady state", "",
+              Fixed(Median(steady_cpu), 3), list(steady_cpu, 3)});
+  report.Row({"CPU with the cache's thread's counted as the writer's, off / on, filling", "",
+              Fixed(Median(fill_cpu), 3), list(fill_cpu, 3)});
   report.Row({"page faults in Write while filling, cache on", "", Fixed(Median(on_faults), 0),
               list(on_faults, 0)});
   report.Row({"page faults in Write while filling, cache off", "", Fixed(Median(off_faults), 0),
               list(off_faults, 0)});
+  report.Row({"page faults of the cache's thread (last round)", "",
+              Fixed(static_cast<double>(apply_faults), 0), ""});
   report.Row({"cache bytes per id (" + std::to_string(held_ids) + " ids at the depth)", "",
               Fixed(bytes_per_id, 0), ""});
   report.Write();

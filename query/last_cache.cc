@@ -57,13 +57,30 @@ LastCache::LastCache(const LastCacheOptions& options) : options_(options) {
   }
   shard_bytes_ = options_.max_bytes / shard_count_;
   for (size_t s = 0; s < shard_count_; ++s) {
-    shards_.push_back(std::make_unique<Shard>(ChunkBytesFor(shard_bytes_)));
+    shards_.push_back(std::make_unique<Shard>(s, ChunkBytesFor(shard_bytes_)));
+  }
+  if (options_.apply_thread) apply_thread_ = std::thread([this] { ApplyLoop(); });
+}
+
+LastCache::~LastCache() {
+  if (apply_thread_.joinable()) {
+    {
+      std::lock_guard lock(queue_mu_);
+      stop_ = true;
+    }
+    queue_cv_.notify_all();
+    done_cv_.notify_all();
+    apply_thread_.join();
   }
 }
 
-LastCache::~LastCache() = default;
-
-void LastCache::RowsWritten(std::span<const store::WrittenRow> rows) { Add(rows, false); }
+void LastCache::RowsWritten(std::span<const store::WrittenRow> rows) {
+  if (options_.apply_thread) {
+    Enqueue(rows);
+  } else {
+    Add(rows, false);
+  }
+}
 
 void LastCache::RebuildRows(std::span<const store::WrittenRow> rows) { Add(rows, true); }
 
@@ -94,55 +111,63 @@ void LastCache::Add(std::span<const store::WrittenRow> rows, bool from_rebuild) 
     if (starts[s] == starts[s + 1]) continue;
     Shard& shard = *shards_[s];
     std::lock_guard lock(shard.mu);
-    // An entry is far from the last in memory (ids come in no order): while one row is added,
-    // the index slot of the row kPrefetchAhead places on is fetched, the entry of the row two
-    // thirds as far (its slot has arrived) and the ring slots of the row a third as far (its
-    // entry has arrived), so that the cache misses of a batch's rows overlap.
-    const uint32_t end = starts[s + 1];
-    constexpr uint32_t kEntryAhead = kPrefetchAhead * 2 / 3;
-    constexpr uint32_t kRingAhead = kPrefetchAhead / 3;
-    constexpr uint32_t kPayloadAhead = kPrefetchAhead / 6;
-    // Each row's entry is looked up once, kEntryAhead rows before it is added (Peek: the first
-    // entry of its hash, checked against the id when the row is added, since a row between may
-    // have made the entry).
-    std::array<Entry*, 16> peeked{};
-    static_assert(kEntryAhead < 16);
-    for (uint32_t i = starts[s]; i < std::min(end, starts[s] + kEntryAhead); ++i) {
-      peeked[i & 15] = shard.by_id.Peek(rows[order[i]].key.id_hash);
-    }
-    for (uint32_t i = starts[s]; i < end; ++i) {
-      if (i + kPrefetchAhead < end) {
-        shard.by_id.PrefetchSlot(rows[order[i + kPrefetchAhead]].key.id_hash);
-      }
-      if (i + kEntryAhead < end) {
-        Entry* ahead = shard.by_id.Peek(rows[order[i + kEntryAhead]].key.id_hash);
-        peeked[(i + kEntryAhead) & 15] = ahead;
-        if (ahead != nullptr) __builtin_prefetch(ahead);
-      }
-      if (i + kRingAhead < end) {
-        const Entry* ahead = peeked[(i + kRingAhead) & 15];
-        if (ahead != nullptr && ahead->capacity != 0) {
-          // The newest (compared with), the slot before it (written) and, in a full ring, the
-          // one before that (its oldest once the row is in, which the floor's trim reads).
-          const size_t cap = ahead->capacity;
-          const size_t head = ahead->head;
-          __builtin_prefetch(&ahead->ring[head]);
-          __builtin_prefetch(&ahead->ring[head >= 1 ? head - 1 : head + cap - 1]);
-          if (ahead->size == cap && cap >= 2) {
-            __builtin_prefetch(&ahead->ring[head >= 2 ? head - 2 : head + cap - 2]);
-          }
-        }
-      }
-      if (i + kPayloadAhead < end) {
-        const Entry* ahead = peeked[(i + kPayloadAhead) & 15];
-        if (ahead != nullptr && ahead->size != 0 && ahead->size == ahead->capacity) {
-          shard.arena.Prefetch(ahead->back().payload);  // where a full entry's new payload goes
-        }
-      }
-      AddLocked(shard, rows[order[i]], from_rebuild, peeked[i & 15]);
-    }
-    TidyLocked(shard);
+    // Written rows queued before these go first, as they would have inside their Writes.
+    CatchUpLocked(shard, QueuedSeq());
+    AddToShardLocked(shard, rows, order.data(), starts[s], starts[s + 1], from_rebuild);
   }
+}
+
+void LastCache::AddToShardLocked(Shard& shard, std::span<const store::WrittenRow> rows,
+                                 const uint32_t* order, uint32_t begin, uint32_t end,
+                                 bool from_rebuild) {
+  auto row_at = [&](uint32_t i) -> const store::WrittenRow& {
+    return rows[order != nullptr ? order[i] : i];
+  };
+  // An entry is far from the last in memory (ids come in no order): while one row is added,
+  // the index slot of the row kPrefetchAhead places on is fetched, the entry of the row two
+  // thirds as far (its slot has arrived) and the ring slots of the row a third as far (its
+  // entry has arrived), so that the cache misses of a batch's rows overlap.
+  constexpr uint32_t kEntryAhead = kPrefetchAhead * 2 / 3;
+  constexpr uint32_t kRingAhead = kPrefetchAhead / 3;
+  constexpr uint32_t kPayloadAhead = kPrefetchAhead / 6;
+  // Each row's entry is looked up once, kEntryAhead rows before it is added (Peek: the first
+  // entry of its hash, checked against the id when the row is added, since a row between may
+  // have made the entry).
+  std::array<Entry*, 16> peeked{};
+  static_assert(kEntryAhead < 16);
+  for (uint32_t i = begin; i < std::min(end, begin + kEntryAhead); ++i) {
+    peeked[i & 15] = shard.by_id.Peek(row_at(i).key.id_hash);
+  }
+  for (uint32_t i = begin; i < end; ++i) {
+    if (i + kPrefetchAhead < end) shard.by_id.PrefetchSlot(row_at(i + kPrefetchAhead).key.id_hash);
+    if (i + kEntryAhead < end) {
+      Entry* ahead = shard.by_id.Peek(row_at(i + kEntryAhead).key.id_hash);
+      peeked[(i + kEntryAhead) & 15] = ahead;
+      if (ahead != nullptr) __builtin_prefetch(ahead);
+    }
+    if (i + kRingAhead < end) {
+      const Entry* ahead = peeked[(i + kRingAhead) & 15];
+      if (ahead != nullptr && ahead->capacity != 0) {
+        // The newest (compared with), the slot before it (written) and, in a full ring, the
+        // one before that (its oldest once the row is in, which the floor's trim reads).
+        const size_t cap = ahead->capacity;
+        const size_t head = ahead->head;
+        __builtin_prefetch(&ahead->ring[head]);
+        __builtin_prefetch(&ahead->ring[head >= 1 ? head - 1 : head + cap - 1]);
+        if (ahead->size == cap && cap >= 2) {
+          __builtin_prefetch(&ahead->ring[head >= 2 ? head - 2 : head + cap - 2]);
+        }
+      }
+    }
+    if (i + kPayloadAhead < end) {
+      const Entry* ahead = peeked[(i + kPayloadAhead) & 15];
+      if (ahead != nullptr && ahead->size != 0 && ahead->size == ahead->capacity) {
+        shard.arena.Prefetch(ahead->back().payload);  // where a full entry's new payload goes
+      }
+    }
+    AddLocked(shard, row_at(i), from_rebuild, peeked[i & 15]);
+  }
+  TidyLocked(shard);
 }
 
 std::string_view LastCache::IdOf(const Shard& shard, const Entry& e) {
@@ -397,9 +422,11 @@ void LastCache::TidyLocked(Shard& shard) {
 }
 
 void LastCache::ForgetPartitions(const PartitionFilter& drop) {
+  const uint64_t queued = QueuedSeq();  // rows queued before the call are forgotten too
   for (size_t s = 0; s < shard_count_; ++s) {
     Shard& shard = *shards_[s];
     std::lock_guard lock(shard.mu);
+    CatchUpLocked(shard, queued);
     ForEachEntryLocked(shard, [&](Entry* e) {
       bool changed = false;
       for (size_t i = 0; i < e->size; ++i) {
@@ -420,9 +447,11 @@ void LastCache::ForgetPartitions(const PartitionFilter& drop) {
 }
 
 void LastCache::BucketsDropped(int64_t until_ms) {
+  const uint64_t queued = QueuedSeq();  // rows queued before the drop go with it
   for (size_t s = 0; s < shard_count_; ++s) {
     Shard& shard = *shards_[s];
     std::lock_guard lock(shard.mu);
+    CatchUpLocked(shard, queued);
     ForEachEntryLocked(shard, [&](Entry* e) {
       while (e->size != 0 && e->back().ts_ms < until_ms) PopBackLocked(shard, e);
       // Every row it had is gone with the buckets: the id has none left.
@@ -432,12 +461,14 @@ void LastCache::BucketsDropped(int64_t until_ms) {
   }
 }
 
-LastCacheStats LastCache::Stats() const {
+LastCacheStats LastCache::Stats() {
   LastCacheStats stats;
   stats.max_bytes = options_.max_bytes;
+  const uint64_t queued = QueuedSeq();
   for (size_t s = 0; s < shard_count_; ++s) {
-    const Shard& shard = *shards_[s];
+    Shard& shard = *shards_[s];
     std::lock_guard lock(shard.mu);
+    CatchUpLocked(shard, queued);
     stats.ids += shard.ids();
     stats.bytes += shard.bytes();
     stats.arena_chunk_bytes += shard.arena.chunk_memory();
@@ -447,6 +478,14 @@ LastCacheStats LastCache::Stats() const {
   stats.hits = hits_.load(std::memory_order_relaxed);
   stats.misses = misses_.load(std::memory_order_relaxed);
   stats.known_from_ms = known_from_ms_.load();
+  stats.applied_by_thread = applied_by_thread_.load(std::memory_order_relaxed);
+  stats.applied_by_readers = applied_by_readers_.load(std::memory_order_relaxed);
+  stats.apply_ns = apply_ns_.load(std::memory_order_relaxed);
+  stats.apply_page_faults = apply_page_faults_.load(std::memory_order_relaxed);
+  {
+    std::lock_guard lock(queue_mu_);
+    stats.queued_rows = queued_rows_;
+  }
   return stats;
 }
 

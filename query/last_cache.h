@@ -1,7 +1,9 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -11,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "keying/row_key.h"
@@ -30,6 +33,14 @@ struct LastCacheOptions {
   // and their allocator overhead, estimated per allocation); past it the least recently written
   // ids are evicted (query.last_cache_bytes). Default: 64 MiB.
   size_t max_bytes = size_t{64} << 20;
+  // Whether written rows are added by the cache's own thread (`hotrow-cache`) rather than on the
+  // writing thread: RowsWritten then copies the rows to a queue and returns, and every read first
+  // adds to its shard what that shard lacks of the Writes queued before the read (LastCache,
+  // "Applied off the writer's thread"), so answers are the same. Default: true.
+  bool apply_thread = true;
+  // Rows queued for that thread at most; a Write that would pass it waits for the thread.
+  // Default: 65536 (about 13 batches of 5000).
+  size_t max_queued_rows = 65536;
 };
 
 // For tests: runs before the walk of every id (LastCache::NewestAfter) reads shard `shard`, on
@@ -60,6 +71,14 @@ struct LastCacheStats {
   // start at the rebuild's start once it has read the whole window, the start of the oldest
   // bucket read while it runs (or where it stopped), INT64_MAX before it has read a bucket.
   int64_t known_from_ms = std::numeric_limits<int64_t>::max();
+  // Applied off the writer's thread (LastCacheOptions::apply_thread): rows added by the cache's
+  // thread, rows a read added to its shard before the thread reached them, the thread's CPU time
+  // adding rows (ns), and the rows queued now.
+  uint64_t applied_by_thread = 0;
+  uint64_t applied_by_readers = 0;
+  uint64_t apply_ns = 0;
+  uint64_t queued_rows = 0;
+  uint64_t apply_page_faults = 0;  // the cache's thread's (getrusage, minor and major)
 };
 
 // The newest events of each id, kept in memory beside the store (CONTRACT.md "Device state and
@@ -113,6 +132,22 @@ struct LastCacheStats {
 //   shard's lock), instead of a tree insert per new id. An entry retired since is recognised by
 //   its header's generation.
 //
+// Applied off the writer's thread (LastCacheOptions::apply_thread, the default). RowsWritten copies
+// the Write's rows, grouped by shard, to a queue under a rising number (its sequence) and returns;
+// the `hotrow-cache` thread adds each queued Write's rows shard by shard, in sequence order, each
+// shard's under its lock, and records per shard the last sequence the shard holds. Every read of
+// a shard (Latest, the walk, Stats, and BucketsDropped / ForgetPartitions before they change it)
+// first takes the sequence of the last Write queued, and under the shard's lock adds to the shard
+// the queued Writes' rows it lacks up to that sequence (CatchUpLocked) before it reads. So a read
+// sees every Write that returned before the read began, as when the rows were added inside
+// Write: a Write queues its rows before it returns, and a queued Write leaves the queue only once
+// every shard holds it. An answer's head, built from partition positions recorded after the
+// Writes returned, so never reports a commit whose rows the read lacks; a Write's rows of a shard
+// are still added under one lock (all or none of them seen); and a bucket drop or a forgotten
+// partition applies to every row queued before it, as the writes before it did. The thread only
+// saves the readers work: when it is behind, a read does its shard's part itself (counted in
+// Stats().applied_by_readers). Rows queued at most max_queued_rows; a Write past it waits.
+//
 // Thread-safety: every method may be called from any thread; RowsWritten from several writers at
 // once.
 class LastCache final : public store::WriteObserver {
@@ -147,7 +182,7 @@ class LastCache final : public store::WriteObserver {
   // Whether every id with a row in the window is held (so that the latest of every id can be
   // answered from here): the rebuild has read the window and nothing evicted or dropped from
   // the cache can still be in it.
-  bool Complete(int64_t window_start_ms) const;
+  bool Complete(int64_t window_start_ms);
 
   // One id of the walk in id order (NewestAfter), with what Latest(id, 1) answers for it: its
   // newest event, or none when the cache cannot tell it exactly (the store must be read).
@@ -180,9 +215,18 @@ class LastCache final : public store::WriteObserver {
   // no longer owns them. Their ids' floors rise accordingly.
   void ForgetPartitions(const PartitionFilter& drop);
 
-  LastCacheStats Stats() const;
-  // The evictions since the start (the rebuild stops at the first one: the cache is full).
-  uint64_t evicted() const { return evicted_.load(std::memory_order_relaxed); }
+  LastCacheStats Stats();
+  // The evictions since the start (the rebuild stops at the first one: the cache is full), the
+  // queued Writes' included.
+  uint64_t evicted();
+
+  // Waits until the cache's thread has added every Write queued before the call (at once with no
+  // thread). For benchmarks and tests: reads never need it.
+  void WaitForApplied();
+  // For tests: stops (true) or restarts the cache's thread between two queued Writes, as a thread
+  // descheduled for long would; reads must still see every queued Write. Writes past
+  // max_queued_rows wait while it is stopped.
+  void PauseApplyForTest(bool paused);
 
  private:
   // Ids up to this long are held in their entry; longer ones in the shard's arena.
@@ -235,9 +279,12 @@ class LastCache final : public store::WriteObserver {
     uint32_t generation = 0;
   };
   struct Shard {
-    explicit Shard(size_t chunk_bytes) : arena(chunk_bytes) {}
+    Shard(size_t shard_index, size_t chunk_bytes) : index(shard_index), arena(chunk_bytes) {}
+    const size_t index;  // its place in shards_
     mutable std::mutex mu;
     // Everything below is guarded by mu.
+    // Every queued Write with a sequence up to the larger of this and done_seq_ is in the shard.
+    uint64_t applied_seq = 0;
     HashSlots<Entry> by_id;                       // the live entries by id hash
     std::vector<std::unique_ptr<Entry[]>> pages;  // every header; they never move
     std::vector<Entry*> free_entries;
@@ -263,9 +310,38 @@ class LastCache final : public store::WriteObserver {
 
   static constexpr uint64_t kFirstWarmStamp = uint64_t{1} << 62;
 
+  // One Write's rows as queued for the cache's thread: copied, grouped by shard. Reused once
+  // the thread is done with it (its memory, fresh for every Write, took a page fault a page).
+  struct QueuedWrite {
+    uint64_t seq = 0;
+    size_t row_count = 0;
+    std::vector<store::WrittenRow> rows;  // shard s's: [starts[s], starts[s + 1]); values below
+    std::vector<uint32_t> starts;
+    std::unique_ptr<char[]> values;
+    size_t values_capacity = 0;
+    // A read took it to catch a shard up: never reused, freed with its last holder. Guarded by
+    // queue_mu_.
+    mutable bool lent = false;
+  };
+
   Shard& ShardOf(uint64_t id_hash) { return *shards_[id_hash & (shard_count_ - 1)]; }
   // Adds rows (grouped by shard, each shard's under one lock).
   void Add(std::span<const store::WrittenRow> rows, bool from_rebuild);
+  // Adds rows[order[i]] for i in [begin, end) to `shard` (order null: rows[i]), then evicts past
+  // the shard's bytes. REQUIRES: shard.mu held; the rows all of the shard.
+  void AddToShardLocked(Shard& shard, std::span<const store::WrittenRow> rows,
+                        const uint32_t* order, uint32_t begin, uint32_t end, bool from_rebuild);
+  // Copies a Write's rows to the queue (waiting while it is full).
+  void Enqueue(std::span<const store::WrittenRow> rows);
+  // The cache's thread: adds the queued Writes in order until stop_.
+  void ApplyLoop();
+  // Adds to `shard` the rows of every queued Write up to sequence `upto` it does not hold.
+  // REQUIRES: shard.mu held.
+  void CatchUpLocked(Shard& shard, uint64_t upto);
+  // The sequence of the last Write queued (every read catches up to it).
+  uint64_t QueuedSeq() const { return queued_seq_.load(std::memory_order_acquire); }
+  // Catches every shard up to the Writes queued now.
+  void CatchUpAll();
   // Adds one row to `shard`; `hint` (may be null or another id's) is the entry Add peeked for it.
   // REQUIRES: shard.mu held.
   void AddLocked(Shard& shard, const store::WrittenRow& row, bool from_rebuild, Entry* hint);
@@ -332,6 +408,26 @@ class LastCache final : public store::WriteObserver {
   std::atomic<uint64_t> evicted_{0};
   std::atomic<uint64_t> hits_{0};
   std::atomic<uint64_t> misses_{0};
+
+  // The queue of Writes for the cache's thread (apply_thread). Lock order: a shard's mu, then
+  // queue_mu_.
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;  // a Write queued, a pause lifted, or stop_
+  std::condition_variable done_cv_;   // a Write left the queue, or stop_
+  std::deque<std::shared_ptr<const QueuedWrite>> queue_;  // guarded by queue_mu_
+  std::vector<std::shared_ptr<QueuedWrite>> spare_;       // guarded by queue_mu_; for reuse
+  size_t queued_rows_ = 0;                                 // guarded by queue_mu_
+  bool stop_ = false;                                      // guarded by queue_mu_
+  bool paused_ = false;                                    // guarded by queue_mu_
+  // The last sequence queued; every Write up to done_seq_ is in every shard (both written under
+  // queue_mu_, read without it).
+  std::atomic<uint64_t> queued_seq_{0};
+  std::atomic<uint64_t> done_seq_{0};
+  std::atomic<uint64_t> applied_by_thread_{0};
+  std::atomic<uint64_t> applied_by_readers_{0};
+  std::atomic<uint64_t> apply_ns_{0};
+  std::atomic<uint64_t> apply_page_faults_{0};
+  std::thread apply_thread_;  // last: started once everything above is built, joined first
 };
 
 }  // namespace hotrow::query

@@ -22,6 +22,7 @@ bool LastCache::Latest(std::string_view id, uint64_t id_hash, int n, int64_t win
   out->clear();
   Shard& shard = ShardOf(id_hash);
   std::lock_guard lock(shard.mu);
+  CatchUpLocked(shard, QueuedSeq());  // every Write that returned before this read
   const Entry* found =
       shard.by_id.Find(id_hash, [&](const Entry& entry) { return IdOf(shard, entry) == id; });
   if (found == nullptr) {
@@ -75,9 +76,10 @@ bool LastCache::WholeLocked(const Shard& shard, int64_t window_start_ms) const {
   return shard.retired_ms < window_start_ms;
 }
 
-bool LastCache::Complete(int64_t window_start_ms) const {
+bool LastCache::Complete(int64_t window_start_ms) {
   for (size_t s = 0; s < shard_count_; ++s) {
     std::lock_guard lock(shards_[s]->mu);
+    CatchUpLocked(*shards_[s], QueuedSeq());
     if (!WholeLocked(*shards_[s], window_start_ms)) return false;
   }
   return true;
@@ -156,6 +158,7 @@ bool LastCache::NewestInShards(size_t first_shard, size_t end_shard, std::string
     if (hook != nullptr && *hook) (*hook)(s);
     Shard& shard = *shards_[s];
     std::lock_guard lock(shard.mu);
+    CatchUpLocked(shard, QueuedSeq());
     // Judged under the lock this shard is read under: an id evicted or forgotten since the walk
     // began has raised retired_ms, and leaving it out would skip it.
     if (!WholeLocked(shard, window_start_ms)) return false;
