@@ -365,6 +365,14 @@ std::string Metrics::Render(const ingest::IngestStats* ingest, const store::Stor
     out.push_back(Single("hotrow_rebalances_total",
                          "Consumer group rebalance callbacks served (assignments and revocations)",
                          kCounter, static_cast<double>(ingest->rebalances)));
+    out.push_back(Single("hotrow_group_rejoins_total",
+                         "Times the group consumer was made again with a longer session (the "
+                         "embedded broker only)",
+                         kCounter, static_cast<double>(ingest->group_rejoins)));
+    out.push_back(Single("hotrow_kafka_clients_left_total",
+                         "Kafka consumers left to the process exit instead of destroyed (librdkafka "
+                         "2.0.2 aborts destroying a cooperative consumer never assigned)",
+                         kCounter, static_cast<double>(ingest->consumers_left)));
     out.push_back(Single("hotrow_batches_written_total", "Batches written to the store", kCounter,
                          static_cast<double>(ingest->batches_written)));
     out.push_back(Single("hotrow_batch_events_total",

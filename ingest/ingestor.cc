@@ -263,10 +263,16 @@ void IngestorImpl::RejoinWithLongerSession() {
   {
     std::lock_guard<std::mutex> lock(consumer_mu_);
     // A close that timed out leaves the handle to the process exit (see Stop).
-    if (closed) rd_kafka_destroy(consumer_);
+    if (closed) {
+      DestroyConsumer(consumer_);
+    } else {
+      LeaveToProcessExit(consumer_);
+    }
     consumer_ = *next;
+    consumer_assigned_.store(false);
   }
   ++session_step_;
+  group_rejoins_.fetch_add(1);
   broker_offsets_ = MakeBrokerOffsets();
   Status s = Subscribe();
   if (!s.ok()) NoteError(s.ToString());
@@ -307,8 +313,9 @@ Status IngestorImpl::Stop() {
       // is left to the process exit instead: its callbacks are served only by polling, which
       // has ended, so none reaches this object again.
       spdlog::warn("ingest: leaving the Kafka client to the process exit (brokers unreachable)");
+      LeaveToProcessExit(consumer_);
     } else {
-      rd_kafka_destroy(consumer_);
+      DestroyConsumer(consumer_);
     }
     consumer_ = nullptr;
   }
@@ -321,6 +328,24 @@ Status IngestorImpl::Stop() {
                records_consumed_.load(), events_stored_.load());
   std::lock_guard<std::mutex> lock(stats_mu_);
   return stop_status_;
+}
+
+void IngestorImpl::DestroyConsumer(rd_kafka_t* consumer) {
+  if (!standby() && !consumer_assigned_.load() && CooperativeAssignor()) {
+    spdlog::warn(
+        "ingest: leaving a consumer that never had an assignment to the process exit: "
+        "librdkafka 2.0.2 aborts destroying a cooperative-sticky consumer in that state");
+    LeaveToProcessExit(consumer);
+    return;
+  }
+  rd_kafka_destroy(consumer);
+}
+
+void IngestorImpl::LeaveToProcessExit(rd_kafka_t* consumer) {
+  // Its threads run on until the process exits, past this object and the logger: they must
+  // not log (librdkafka calls the log callback from its own threads; it never logs at 0).
+  rd_kafka_set_log_level(consumer, 0);
+  consumers_left_.fetch_add(1);
 }
 
 bool IngestorImpl::CloseConsumer(rd_kafka_t* consumer) {

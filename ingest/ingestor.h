@@ -171,6 +171,10 @@ struct IngestStats {
   uint64_t batches_discarded = 0;
   // Rebalance callbacks served (assignments and revocations), counted as each begins.
   uint64_t rebalances = 0;
+  // Times the group consumer was made again with a longer session (the embedded broker only).
+  uint64_t group_rejoins = 0;
+  // Kafka clients left to the process exit rather than destroyed (see IngestorImpl::Release).
+  uint64_t consumers_left = 0;
   uint64_t batches_written = 0;
   uint64_t batch_events_sum = 0;       // events over every written batch
   double batch_write_seconds_sum = 0;  // time spent in store writes

@@ -302,6 +302,14 @@ class IngestorImpl final : public Ingestor {
   // Closes `consumer` (leaves the group); false when that timed out (the handle must then not be
   // destroyed: see Stop).
   bool CloseConsumer(rd_kafka_t* consumer);
+  // Destroys a closed group consumer, or leaves it to the process exit when librdkafka 2.0.2
+  // would abort destroying it: a cooperative-sticky consumer that joined a group but was never
+  // given an assignment has no assignor state, and rd_kafka_destroy asserts one
+  // (confluentinc/librdkafka#4312, fixed in 2.3.0). Its callbacks are served only by polling,
+  // which no longer happens for it, so none reaches this object again.
+  void DestroyConsumer(rd_kafka_t* consumer);
+  // Leaves a closed consumer's handle, and its threads, to the process exit; counted.
+  void LeaveToProcessExit(rd_kafka_t* consumer);
   // While nothing is assigned: logs the wait, and on the embedded broker makes the consumer again
   // with a longer session when the join does not complete (kEmbeddedSessionLadderMs).
   void WatchJoin();
@@ -309,6 +317,11 @@ class IngestorImpl final : public Ingestor {
   // ones it no longer names, those the group consumer took included).
   void FollowStandbySet();
   bool standby() const { return options_.standby.on; }
+  // partition.assignment.strategy names a cooperative assignor (librdkafka's default does not).
+  bool CooperativeAssignor() const {
+    auto it = options_.properties.find("partition.assignment.strategy");
+    return it != options_.properties.end() && it->second.find("cooperative") != std::string::npos;
+  }
   void RejoinWithLongerSession();
 
   // Writer threads.
@@ -408,6 +421,11 @@ class IngestorImpl final : public Ingestor {
   std::atomic<uint64_t> index_too_long_{0};
   std::atomic<uint64_t> batches_discarded_{0};
   std::atomic<uint64_t> rebalances_{0};  // callbacks served (OnRebalance), counted as they begin
+  std::atomic<uint64_t> group_rejoins_{0};
+  std::atomic<uint64_t> consumers_left_{0};
+  // The group consumer in hand has been given an assignment (an assign callback), so its
+  // assignor has a state; see DestroyConsumer.
+  std::atomic<bool> consumer_assigned_{false};
   std::atomic<uint64_t> batches_written_{0};
   std::atomic<uint64_t> batch_events_sum_{0};
   std::atomic<uint64_t> batch_write_us_sum_{0};

@@ -23,6 +23,7 @@ void IngestorImpl::OnRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
   const bool cooperative = protocol != nullptr && std::strcmp(protocol, "COOPERATIVE") == 0;
   switch (err) {
     case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
+      self->consumer_assigned_.store(true);
       self->OnAssign(partitions, cooperative);
       break;
     case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:

@@ -115,6 +115,8 @@ IngestStats IngestorImpl::Stats() const {
   s.index_too_long = index_too_long_.load();
   s.batches_discarded = batches_discarded_.load();
   s.rebalances = rebalances_.load();
+  s.group_rejoins = group_rejoins_.load();
+  s.consumers_left = consumers_left_.load();
   s.batches_written = batches_written_.load();
   s.batch_events_sum = batch_events_sum_.load();
   s.batch_write_seconds_sum = static_cast<double>(batch_write_us_sum_.load()) / 1e6;

@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
 
 #include <chrono>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "ingest/ingestor.h"
@@ -124,6 +126,32 @@ TEST_F(GroupJoinTest, ReadyNamesTheWaitForTheGroupsAssignment) {
   EXPECT_EQ(ingestor->Ready().message(),
             "waiting for the group's assignment since 12 s (group no-partitions)");
   ASSERT_TRUE(ingestor->Stop().ok());
+}
+
+// A cooperative-sticky consumer whose joins are answered but whose SyncGroup never succeeds has
+// an assignor but no assignor state, and librdkafka 2.0.2 aborts destroying it
+// (confluentinc/librdkafka#4312): both when the session ladder makes the consumer again and when
+// Stop ends it. Neither may take the process down; the ingestor leaves such a client to the
+// process exit and counts it. (Failed, the process aborting in rd_kafka_destroy, with
+// DestroyConsumer always destroying.)
+TEST_F(GroupJoinTest, AConsumerNeverAssignedUnderCooperativeStickyDoesNotAbortTheProcess) {
+  constexpr int16_t kSyncGroup = 14;
+  const std::vector<rd_kafka_resp_err_t> errors(400, RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS);
+  rd_kafka_mock_push_request_errors_array(kafka_->cluster(), kSyncGroup, errors.size(),
+                                          errors.data());
+  TempDir dir;
+  auto store = OpenStore(dir.Sub("store"));
+  ASSERT_NE(store, nullptr);
+  IngestOptions options = DefaultSessionOptions("never-synced");
+  options.properties["partition.assignment.strategy"] = "cooperative-sticky";
+  auto ingestor = StartIngestor(options, store.get());
+  ASSERT_NE(ingestor, nullptr);
+  // The ladder's first step comes after four sessions of 3 s without an assignment.
+  ASSERT_TRUE(WaitFor([&] { return ingestor->Stats().group_rejoins >= 1; }, 60s))
+      << ingestor->Ready().ToString();
+  EXPECT_FALSE(ingestor->Stats().assigned);
+  EXPECT_TRUE(ingestor->Stop().ok());
+  EXPECT_EQ(ingestor->Stats().consumers_left, 2u);
 }
 
 }  // namespace
