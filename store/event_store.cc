@@ -35,6 +35,13 @@ RocksEventStore::~RocksEventStore() {
   // The locks in the order every writer takes them: writers_mu_, then state_mu_.
   std::unique_lock writers_lock(writers_mu_);
   std::unique_lock lock(state_mu_);
+  if (db_ != nullptr && !options().read_only && !options().write_ahead_log) {
+    // Rows written without the WAL live only in memtables until flushed.
+    std::vector<rocksdb::ColumnFamilyHandle*> cfs{meta_};
+    for (const auto& [start, bucket] : buckets_) cfs.push_back(bucket->cf());
+    rocksdb::Status s = db_->Flush(rocksdb::FlushOptions(), cfs);
+    if (!s.ok()) spdlog::warn("store: flushing memtables at close: {}", s.ToString());
+  }
   buckets_.clear();  // buckets still held by readers keep db_ alive until they let go
   if (db_ != nullptr && !options().read_only && ResumeAfterFailedWrite().ok()) {
     // Skipped while RocksDB is still in its error state: the WAL file that failed must not be
@@ -394,6 +401,7 @@ Status RocksEventStore::Write(const WriteBatchInput& batch, WriteOutcome* outcom
   rocksdb::WriteOptions wo;
   wo.sync = false;
   wo.memtable_insert_hint_per_batch = true;  // the rows are sorted: see above
+  wo.disableWAL = !options().write_ahead_log;
   HOTROW_RETURN_IF_ERROR(NoteWrite(WriteToDb(db_.get(), wo, &wb), "writing a batch"));
 
   std::unique_lock lock(state_mu_);
@@ -500,9 +508,12 @@ Result<size_t> RocksEventStore::DropExpiredBuckets() {
     std::shared_lock writers_lock(writers_mu_);
     if (!write_failed_.load()) FlushIdleBuckets();
   }
+  // Declared before the lock, so released after it: the last holder of a dropped bucket frees its
+  // column family, and writers must not wait for that (RocksDB deletes the files in the
+  // background: avoid_unnecessary_blocking_io).
+  std::vector<std::shared_ptr<RocksBucket>> expired;
   std::unique_lock writers_lock(writers_mu_);
   const int64_t window_start = NowMs() - options().ttl_ms;
-  std::vector<std::shared_ptr<RocksBucket>> expired;
   {
     std::shared_lock lock(state_mu_);
     for (const auto& [start, bucket] : buckets_) {

@@ -62,8 +62,14 @@ struct StoreOptions {
   // (RocksDB kTwoLevelIndexSearch, partition_filters) under a small top level pinned in the block
   // cache: a seek loads the partitions it needs instead of a bucket's whole index and filter
   // (tens of MB for a bucket of 10M events), so they cannot crowd data blocks out of the cache.
-  // Files already written keep their layout. Default: false.
-  bool partitioned_index = false;
+  // Files already written keep their layout; a store holding both kinds reads both. Default: true
+  // (store.partitioned_index).
+  bool partitioned_index = true;
+  // For bulk loads (benchmarks building large stores), never for a service: false writes batches
+  // without the write-ahead log, so a crash loses every row not yet flushed to a table file, with
+  // its offsets. Closing the store flushes every memtable, so a clean close loses nothing.
+  // Default: true.
+  bool write_ahead_log = true;
   // Create the database when `path` holds none. Default: true.
   bool create_if_missing = true;
   // Open without taking the write lock and refuse writes (hotrow keys analyze). Default: false.

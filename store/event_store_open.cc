@@ -111,6 +111,9 @@ Status RocksEventStore::Init() {
   db_opt.info_log = NewSpdlogRocksLogger();
   db_opt.env = NoFreeSpaceEnv();
   db_opt.max_file_opening_threads = 2;
+  // Obsolete files (a dropped bucket's table files, a gigabyte at 100M events) are deleted by a
+  // background job, not by the thread that lets go of the bucket or of an iterator.
+  db_opt.avoid_unnecessary_blocking_io = true;
   // Several writers (the Ingestor's): one group's WAL write overlaps the previous group's
   // memtable inserts, and a group's inserts run in parallel (allow_concurrent_memtable_write,
   // on by default).
