@@ -35,13 +35,6 @@ RocksEventStore::~RocksEventStore() {
   // The locks in the order every writer takes them: writers_mu_, then state_mu_.
   std::unique_lock writers_lock(writers_mu_);
   std::unique_lock lock(state_mu_);
-  if (db_ != nullptr && !options().read_only && !options().write_ahead_log) {
-    // Rows written without the WAL live only in memtables until flushed.
-    std::vector<rocksdb::ColumnFamilyHandle*> cfs{meta_};
-    for (const auto& [start, bucket] : buckets_) cfs.push_back(bucket->cf());
-    rocksdb::Status s = db_->Flush(rocksdb::FlushOptions(), cfs);
-    if (!s.ok()) spdlog::warn("store: flushing memtables at close: {}", s.ToString());
-  }
   buckets_.clear();  // buckets still held by readers keep db_ alive until they let go
   if (db_ != nullptr && !options().read_only && ResumeAfterFailedWrite().ok()) {
     // Skipped while RocksDB is still in its error state: the WAL file that failed must not be

@@ -114,6 +114,9 @@ Status RocksEventStore::Init() {
   // Obsolete files (a dropped bucket's table files, a gigabyte at 100M events) are deleted by a
   // background job, not by the thread that lets go of the bucket or of an iterator.
   db_opt.avoid_unnecessary_blocking_io = true;
+  // Rows written without the WAL (StoreOptions::write_ahead_log) are flushed when the database
+  // closes: RocksDB does so while avoid_flush_during_shutdown is false (its default).
+  db_opt.avoid_flush_during_shutdown = false;
   // Several writers (the Ingestor's): one group's WAL write overlaps the previous group's
   // memtable inserts, and a group's inserts run in parallel (allow_concurrent_memtable_write,
   // on by default).
