@@ -81,6 +81,9 @@ struct StoreOptions {
   // adaptive) and before anything is read or written; may block to hold the Write there.
   // Default: none.
   std::function<void(const WriteBatchInput&)> write_hook;
+  // For tests: runs on the thread that deleted a table file (a dropped bucket's, a compaction's
+  // inputs), after the deletion, with the file's path. Default: none.
+  std::function<void(const std::string&)> table_file_deleted_hook;
 };
 
 struct TopicPartition {
