@@ -28,6 +28,7 @@
 //   HOTROW_SCALE_EVENTS=10000000 [HOTROW_SCALE_PARTITIONED=0|1] [HOTROW_SCALE_BLOCK_CACHE_MB=n]
 //   scale_bench
 //   HOTROW_SCALE_AB_PARTITIONED=1 [HOTROW_SCALE_EVENTS=n] scale_bench   (whole / partitioned, same size)
+//   HOTROW_SCALE_DROP_CACHE=0 scale_bench   (restart and drop with the last-N cache off)
 
 #include <algorithm>
 #include <atomic>
@@ -383,7 +384,12 @@ void RestartAndDrop(Subject* s) {
   auto start = Clock::now();
   s->store = OpenStore(*s);
   s->open_s = Since(start);
-  auto engine = std::make_unique<query::QueryEngine>(s->store.get(), query::QueryOptions());
+  // HOTROW_SCALE_DROP_CACHE=0: restart and drop with the last-N cache off, to see its share.
+  query::QueryOptions engine_options;
+  if (const char* env = std::getenv("HOTROW_SCALE_DROP_CACHE"); env != nullptr) {
+    engine_options.last_cache = std::string(env) == "0" ? 0 : engine_options.last_cache;
+  }
+  auto engine = std::make_unique<query::QueryEngine>(s->store.get(), engine_options);
   engine->WaitForCacheRebuild();
   s->ready_s = Since(start);
   start = Clock::now();
