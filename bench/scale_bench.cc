@@ -27,7 +27,7 @@
 //
 //   HOTROW_SCALE_EVENTS=10000000 [HOTROW_SCALE_PARTITIONED=0|1] [HOTROW_SCALE_BLOCK_CACHE_MB=n]
 //   scale_bench
-//   HOTROW_SCALE_AB_PARTITIONED=1 [HOTROW_SCALE_EVENTS=n] scale_bench   (whole / partitioned, same size)
+//   HOTROW_SCALE_AB_PARTITIONED=1 [HOTROW_SCALE_EVENTS=n] scale_bench   (whole / partitioned)
 //   HOTROW_SCALE_DROP_CACHE=0 scale_bench   (restart and drop with the last-N cache off)
 
 #include <algorithm>
@@ -58,8 +58,8 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kBaseEvents = 1'000'000;
 constexpr size_t kEventsPerId = 100;
 constexpr size_t kBatchEvents = 5000;
-constexpr size_t kChunkEvents = 250'000;  // generated while the previous chunk is written
-constexpr size_t kBuildWriters = 2;         // writer threads of the build, partitions split
+constexpr size_t kChunkEvents = 250'000;      // generated while the previous chunk is written
+constexpr size_t kBuildWriters = 2;           // writer threads of the build, partitions split
 constexpr size_t kBuildBatchEvents = 20'000;  // events per batch of the build
 constexpr int kPartitions = 16;
 constexpr int kBigIds = 8, kBigEvents = 10'000;
@@ -122,13 +122,13 @@ class Generator {
   // Events [begin, end) of the store as batches of up to `batch_events`, one list per writer:
   // writer w gets the partitions p with p % writers == w, in order (as the Ingestor splits them).
   std::vector<std::vector<store::WriteBatchInput>> Batches(const store::EventStore& store,
-                                                           size_t begin, size_t end,
-                                                           size_t writers, size_t batch_events) {
+                                                           size_t begin, size_t end, size_t writers,
+                                                           size_t batch_events) {
     std::vector<std::vector<store::WriteBatchInput>> lists(writers);
     for (auto& list : lists) list.emplace_back();
     for (size_t j = begin; j < end; ++j) {
-      const int64_t ts = now_ms_ - span_ms_ +
-                         static_cast<int64_t>(j * static_cast<size_t>(span_ms_) / events_);
+      const int64_t ts =
+          now_ms_ - span_ms_ + static_cast<int64_t>(j * static_cast<size_t>(span_ms_) / events_);
       std::string id;
       if (j % big_stride_ == 0 && j / big_stride_ < kBigIds * kBigEvents) {
         id = BigId(static_cast<int>((j / big_stride_) % kBigIds));

@@ -117,7 +117,8 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
       ::testing::ElementsAre(
           "kafka.brokers", "kafka.topics", "kafka.group_id", "kafka.instance_id",
           "kafka.properties", "store.path", "store.ttl", "store.bucket", "store.clock",
-          "store.block_cache", "store.write_buffer", "store.partitioned_index", "keying.salts", "keying.salt_by",
+          "store.block_cache", "store.write_buffer", "store.partitioned_index", "keying.salts",
+          "keying.salt_by",
           "keying.hot_share", "ingest.batch_max_events", "ingest.batch_max_ms", "ingest.id_field",
           "ingest.ts_field", "ingest.max_future", "ingest.dead_letter_topic", "ingest.stall_after",
           "ingest.writers", "ingest.format", "ingest.include_meta", "ingest.schema_registry.url",
