@@ -5,9 +5,10 @@
 // 100M), each with 16 salts, `salt_by: record` and the default options, its events spread over the
 // same 9 minutes of event time and 16 partitions: background ids with 100 events each on average
 // (dev-00000001..), 8 planted ids with about 10k events each (big-0..7) and 32 with 100 each
-// (hundred-00..31), spread evenly through the span. Each store is written in batches of 5000,
-// reopened (so it is read from table files) and its closed buckets compacted, as a running service
-// has them. Then, the two taking turns where a ratio compares them:
+// (hundred-00..31), spread evenly through the span. Each store is built as a bulk load (2 writer
+// threads by partition, batches of 20000, no WAL, compactions as under ingest), then reopened (so
+// it is read from table files, written with the WAL again) and its closed buckets compacted, as a
+// running service has them. Then, the two taking turns where a ratio compares them:
 //  - latest-10 on the store path (the last-N cache off), random background ids, 10 rounds of 1000
 //    queries on each store, which goes first alternating; with the block reads of each query
 //    (RocksDB's perf context: block-cache hits, blocks read from table files) and the bytes the
@@ -26,6 +27,8 @@
 //
 //   HOTROW_SCALE_EVENTS=10000000 [HOTROW_SCALE_PARTITIONED=0|1] [HOTROW_SCALE_BLOCK_CACHE_MB=n]
 //   scale_bench
+//   HOTROW_SCALE_AB_PARTITIONED=1 [HOTROW_SCALE_EVENTS=n] scale_bench   (whole / partitioned)
+//   HOTROW_SCALE_DROP_CACHE=0 scale_bench   (restart and drop with the last-N cache off)
 
 #include <algorithm>
 #include <atomic>
@@ -33,6 +36,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <random>
 #include <string>
@@ -54,7 +58,9 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kBaseEvents = 1'000'000;
 constexpr size_t kEventsPerId = 100;
 constexpr size_t kBatchEvents = 5000;
-constexpr size_t kChunkEvents = 250'000;  // generated (untimed), then written
+constexpr size_t kChunkEvents = 250'000;      // generated while the previous chunk is written
+constexpr size_t kBuildWriters = 2;           // writer threads of the build, partitions split
+constexpr size_t kBuildBatchEvents = 20'000;  // events per batch of the build
 constexpr int kPartitions = 16;
 constexpr int kBigIds = 8, kBigEvents = 10'000;
 constexpr int kSmallIds = 32, kSmallEvents = 100;
@@ -113,28 +119,29 @@ class Generator {
     small_stride_ = std::max<size_t>(2, events / (kSmallIds * kSmallEvents));
   }
 
-  // Events [begin, end) of the store as batches.
-  std::vector<store::WriteBatchInput> Batches(store::EventStore* store, size_t begin, size_t end) {
-    std::vector<store::WriteBatchInput> batches;
-    for (size_t i = begin; i < end; i += kBatchEvents) {
-      store::WriteBatchInput batch;
-      batch.rows.reserve(kBatchEvents);
-      for (size_t j = i; j < std::min(end, i + kBatchEvents); ++j) {
-        const int64_t ts = now_ms_ - span_ms_ +
-                           static_cast<int64_t>(j * static_cast<size_t>(span_ms_) / events_);
-        std::string id;
-        if (j % big_stride_ == 0 && j / big_stride_ < kBigIds * kBigEvents) {
-          id = BigId(static_cast<int>((j / big_stride_) % kBigIds));
-        } else if (j % small_stride_ == 1 && j / small_stride_ < kSmallIds * kSmallEvents) {
-          id = SmallId(static_cast<int>((j / small_stride_) % kSmallIds));
-        } else {
-          id = DeviceId(1 + rng_() % ids());
-        }
-        Add(*store, id, ts, &batch);
+  // Events [begin, end) of the store as batches of up to `batch_events`, one list per writer:
+  // writer w gets the partitions p with p % writers == w, in order (as the Ingestor splits them).
+  std::vector<std::vector<store::WriteBatchInput>> Batches(const store::EventStore& store,
+                                                           size_t begin, size_t end, size_t writers,
+                                                           size_t batch_events) {
+    std::vector<std::vector<store::WriteBatchInput>> lists(writers);
+    for (auto& list : lists) list.emplace_back();
+    for (size_t j = begin; j < end; ++j) {
+      const int64_t ts =
+          now_ms_ - span_ms_ + static_cast<int64_t>(j * static_cast<size_t>(span_ms_) / events_);
+      std::string id;
+      if (j % big_stride_ == 0 && j / big_stride_ < kBigIds * kBigEvents) {
+        id = BigId(static_cast<int>((j / big_stride_) % kBigIds));
+      } else if (j % small_stride_ == 1 && j / small_stride_ < kSmallIds * kSmallEvents) {
+        id = SmallId(static_cast<int>((j / small_stride_) % kSmallIds));
+      } else {
+        id = DeviceId(1 + rng_() % ids());
       }
-      batches.push_back(std::move(batch));
+      const size_t writer = static_cast<size_t>(written_ % kPartitions) % writers;
+      if (lists[writer].back().rows.size() >= batch_events) lists[writer].emplace_back();
+      Add(store, id, ts, &lists[writer].back());
     }
-    return batches;
+    return lists;
   }
 
   // One batch of new events of background ids at `ts_ms`.
@@ -216,28 +223,49 @@ void Build(Subject* s, const std::string& dir, const DataSpec& spec) {
   if (const char* env = std::getenv("HOTROW_SCALE_BLOCK_CACHE_MB"); env != nullptr) {
     s->options.block_cache_bytes = std::strtoull(env, nullptr, 10) << 20;
   }
+  // Built as a bulk load: no WAL (the close flushes every memtable, and everything measured is
+  // read after the reopen below, from table files, as with the WAL), kBuildWriters writer
+  // threads by partition as the Ingestor splits them, larger batches, and the next chunk
+  // generated while this one is written. Compactions run as they do under ingest, so the
+  // store's shape is a running service's. The reopened store writes with the WAL again.
+  s->options.write_ahead_log = false;
   s->store = OpenStore(*s);
   s->gen = std::make_unique<Generator>(s->events, spec.now_ms, spec.span_ms,
                                        *s->store->TopicNumber("events"));
+  auto generate = [s](size_t begin) {
+    return s->gen->Batches(*s->store, begin, std::min(s->events, begin + kChunkEvents),
+                           kBuildWriters, kBuildBatchEvents);
+  };
   double write_s = 0;
+  auto next = std::async(std::launch::async, generate, size_t{0});
   for (size_t begin = 0; begin < s->events; begin += kChunkEvents) {
-    const auto batches =
-        s->gen->Batches(s->store.get(), begin, std::min(s->events, begin + kChunkEvents));
-    const auto t = Clock::now();
-    for (const store::WriteBatchInput& batch : batches) {
-      store::WriteOutcome outcome;
-      const Status st = s->store->Write(batch, &outcome);
-      if (!st.ok()) Die(st.ToString());
-      if (outcome.stored != batch.rows.size()) Die("a batch was not stored whole");
+    const auto lists = next.get();
+    if (begin + kChunkEvents < s->events) {
+      next = std::async(std::launch::async, generate, begin + kChunkEvents);
     }
+    const auto t = Clock::now();
+    std::vector<std::thread> writers;
+    for (const auto& list : lists) {
+      writers.emplace_back([s, &list] {
+        for (const store::WriteBatchInput& batch : list) {
+          if (batch.rows.empty()) continue;
+          store::WriteOutcome outcome;
+          const Status st = s->store->Write(batch, &outcome);
+          if (!st.ok()) Die(st.ToString());
+          if (outcome.stored != batch.rows.size()) Die("a batch was not stored whole");
+        }
+      });
+    }
+    for (std::thread& w : writers) w.join();
     write_s += Since(t);
     if (begin % 10'000'000 == 0 && begin > 0) {
-      std::printf("  %s: %zu events written\n", s->name.c_str(), begin);
+      std::printf("  %s: %zu events written (%.0f s)\n", s->name.c_str(), begin, Since(start));
       std::fflush(stdout);
     }
   }
   s->write_events_per_s = static_cast<double>(s->events) / write_s;
   s->store.reset();
+  s->options.write_ahead_log = true;
   s->store = OpenStore(*s);
   s->store->WaitForCompactions();
   s->build_s = Since(start);
@@ -356,7 +384,12 @@ void RestartAndDrop(Subject* s) {
   auto start = Clock::now();
   s->store = OpenStore(*s);
   s->open_s = Since(start);
-  auto engine = std::make_unique<query::QueryEngine>(s->store.get(), query::QueryOptions());
+  // HOTROW_SCALE_DROP_CACHE=0: restart and drop with the last-N cache off, to see its share.
+  query::QueryOptions engine_options;
+  if (const char* env = std::getenv("HOTROW_SCALE_DROP_CACHE"); env != nullptr) {
+    engine_options.last_cache = std::string(env) == "0" ? 0 : engine_options.last_cache;
+  }
+  auto engine = std::make_unique<query::QueryEngine>(s->store.get(), engine_options);
   engine->WaitForCacheRebuild();
   s->ready_s = Since(start);
   start = Clock::now();
@@ -486,7 +519,13 @@ int Main() {
   if (const char* env = std::getenv("HOTROW_SCALE_EVENTS"); env != nullptr && *env != '\0') {
     events = std::strtoull(env, nullptr, 10);
   }
-  if (events < 2 * kBaseEvents) Die("HOTROW_SCALE_EVENTS must be at least 2000000");
+  // HOTROW_SCALE_AB_PARTITIONED=1: what partitioned index and filters cost where everything fits,
+  // two stores of the same size (1M, or HOTROW_SCALE_EVENTS) taking the same turns, the first with
+  // whole index and filter blocks, the second partitioned; the ratios are partitioned / whole.
+  const char* ab_env = std::getenv("HOTROW_SCALE_AB_PARTITIONED");
+  const bool ab = ab_env != nullptr && std::string(ab_env) == "1";
+  if (ab && std::getenv("HOTROW_SCALE_EVENTS") == nullptr) events = kBaseEvents;
+  if (!ab && events < 2 * kBaseEvents) Die("HOTROW_SCALE_EVENTS must be at least 2000000");
   ScratchDir dir;
   const DataSpec spec;  // now_ms and the 9-minute span
   Subject base, big;
@@ -495,6 +534,13 @@ int Main() {
   big.name = events % 1'000'000 == 0 ? std::to_string(events / 1'000'000) + "M"
                                      : std::to_string(events);
   big.events = events;
+  if (ab) {
+    base.events = events;
+    base.name = big.name + "-whole";
+    big.name += "-partitioned";
+    base.options.partitioned_index = false;
+    big.options.partitioned_index = true;
+  }
   std::printf("scale_bench: %zu events against %zu, stores under %s\n", events, kBaseEvents,
               dir.path().c_str());
   Build(&base, dir.path(), spec);

@@ -338,6 +338,7 @@ store::StoreOptions Config::ToStoreOptions() const {
   options.hot.hot_share = keying.hot_share;
   options.block_cache_bytes = static_cast<size_t>(store.block_cache_bytes);
   options.write_buffer_bytes = static_cast<size_t>(store.write_buffer_bytes);
+  options.partitioned_index = store.partitioned_index;
   options.index_fields = index.fields;
   return options;
 }

@@ -31,6 +31,7 @@ struct Config {
     store::ClockKind clock = store::ClockKind::kWall;  // "wall" or "stream"
     int64_t block_cache_bytes = int64_t{256} << 20;   // store.block_cache, a size
     int64_t write_buffer_bytes = int64_t{64} << 20;   // store.write_buffer, a size
+    bool partitioned_index = true;                    // store.partitioned_index
   } store;
   struct Keying {
     int salts = 16;                                    // 1..256

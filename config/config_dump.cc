@@ -59,6 +59,7 @@ std::string EffectiveYaml(const Config& c) {
       << (c.store.clock == store::ClockKind::kWall ? "wall" : "stream");
   out << YAML::Key << "block_cache" << YAML::Value << FormatByteSize(c.store.block_cache_bytes);
   out << YAML::Key << "write_buffer" << YAML::Value << FormatByteSize(c.store.write_buffer_bytes);
+  out << YAML::Key << "partitioned_index" << YAML::Value << c.store.partitioned_index;
   out << YAML::EndMap;
 
   out << YAML::Key << "keying" << YAML::Value << YAML::BeginMap;

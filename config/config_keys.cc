@@ -357,6 +357,8 @@ const std::vector<KeySpec>& Keys() {
        [](const YAML::Node& v, const std::string& k, Config* c) {
          return ReadSize(v, k, int64_t{4} << 20, int64_t{1} << 40, &c->store.write_buffer_bytes);
        }},
+      {"store.partitioned_index", [](const YAML::Node& v, const std::string& k,
+                                     Config* c) { return ReadBool(v, k, &c->store.partitioned_index); }},
       {"keying.salts",
        [](const YAML::Node& v, const std::string& k, Config* c) {
          int64_t salts = 0;

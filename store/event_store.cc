@@ -394,6 +394,7 @@ Status RocksEventStore::Write(const WriteBatchInput& batch, WriteOutcome* outcom
   rocksdb::WriteOptions wo;
   wo.sync = false;
   wo.memtable_insert_hint_per_batch = true;  // the rows are sorted: see above
+  wo.disableWAL = !options().write_ahead_log;
   HOTROW_RETURN_IF_ERROR(NoteWrite(WriteToDb(db_.get(), wo, &wb), "writing a batch"));
 
   std::unique_lock lock(state_mu_);
@@ -500,9 +501,12 @@ Result<size_t> RocksEventStore::DropExpiredBuckets() {
     std::shared_lock writers_lock(writers_mu_);
     if (!write_failed_.load()) FlushIdleBuckets();
   }
+  // Declared before the lock, so released after it: the last holder of a dropped bucket frees its
+  // column family, and writers must not wait for that (RocksDB deletes the files in the
+  // background: avoid_unnecessary_blocking_io).
+  std::vector<std::shared_ptr<RocksBucket>> expired;
   std::unique_lock writers_lock(writers_mu_);
   const int64_t window_start = NowMs() - options().ttl_ms;
-  std::vector<std::shared_ptr<RocksBucket>> expired;
   {
     std::shared_lock lock(state_mu_);
     for (const auto& [start, bucket] : buckets_) {

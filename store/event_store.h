@@ -62,8 +62,14 @@ struct StoreOptions {
   // (RocksDB kTwoLevelIndexSearch, partition_filters) under a small top level pinned in the block
   // cache: a seek loads the partitions it needs instead of a bucket's whole index and filter
   // (tens of MB for a bucket of 10M events), so they cannot crowd data blocks out of the cache.
-  // Files already written keep their layout. Default: false.
-  bool partitioned_index = false;
+  // Files already written keep their layout; a store holding both kinds reads both. Default: true
+  // (store.partitioned_index).
+  bool partitioned_index = true;
+  // For bulk loads (benchmarks building large stores), never for a service: false writes batches
+  // without the write-ahead log, so a crash loses every row not yet flushed to a table file, with
+  // its offsets. Closing the store flushes every memtable, so a clean close loses nothing.
+  // Default: true.
+  bool write_ahead_log = true;
   // Create the database when `path` holds none. Default: true.
   bool create_if_missing = true;
   // Open without taking the write lock and refuse writes (hotrow keys analyze). Default: false.
@@ -75,6 +81,9 @@ struct StoreOptions {
   // adaptive) and before anything is read or written; may block to hold the Write there.
   // Default: none.
   std::function<void(const WriteBatchInput&)> write_hook;
+  // For tests: runs on the thread that deleted a table file (a dropped bucket's, a compaction's
+  // inputs), after the deletion, with the file's path. Default: none.
+  std::function<void(const std::string&)> table_file_deleted_hook;
 };
 
 struct TopicPartition {

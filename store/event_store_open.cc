@@ -111,12 +111,21 @@ Status RocksEventStore::Init() {
   db_opt.info_log = NewSpdlogRocksLogger();
   db_opt.env = NoFreeSpaceEnv();
   db_opt.max_file_opening_threads = 2;
+  // Obsolete files (a dropped bucket's table files, a gigabyte at 100M events) are deleted by a
+  // background job, not by the thread that lets go of the bucket or of an iterator.
+  db_opt.avoid_unnecessary_blocking_io = true;
+  // Rows written without the WAL (StoreOptions::write_ahead_log) are flushed when the database
+  // closes: RocksDB does so while avoid_flush_during_shutdown is false (its default).
+  db_opt.avoid_flush_during_shutdown = false;
   // Several writers (the Ingestor's): one group's WAL write overlaps the previous group's
   // memtable inserts, and a group's inserts run in parallel (allow_concurrent_memtable_write,
   // on by default).
   db_opt.enable_pipelined_write = true;
   table_changes_ = std::make_shared<TableChanges>();
   db_opt.listeners.push_back(table_changes_);
+  if (opt.table_file_deleted_hook) {
+    db_opt.listeners.push_back(std::make_shared<TableFileDeletions>(opt.table_file_deleted_hook));
+  }
 
   std::vector<std::string> names;
   if (exists) {

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "common/status.h"
@@ -39,6 +40,19 @@ class TableChanges final : public rocksdb::EventListener {
   void Bump() { count_.fetch_add(1, std::memory_order_acq_rel); }
 
   std::atomic<uint64_t> count_{0};
+};
+
+// Calls `hook` with the path of every table file RocksDB deleted, on the thread that deleted it.
+class TableFileDeletions final : public rocksdb::EventListener {
+ public:
+  explicit TableFileDeletions(std::function<void(const std::string&)> hook)
+      : hook_(std::move(hook)) {}
+  void OnTableFileDeleted(const rocksdb::TableFileDeletionInfo& info) override {
+    hook_(info.file_path);
+  }
+
+ private:
+  const std::function<void(const std::string&)> hook_;
 };
 
 // db->Write(options, batch). In ThreadSanitizer builds TSan ignores the memory accesses made inside

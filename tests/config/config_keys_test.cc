@@ -92,6 +92,15 @@ TEST(ConfigKeyTest, StoreClock) {
   EXPECT_EQ(SetError("store.clock=[wall]"), "store.clock: expected wall or stream, got a list");
 }
 
+TEST(ConfigKeyTest, StorePartitionedIndex) {
+  EXPECT_TRUE(SetOk({}).store.partitioned_index);
+  EXPECT_TRUE(SetOk({}).ToStoreOptions().partitioned_index);
+  const Config c = SetOk({"store.partitioned_index=false"});
+  EXPECT_FALSE(c.store.partitioned_index);
+  EXPECT_FALSE(c.ToStoreOptions().partitioned_index);
+  EXPECT_THAT(SetError("store.partitioned_index=maybe"), StartsWith("store.partitioned_index:"));
+}
+
 TEST(ConfigKeyTest, StoreSizes) {
   EXPECT_EQ(SetOk({"store.block_cache=1GiB"}).store.block_cache_bytes, int64_t{1} << 30);
   EXPECT_EQ(SetOk({"store.write_buffer=128MiB"}).store.write_buffer_bytes, int64_t{128} << 20);

@@ -1,0 +1,84 @@
+// Dropping an expired bucket must not delete its table files on the caller's thread: the caller
+// holds the store's writers out while it drops, and at 100M events a bucket's files are a
+// gigabyte. RocksDB deletes them in a background job (avoid_unnecessary_blocking_io); the files
+// are still deleted.
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "common/clock.h"
+#include "keying/row_key.h"
+#include "keying/row_value.h"
+#include "store/event_store.h"
+#include "tests/support/temp_dir.h"
+
+namespace hotrow::store::bucket_drop_test {
+namespace {
+
+constexpr int64_t kNow = 1'700'000'000'000;
+
+// The table files deleted while `watching`, and whether any was deleted on `caller`'s thread.
+struct Deletions {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool watching = false;
+  int deleted = 0;
+  bool on_caller = false;
+  std::thread::id caller;
+};
+
+TEST(BucketDropTest, TheDroppedBucketsFilesAreDeletedOffTheCallersThread) {
+  testing::TempDir dir;
+  ManualClock clock(kNow);
+  Deletions deletions;
+  StoreOptions options;
+  options.path = dir.Sub("store");
+  options.wall_clock = &clock;
+  options.salts = 4;
+  options.ttl_ms = 60'000;
+  options.bucket_ms = 60'000;
+  options.table_file_deleted_hook = [&deletions](const std::string&) {
+    std::lock_guard lock(deletions.mu);
+    if (!deletions.watching) return;
+    ++deletions.deleted;
+    if (std::this_thread::get_id() == deletions.caller) deletions.on_caller = true;
+    deletions.cv.notify_all();
+  };
+  {
+    auto store = std::move(EventStore::Open(options).value());
+    const uint16_t topic = *store->TopicNumber("events");
+    WriteBatchInput batch;
+    for (int64_t i = 0; i < 20'000; ++i) {
+      const std::string id = "dev-" + std::to_string(i % 100);
+      keying::RowKey key{store->salter().SaltOf("events", 0, i, id), keying::IdHash(id),
+                         kNow - 15'000 + i / 2, topic, 0, i};
+      batch.rows.push_back({keying::EncodeRowKey(key), keying::EncodeRowValue(id, R"({"v":1})")});
+    }
+    batch.next_offsets[{"events", 0}] = 20'000;
+    WriteOutcome outcome;
+    ASSERT_TRUE(store->Write(batch, &outcome).ok());
+  }
+  auto store = std::move(EventStore::Open(options).value());  // the rows are in a table file now
+  store->WaitForCompactions();
+  ASSERT_EQ(store->Buckets().size(), 1u);
+
+  clock.Advance(120'000);
+  {
+    std::lock_guard lock(deletions.mu);
+    deletions.watching = true;
+    deletions.caller = std::this_thread::get_id();
+  }
+  auto dropped = store->DropExpiredBuckets();
+  ASSERT_TRUE(dropped.ok()) << dropped.status().ToString();
+  ASSERT_EQ(*dropped, 1u);
+  std::unique_lock lock(deletions.mu);
+  deletions.cv.wait(lock, [&] { return deletions.deleted > 0; });  // still deleted, elsewhere
+  EXPECT_FALSE(deletions.on_caller) << "a table file was deleted by DropExpiredBuckets' caller";
+}
+
+}  // namespace
+}  // namespace hotrow::store::bucket_drop_test
