@@ -20,8 +20,16 @@ struct Fixture {
   std::unique_ptr<store::EventStore> store;
 };
 
+Fixture* f = nullptr;
+
+// Closes the store before the process exits: RocksDB's compactions still running while the
+// process's static objects are destroyed crash it ("double free or corruption").
+void CloseFixture() {
+  delete f;
+  f = nullptr;
+}
+
 Fixture* Get() {
-  static Fixture* f = nullptr;
   if (f != nullptr) return f;
   f = new Fixture();
   store::StoreOptions options;
@@ -122,6 +130,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  hotrow::bench::CloseFixture();
   using hotrow::bench::PrintRatio;
   std::printf("\n1M events, 16 salts; events/s, best run\n");
   PrintRatio("full scan, 2 threads / 1 thread", "scan_t2", "scan_t1");
