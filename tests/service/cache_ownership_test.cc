@@ -19,23 +19,38 @@ namespace {
 
 constexpr int64_t kNow = 1'700'000'060'000;
 
-TEST(CacheOwnershipTest, PartitionsNoLongerOwnedLeaveTheCacheAndAnswersStayTheStores) {
-  testing::TempDir dir;
-  ManualClock clock(kNow);
-  store::StoreOptions options;
-  options.path = dir.Sub("store");
-  options.salts = 4;
-  options.wall_clock = &clock;
-  Result<std::unique_ptr<store::EventStore>> store = store::EventStore::Open(options);
-  ASSERT_TRUE(store.ok()) << store.status().ToString();
-  query::QueryOptions q;
-  q.threads = 1;
-  query::QueryEngine engine(store->get(), q);
-  q.last_cache = 0;
-  query::QueryEngine reads_store(store->get(), q);
-  engine.WaitForCacheRebuild();
-  ingest::PartitionOwnership ownership(store->get());
-  CacheOwnership sync(&ownership, &engine, store->get());
+// A store with two engines over it: `engine` with the last-N cache, `reads_store` without, so
+// that every cached answer can be compared with the store's.
+class CacheOwnershipTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store::StoreOptions options;
+    options.path = dir_.Sub("store");
+    options.salts = 4;
+    options.wall_clock = &clock_;
+    Result<std::unique_ptr<store::EventStore>> opened = store::EventStore::Open(options);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    store_ = std::move(opened).value();
+    query::QueryOptions q;
+    q.threads = 1;
+    engine_ = std::make_unique<query::QueryEngine>(store_.get(), q);
+    q.last_cache = 0;
+    reads_store_ = std::make_unique<query::QueryEngine>(store_.get(), q);
+    engine_->WaitForCacheRebuild();
+  }
+
+  testing::TempDir dir_;
+  ManualClock clock_{kNow};
+  std::unique_ptr<store::EventStore> store_;
+  std::unique_ptr<query::QueryEngine> engine_;
+  std::unique_ptr<query::QueryEngine> reads_store_;
+};
+
+TEST_F(CacheOwnershipTest, PartitionsNoLongerOwnedLeaveTheCacheAndAnswersStayTheStores) {
+  query::QueryEngine& engine = *engine_;
+  query::QueryEngine& reads_store = *reads_store_;
+  ingest::PartitionOwnership ownership(store_.get());
+  CacheOwnership sync(&ownership, &engine, store_.get());
   ownership.Assigned("t", 0, 0, 0);
   ownership.Assigned("t", 1, 0, 0);
   EXPECT_EQ(sync.Poll(), 0u);
@@ -46,7 +61,7 @@ TEST(CacheOwnershipTest, PartitionsNoLongerOwnedLeaveTheCacheAndAnswersStayTheSt
         {"d", kNow - 30'000 + i * 100, "t", i % 2, i / 2, "{\"i\":" + std::to_string(i) + "}"});
   }
   store::WriteOutcome outcome;
-  ASSERT_TRUE(testing::WriteEvents(store->get(), events, &outcome).ok());
+  ASSERT_TRUE(testing::WriteEvents(store_.get(), events, &outcome).ok());
   const uint64_t bytes = engine.Cache().cache.bytes;
 
   // Revoked and assigned back before the next poll: nothing is forgotten.
@@ -73,24 +88,12 @@ TEST(CacheOwnershipTest, PartitionsNoLongerOwnedLeaveTheCacheAndAnswersStayTheSt
 // (StandbyHandover::Release: the standby's ownership adopts it before the owner revokes it) keeps
 // its rows, and an answer read as a standby (a filter of the followed partitions) is the store's;
 // a partition neither owned nor followed leaves the cache.
-TEST(CacheOwnershipTest, APartitionTheStandbyFollowsKeepsItsRowsAndItsAnswersAreTheStores) {
-  testing::TempDir dir;
-  ManualClock clock(kNow);
-  store::StoreOptions options;
-  options.path = dir.Sub("store");
-  options.salts = 4;
-  options.wall_clock = &clock;
-  Result<std::unique_ptr<store::EventStore>> store = store::EventStore::Open(options);
-  ASSERT_TRUE(store.ok()) << store.status().ToString();
-  query::QueryOptions q;
-  q.threads = 1;
-  query::QueryEngine engine(store->get(), q);
-  q.last_cache = 0;
-  query::QueryEngine reads_store(store->get(), q);
-  engine.WaitForCacheRebuild();
-  ingest::PartitionOwnership owned(store->get());
-  ingest::PartitionOwnership followed(store->get());
-  CacheOwnership sync(&owned, &engine, store->get());
+TEST_F(CacheOwnershipTest, APartitionTheStandbyFollowsKeepsItsRowsAndItsAnswersAreTheStores) {
+  query::QueryEngine& engine = *engine_;
+  query::QueryEngine& reads_store = *reads_store_;
+  ingest::PartitionOwnership owned(store_.get());
+  ingest::PartitionOwnership followed(store_.get());
+  CacheOwnership sync(&owned, &engine, store_.get());
   sync.set_followed(&followed);
   owned.Assigned("t", 0, 0, 0);
   owned.Assigned("t", 1, 0, 0);
@@ -103,7 +106,7 @@ TEST(CacheOwnershipTest, APartitionTheStandbyFollowsKeepsItsRowsAndItsAnswersAre
         {"d", kNow - 30'000 + i * 100, "t", i % 3, i / 3, "{\"i\":" + std::to_string(i) + "}"});
   }
   store::WriteOutcome outcome;
-  ASSERT_TRUE(testing::WriteEvents(store->get(), events, &outcome).ok());
+  ASSERT_TRUE(testing::WriteEvents(store_.get(), events, &outcome).ok());
   const uint64_t bytes = engine.Cache().cache.bytes;
 
   // t/1 handed from the owner to the standby: held throughout, nothing forgotten.
@@ -113,7 +116,7 @@ TEST(CacheOwnershipTest, APartitionTheStandbyFollowsKeepsItsRowsAndItsAnswersAre
   EXPECT_EQ(engine.Cache().cache.bytes, bytes);
 
   // What a standby answer reads (?standby=t:1,t:2): the followed partitions only.
-  Result<uint16_t> topic = store->get()->TopicNumber("t");
+  Result<uint16_t> topic = store_.get()->TopicNumber("t");
   ASSERT_TRUE(topic.ok());
   const query::PartitionFilter standby = [t = *topic](uint16_t number, int32_t partition) {
     return number == t && (partition == 1 || partition == 2);
