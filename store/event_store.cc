@@ -11,6 +11,7 @@
 #include <mutex>
 #include <set>
 #include <shared_mutex>
+#include <span>
 #include <tuple>
 
 #include "keying/index_key.h"
@@ -32,7 +33,8 @@ constexpr int64_t kIdleFlushMs = 30 * 1000;
 
 RocksEventStore::~RocksEventStore() {
   compactor_.reset();  // a compaction under way is stopped, not waited for
-  // The locks in the order every writer takes them: writers_mu_, then state_mu_.
+  // The locks in the order every writer takes them: drop_mu_, writers_mu_, then state_mu_.
+  std::lock_guard drop_lock(drop_mu_);
   std::unique_lock writers_lock(writers_mu_);
   std::unique_lock lock(state_mu_);
   buckets_.clear();  // buckets still held by readers keep db_ alive until they let go
@@ -467,6 +469,10 @@ std::map<TopicPartition, PartitionRun> RocksEventStore::PartitionRuns() const {
 
 void RocksEventStore::FlushIdleBuckets() {
   const int64_t now = options().wall_clock->NowMs();
+  // A bucket about to be dropped is neither flushed nor compacted: RocksDB leaves the table file
+  // of a flush or compaction that a drop overtook on disk until its next full scan for obsolete
+  // files (hours), and the work would be thrown away anyway.
+  const int64_t window_start = NowMs() - options().ttl_ms;
   std::vector<std::shared_ptr<RocksBucket>> idle;
   {
     std::unique_lock lock(state_mu_);
@@ -475,7 +481,10 @@ void RocksEventStore::FlushIdleBuckets() {
         ++it;
         continue;
       }
-      if (auto b = buckets_.find(it->first); b != buckets_.end()) idle.push_back(b->second);
+      if (auto b = buckets_.find(it->first);
+          b != buckets_.end() && b->second->end_ms() > window_start) {
+        idle.push_back(b->second);
+      }
       it = last_write_ms_.erase(it);  // a later write puts it back
     }
   }
@@ -497,29 +506,56 @@ void RocksEventStore::FlushIdleBuckets() {
 
 Result<size_t> RocksEventStore::DropExpiredBuckets() {
   if (options().read_only) return size_t{0};
+  std::lock_guard drop_lock(drop_mu_);
   {
     std::shared_lock writers_lock(writers_mu_);
     if (!write_failed_.load()) FlushIdleBuckets();
   }
-  // Declared before the lock, so released after it: the last holder of a dropped bucket frees its
-  // column family, and writers must not wait for that (RocksDB deletes the files in the
-  // background: avoid_unnecessary_blocking_io).
+  // Writers are held out only while the expired buckets leave the map and the window's floor
+  // moves past them: every Write under way has finished by then, and every later one refuses
+  // rows below the floor, so none reaches a bucket dropped below. The drop itself (a MANIFEST
+  // write, tens of ms at 100M events) and the observers then run beside new writes.
   std::vector<std::shared_ptr<RocksBucket>> expired;
-  std::unique_lock writers_lock(writers_mu_);
-  const int64_t window_start = NowMs() - options().ttl_ms;
+  int64_t until_ms = 0;
   {
-    std::shared_lock lock(state_mu_);
+    std::unique_lock writers_lock(writers_mu_);
+    const int64_t window_start = NowMs() - options().ttl_ms;
+    std::unique_lock lock(state_mu_);
     for (const auto& [start, bucket] : buckets_) {
       if (bucket->end_ms() > window_start) break;
       expired.push_back(bucket);
     }
+    for (const auto& bucket : expired) {
+      buckets_.erase(bucket->start_ms());
+      last_write_ms_.erase(bucket->start_ms());
+      dropped_until_ms_ = std::max(dropped_until_ms_, bucket->end_ms());
+    }
+    until_ms = dropped_until_ms_;
   }
+  if (options().drop_hook) options().drop_hook();
   size_t dropped = 0;
   for (const auto& bucket : expired) {
     // The bucket goes first, then its counters: a crash in between leaves counters of a missing
     // bucket, which LoadMetadata ignores.
-    rocksdb::Status s = db_->DropColumnFamily(bucket->cf());
-    if (!s.ok()) return NoteWrite(s, "dropping bucket " + std::to_string(bucket->start_ms()));
+    // No flush of the bucket may be under way when it is dropped: RocksDB leaves the table file of
+    // a flush that a drop overtook on disk until its next full scan for obsolete files, hours
+    // later. A quiet bucket has nothing to flush and this returns at once; one written to until
+    // the clock passed it (tests, a stream clock's jump) is flushed here, beside new writes.
+    rocksdb::FlushOptions settle;
+    settle.allow_write_stall = true;
+    rocksdb::Status s = db_->Flush(settle, bucket->cf());
+    if (!s.ok())
+      spdlog::warn("store: flushing bucket {} before its drop: {}", bucket->start_ms(),
+                   s.ToString());
+    s = db_->DropColumnFamily(bucket->cf());
+    if (!s.ok()) {
+      // Back in the map, so that the next call tries again; no write reaches it (the floor).
+      std::unique_lock lock(state_mu_);
+      for (const auto& left : std::span(expired).subspan(dropped)) {
+        buckets_.emplace(left->start_ms(), left);
+      }
+      return NoteWrite(s, "dropping bucket " + std::to_string(bucket->start_ms()));
+    }
     bucket->MarkDropped();
     rocksdb::WriteBatch wb;
     const std::string from = StatKey(bucket->start_ms(), 0);
@@ -534,16 +570,22 @@ Result<size_t> RocksEventStore::DropExpiredBuckets() {
     }
     if (!s.ok())
       spdlog::warn("store: clearing counters of bucket {}: {}", bucket->start_ms(), s.ToString());
-    std::unique_lock lock(state_mu_);
-    buckets_.erase(bucket->start_ms());
-    counters_.erase(bucket->start_ms());
-    last_write_ms_.erase(bucket->start_ms());
-    dropped_until_ms_ = std::max(dropped_until_ms_, bucket->end_ms());
+    {
+      std::unique_lock lock(state_mu_);
+      counters_.erase(bucket->start_ms());
+    }
     ++dropped;
   }
   if (dropped > 0) {
-    spdlog::info("store: dropped {} expired bucket(s); {} live", dropped, buckets_.size());
-    for (WriteObserver* observer : observers_) observer->BucketsDropped(dropped_until_ms_);
+    size_t live = 0;
+    {
+      std::shared_lock lock(state_mu_);
+      live = buckets_.size();
+    }
+    spdlog::info("store: dropped {} expired bucket(s); {} live", dropped, live);
+    // observers_ changes only under writers_mu_ exclusive; shared, this waits for no Write.
+    std::shared_lock writers_lock(writers_mu_);
+    for (WriteObserver* observer : observers_) observer->BucketsDropped(until_ms);
   }
   return dropped;
 }

@@ -84,6 +84,9 @@ struct StoreOptions {
   // For tests: runs on the thread that deleted a table file (a dropped bucket's, a compaction's
   // inputs), after the deletion, with the file's path. Default: none.
   std::function<void(const std::string&)> table_file_deleted_hook;
+  // For tests: runs in DropExpiredBuckets once the expired buckets are out of the map and before
+  // they are dropped in RocksDB; may block to hold the drop there. Default: none.
+  std::function<void()> drop_hook;
 };
 
 struct TopicPartition {
@@ -269,7 +272,8 @@ class Bucket {
 // threads may call Write at once, provided no two concurrent calls carry rows or offsets of the
 // same partition (the Ingestor's writers own disjoint partitions); counters are merge operands
 // that add, so parallel writes never read-modify-write them. DropExpiredBuckets waits for the
-// Writes under way and holds new ones back while it drops. Buckets() and the read methods never
+// Writes under way and holds new ones back only while it takes the expired buckets out of the
+// window; RocksDB's drop and the observers run beside new Writes. Buckets() and the read methods never
 // wait for a Write.
 class EventStore {
  public:

@@ -114,9 +114,11 @@ class RocksEventStore final : public EventStore {
   rocksdb::CompressionType compression_ = rocksdb::kNoCompression;
   std::unique_ptr<BucketCompactor> compactor_;  // none when read-only
 
-  // Writes run in parallel: Write and TopicNumber hold writers_mu_ shared; DropExpiredBuckets and
-  // the destructor hold it exclusive, so no write is under way while buckets go. Lock order:
-  // writers_mu_, then topic_mu_ / bucket_mu_ / resume_mu_, then state_mu_.
+  // Writes run in parallel: Write and TopicNumber hold writers_mu_ shared; DropExpiredBuckets
+  // holds it exclusive only while expired buckets leave buckets_ and dropped_until_ms_ moves (no
+  // Write is under way then, and none after reaches them), the destructor for good. Lock order:
+  // drop_mu_, writers_mu_, then topic_mu_ / bucket_mu_ / resume_mu_, then state_mu_.
+  std::mutex drop_mu_;  // one DropExpiredBuckets at a time
   std::shared_mutex writers_mu_;
   std::mutex topic_mu_;                    // serialises numbering new topics
   std::mutex bucket_mu_;                   // serialises creating buckets
