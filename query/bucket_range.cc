@@ -107,12 +107,12 @@ Status MergeBucket(const BucketRangeSpec& spec, const std::shared_ptr<const stor
   return MergeStreams(streams, args, sink, out.stopped);
 }
 
-// An event of a part kept for a plain sink: its strings are in Part::text, in this order.
+// An event of a part kept for a plain sink: its topic and payload are in Part::text, in this order;
+// its id is the range's.
 struct PackedEvent {
   int64_t ts_ms = 0;
   int64_t offset = 0;
   int32_t partition = 0;
-  uint32_t id_size = 0;
   uint32_t topic_size = 0;
   uint32_t payload_size = 0;
 };
@@ -185,12 +185,12 @@ void ReadPart(const BucketRangeSpec& spec, const Shared& shared, Part* part) {
     part->events.push_back(e);
     return kept();
   };
+  // The id is the range's (MergeBucket's streams match it): not kept.
   const EventSink pack = [&](const Event& e) {
-    part->text.append(e.id).append(e.topic).append(e.payload);
+    part->text.append(e.topic).append(e.payload);
     part->packed.push_back({.ts_ms = e.ts_ms,
                             .offset = e.offset,
                             .partition = e.partition,
-                            .id_size = static_cast<uint32_t>(e.id.size()),
                             .topic_size = static_cast<uint32_t>(e.topic.size()),
                             .payload_size = static_cast<uint32_t>(e.payload.size())});
     return kept();
@@ -278,15 +278,16 @@ bool EmitPart(const BucketRangeSpec& spec, Part& part, int64_t* remaining) {
                         std::make_move_iterator(part.events.begin() + static_cast<ptrdiff_t>(n)));
     return true;
   }
-  // Each event rebuilt in one Event whose strings keep their capacity.
+  // Each event rebuilt in one Event whose strings keep their capacity; a topic is copied only
+  // when it changes.
   Event e;
+  e.id.assign(spec.id);
   size_t at = 0;
+  const std::string_view text(part.text);
   for (size_t i = 0; i < part.packed.size() && *remaining > 0; ++i) {
     const PackedEvent& p = part.packed[i];
-    const std::string_view text(part.text);
-    e.id.assign(text.substr(at, p.id_size));
-    at += p.id_size;
-    e.topic.assign(text.substr(at, p.topic_size));
+    const std::string_view topic = text.substr(at, p.topic_size);
+    if (topic != e.topic) e.topic.assign(topic);
     at += p.topic_size;
     e.payload.assign(text.substr(at, p.payload_size));
     at += p.payload_size;
