@@ -129,7 +129,8 @@ int Main(int argc, char** argv) {
       double got[2] = {0, 0};
       for (int thread_turn = 0; thread_turn < 2; ++thread_turn) {
         const int t = (thread_turn + round / 2) % 2;  // 0: 2 threads, 1: 1 thread
-        if (only != 0 && only != 2 - t) {  // not timed: zeros in its columns
+        // With --only, the other engine is not timed: zeros in its columns.
+        if (only != 0 && only != 2 - t) {
           got[t] = 1;
           rate[kind][t].push_back(0);
           cpu_ns[kind][t].push_back(0);
