@@ -10,7 +10,11 @@
 // With `--store DIR` the store is built once into DIR and reused by later runs, so that two builds
 // of the query code can be timed against the same store in turns (A B A B):
 //
-//   busy_range_bench [--store DIR] [--rounds R] [--events N]
+//   busy_range_bench [--store DIR] [--rounds R] [--events N] [--only 1|2]
+//
+// `--only T` times the engine with T query threads alone (no ratio): for a profiler, e.g.
+// `valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*RangeTo*'`, where the
+// instructions and the hand-offs (pool submits, condition waits) of both engines would mix.
 
 #include <sys/resource.h>
 
@@ -44,6 +48,7 @@ int Main(int argc, char** argv) {
   InitLogging("warn");
   std::string store_dir;
   int rounds = 7;
+  int only = 0;  // 0: both engines, in turns
   DataSpec spec;
   spec.events = 1'000'000;
   spec.ids = 50;              // ~10k events each besides the chatty id
@@ -51,6 +56,7 @@ int Main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--store") == 0) store_dir = argv[i + 1];
     if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--only") == 0) only = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--events") == 0) {
       spec.events = std::strtoull(argv[i + 1], nullptr, 10);
       spec.hot_events = spec.events / 2;
@@ -123,6 +129,13 @@ int Main(int argc, char** argv) {
       double got[2] = {0, 0};
       for (int thread_turn = 0; thread_turn < 2; ++thread_turn) {
         const int t = (thread_turn + round / 2) % 2;  // 0: 2 threads, 1: 1 thread
+        // With --only, the other engine is not timed: zeros in its columns.
+        if (only != 0 && only != 2 - t) {
+          got[t] = 1;
+          rate[kind][t].push_back(0);
+          cpu_ns[kind][t].push_back(0);
+          continue;
+        }
         query::QueryEngine* on = t == 0 ? &engine : &engine1;
         const double cpu0 = ProcessCpuSeconds();
         const auto t0 = Steady::now();

@@ -116,9 +116,11 @@ void HttpServer::Impl::StreamRange(const std::string& id, const RangeParams& par
               if (stopping.load(std::memory_order_relaxed)) return false;
               if (first) text.remove_prefix(1);
               first = false;
-              if (buffer.empty() && text.size() >= kScanFlushBytes) {
-                // A bucket's text goes out as it is, without a copy.
-                write_failed = !sink.write(text.data(), text.size());
+              if (text.size() >= kScanFlushBytes) {
+                // A bucket's text goes out as it is, without a copy, behind what is buffered.
+                write_failed = (!buffer.empty() && !sink.write(buffer.data(), buffer.size())) ||
+                               !sink.write(text.data(), text.size());
+                buffer.clear();
                 return !write_failed;
               }
               buffer.append(text);

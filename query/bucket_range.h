@@ -59,7 +59,9 @@ struct BucketRangeSpec {
 // With spec.ahead and pool workers, the first bucket's salts are read by up to spec.max_workers
 // pool workers and the calling thread, and merged on the calling thread straight to the sinks (a
 // range the first bucket fills, a busy id, is read at the speed of one bucket on every thread);
-// every later bucket is merged whole on one thread. Pool workers start on the later buckets as
+// so are the last bucket's, which no pool worker claims (a range mostly in its last bucket would
+// otherwise wait for one worker to read it alone); every bucket between is merged whole on one
+// thread. Pool workers start on the later buckets as
 // soon as the first bucket's salts are read out and hold fewer events than `limit` (usually before
 // its merge), so that a busy id's range reads no other bucket and the pool does not sit idle while
 // the first bucket is merged. While one bucket is emitted later ones are read
