@@ -26,7 +26,14 @@
 // removed at the end. `bench/run scale` runs it; the default `bench/run` does not.
 //
 //   HOTROW_SCALE_EVENTS=10000000 [HOTROW_SCALE_PARTITIONED=0|1] [HOTROW_SCALE_BLOCK_CACHE_MB=n]
-//   scale_bench
+//   [HOTROW_SCALE_COMPRESSED_FROM=level] scale_bench
+//   (the block cache and the first compressed level of the larger store only; the 1M store keeps
+//   the defaults, as in the 100M run it is compared with)
+//   ... [HOTROW_SCALE_MMAP=1] [HOTROW_SCALE_B_COMPRESSED_FROM=level] [HOTROW_SCALE_B_MMAP=0|1]
+//   [HOTROW_SCALE_LATEST_ONLY=1] scale_bench
+//   (B: a third store, the larger one's twin but for its first compressed level or its reads
+//   through memory maps, in latest-10's turns: variant / the larger store, alternated;
+//   LATEST_ONLY skips ranges, restart and drop)
 //   HOTROW_SCALE_AB_PARTITIONED=1 [HOTROW_SCALE_EVENTS=n] scale_bench   (whole / partitioned)
 //   HOTROW_SCALE_DROP_CACHE=0 scale_bench   (restart and drop with the last-N cache off)
 
@@ -205,6 +212,7 @@ struct Subject {
   double build_s = 0, write_events_per_s = 0;
   std::vector<double> latest_us;
   store::BlockReads latest_reads;
+  uint64_t latest_seeks = 0;
   uint64_t latest_disk_bytes = 0;
   size_t latest_queries = 0;
   std::vector<double> big_rate, small_rate;  // range events/s per round
@@ -229,13 +237,9 @@ void Build(Subject* s, const std::string& dir, const DataSpec& spec) {
   s->clock = std::make_unique<ManualClock>(spec.now_ms);
   s->options.path = dir + "/store-" + s->name;
   s->options.wall_clock = s->clock.get();
-  // For comparisons at a smaller size: partitioned index and filters (1) or not (0), and a
-  // block cache scaled down with the window (MB).
+  // For comparisons at a smaller size: partitioned index and filters (1) or not (0).
   if (const char* env = std::getenv("HOTROW_SCALE_PARTITIONED"); env != nullptr) {
     s->options.partitioned_index = std::string(env) == "1";
-  }
-  if (const char* env = std::getenv("HOTROW_SCALE_BLOCK_CACHE_MB"); env != nullptr) {
-    s->options.block_cache_bytes = std::strtoull(env, nullptr, 10) << 20;
   }
   // Built as a bulk load: no WAL (the close flushes every memtable, and everything measured is
   // read after the reopen below, from table files, as with the WAL), kBuildWriters writer
@@ -304,22 +308,34 @@ uint64_t BareWalk(store::EventStore* store) {
 // latest-10 on the store path, the two stores taking turns (kLatestRounds rounds of
 // kLatestQueries random background ids on each, which goes first alternating), after an untimed
 // warm-up of kLatestQueries queries on each; with the block reads and disk bytes of every query.
-constexpr int kLatestRounds = 10;
+// HOTROW_SCALE_LATEST_ROUNDS=n: more rounds, so that a profiler attached has time to see them.
 constexpr size_t kLatestQueries = 1000;
+
+int LatestRounds() {
+  const char* env = std::getenv("HOTROW_SCALE_LATEST_ROUNDS");
+  return env != nullptr && std::atoi(env) > 0 ? std::atoi(env) : 10;
+}
 
 void LatestTurns(const std::vector<Subject*>& subjects) {
   std::vector<std::unique_ptr<query::QueryEngine>> engines;
   for (Subject* s : subjects) {
     engines.push_back(std::make_unique<query::QueryEngine>(s->store.get(), StorePathOptions()));
   }
-  store::CountBlockReadsOnThisThread();
+  // HOTROW_SCALE_TIMERS=1: where the block reads' time goes (RocksDB's perf context timers).
+  if (const char* env = std::getenv("HOTROW_SCALE_TIMERS"); env != nullptr && *env == '1') {
+    store::CountBlockReadTimesOnThisThread();
+  } else {
+    store::CountBlockReadsOnThisThread();
+  }
   std::mt19937_64 rng(11);
-  for (int round = -1; round < kLatestRounds; ++round) {  // round -1: the warm-up
+  const int rounds = LatestRounds();
+  for (int round = -1; round < rounds; ++round) {  // round -1: the warm-up
     for (size_t turn = 0; turn < subjects.size(); ++turn) {
       const size_t k = (turn + static_cast<size_t>(std::max(round, 0))) % subjects.size();
       Subject* s = subjects[k];
       const store::BlockReads reads_before = store::BlockReadsOnThisThread();
       const uint64_t disk_before = DiskReadBytes();
+      const uint64_t seeks_before = engines[k]->Work().seeks;
       for (size_t q = 0; q < kLatestQueries; ++q) {
         const std::string id = DeviceId(1 + rng() % s->gen->ids());
         const auto start = Clock::now();
@@ -330,13 +346,9 @@ void LatestTurns(const std::vector<Subject*>& subjects) {
         if (round >= 0) s->latest_us.push_back(us);
       }
       if (round < 0) continue;
-      const store::BlockReads r = store::BlockReadsOnThisThread() - reads_before;
-      s->latest_reads.cache_hits += r.cache_hits;
-      s->latest_reads.index_filter_hits += r.index_filter_hits;
-      s->latest_reads.file_reads += r.file_reads;
-      s->latest_reads.index_filter_reads += r.index_filter_reads;
-      s->latest_reads.file_read_bytes += r.file_read_bytes;
+      s->latest_reads += store::BlockReadsOnThisThread() - reads_before;
       s->latest_disk_bytes += DiskReadBytes() - disk_before;
+      s->latest_seeks += engines[k]->Work().seeks - seeks_before;
       s->latest_queries += kLatestQueries;
     }
   }
@@ -478,6 +490,44 @@ void RestartAndDrop(Subject* s) {
 
 double Median(std::vector<double> v) { return Percentile(&v, 50); }
 
+// latest-10's figures of each store of the turns, one line each (HOTROW_SCALE_LATEST_ONLY).
+void PrintLatest(const std::vector<Subject*>& subjects) {
+  for (const Subject* s : subjects) {
+    std::vector<double> us = s->latest_us;
+    const double q = static_cast<double>(s->latest_queries);
+    std::printf("%s: latest-10 p50 %.1f us, p99 %.1f us; per query %.2f seeks, %.1f block-cache "
+                "hits (%.1f index or filter), %.2f table-file reads (%.2f index or filter), %.1f "
+                "KB from the disk; disk %.1f MB per million events (compressed from level %d, "
+                "mmap reads %d, block cache %zu MiB)\n",
+                s->name.c_str(), Percentile(&us, 50), Percentile(&us, 99), s->latest_seeks / q,
+                s->latest_reads.cache_hits / q, s->latest_reads.index_filter_hits / q,
+                s->latest_reads.file_reads / q, s->latest_reads.index_filter_reads / q,
+                s->latest_disk_bytes / q / 1e3,
+                s->disk_bytes / 1e6 / (static_cast<double>(s->events) / 1e6),
+                s->options.compressed_from_level, s->options.mmap_reads ? 1 : 0,
+                s->options.block_cache_bytes >> 20);
+    const store::BlockReads& r = s->latest_reads;
+    if (r.seek_nanos > 0) {
+      std::printf("%s: per query (us): table and memtable seeks %.1f, of which data blocks "
+                  "fetched %.1f, of which read calls %.1f, checksums %.1f, decompression %.1f\n",
+                  s->name.c_str(), r.seek_nanos / q / 1e3, r.data_block_nanos / q / 1e3,
+                  r.read_nanos / q / 1e3, r.checksum_nanos / q / 1e3,
+                  r.decompress_nanos / q / 1e3);
+    }
+  }
+  for (size_t i = 1; i < subjects.size(); ++i) {
+    std::printf("latest-10 p50 %s / %s: %.2f\n", subjects[i]->name.c_str(),
+                subjects[0]->name.c_str(),
+                Median(subjects[i]->latest_us) / Median(subjects[0]->latest_us));
+  }
+  if (subjects.size() > 2) {
+    std::printf("latest-10 p50 %s / %s: %.2f\n", subjects[2]->name.c_str(),
+                subjects[1]->name.c_str(),
+                Median(subjects[2]->latest_us) / Median(subjects[1]->latest_us));
+  }
+  std::fflush(stdout);
+}
+
 std::string Markdown(const Subject& base, const Subject& big, double run_s) {
   std::string md;
   char line[1024];
@@ -493,7 +543,7 @@ std::string Markdown(const Subject& base, const Subject& big, double run_s) {
       "turns; whole ranges of the planted ids (2 query threads), %d rounds in turns; restart to "
       "ready (open + the last-N cache rebuilt) against a bare walk of every row; a bucket drop "
       "with the cache on while a writer writes batches of 5000.\n\n",
-      base.events, big.events, kLatestRounds, kLatestQueries, kRangeRounds);
+      base.events, big.events, LatestRounds(), kLatestQueries, kRangeRounds);
   md += "| figure | " + base.name + " | " + big.name + " | " + big.name + " / " + base.name +
         " |\n|---|---|---|---|\n";
   auto row = [&](const char* what, double a, double b, int decimals) {
@@ -519,6 +569,8 @@ std::string Markdown(const Subject& base, const Subject& big, double run_s) {
       big.ready_s / big.walk_s);
   auto per_query = [](uint64_t n, size_t q) { return static_cast<double>(n) / static_cast<double>(q); };
   for (const Subject* s : {&base, &big}) {
+    add("| latest-10 salt seeks per query, %s | %.2f | | |\n", s->name.c_str(),
+        per_query(s->latest_seeks, s->latest_queries));
     add("| latest-10 block reads per query, %s: block-cache hits (index+filter) / table-file "
         "reads (index+filter) / disk KB | %.1f (%.1f) / %.2f (%.2f) / %.1f | | |\n",
         s->name.c_str(), per_query(s->latest_reads.cache_hits, s->latest_queries),
@@ -553,7 +605,11 @@ int Main() {
   const char* ab_env = std::getenv("HOTROW_SCALE_AB_PARTITIONED");
   const bool ab = ab_env != nullptr && std::string(ab_env) == "1";
   if (ab && std::getenv("HOTROW_SCALE_EVENTS") == nullptr) events = kBaseEvents;
-  if (!ab && events < 2 * kBaseEvents) Die("HOTROW_SCALE_EVENTS must be at least 2000000");
+  const bool any_variant = std::getenv("HOTROW_SCALE_B_COMPRESSED_FROM") != nullptr ||
+                           std::getenv("HOTROW_SCALE_B_MMAP") != nullptr;
+  if (!ab && events < (any_variant ? 1 : 2) * kBaseEvents) {
+    Die("HOTROW_SCALE_EVENTS must be at least 2000000 (1000000 with a B variant)");
+  }
   ScratchDir dir;
   const DataSpec spec;  // now_ms and the 9-minute span
   Subject base, big;
@@ -562,6 +618,7 @@ int Main() {
   big.name = events % 1'000'000 == 0 ? std::to_string(events / 1'000'000) + "M"
                                      : std::to_string(events);
   big.events = events;
+  if (big.name == base.name) big.name += "-a";  // its own directory
   if (ab) {
     base.events = events;
     base.name = big.name + "-whole";
@@ -569,11 +626,51 @@ int Main() {
     base.options.partitioned_index = false;
     big.options.partitioned_index = true;
   }
+  // The larger store's block cache and first compressed level, for a scale model (a 10M store
+  // with the cache scaled down as the 100M one's data outgrows it, compressed where the 100M
+  // store's compacted buckets are); the 1M store keeps the defaults.
+  if (const char* env = std::getenv("HOTROW_SCALE_BLOCK_CACHE_MB"); env != nullptr) {
+    big.options.block_cache_bytes = std::strtoull(env, nullptr, 10) << 20;
+  }
+  if (const char* env = std::getenv("HOTROW_SCALE_COMPRESSED_FROM"); env != nullptr) {
+    big.options.compressed_from_level = std::atoi(env);
+  }
+  if (const char* env = std::getenv("HOTROW_SCALE_MMAP"); env != nullptr) {
+    big.options.mmap_reads = std::string(env) == "1";
+  }
+  // A third store, the larger one's twin but for its first compressed level or its reads through
+  // memory maps, timed in the same turns.
+  Subject variant;
+  const char* variant_env = std::getenv("HOTROW_SCALE_B_COMPRESSED_FROM");
+  const char* variant_mmap_env = std::getenv("HOTROW_SCALE_B_MMAP");
+  const bool with_variant = variant_env != nullptr || variant_mmap_env != nullptr;
+  if (with_variant) {
+    variant.name = big.name + "-b";
+    variant.events = big.events;
+    variant.options = big.options;
+    if (variant_env != nullptr) variant.options.compressed_from_level = std::atoi(variant_env);
+    if (variant_mmap_env != nullptr) {
+      variant.options.mmap_reads = std::string(variant_mmap_env) == "1";
+    }
+  }
+  const char* latest_only_env = std::getenv("HOTROW_SCALE_LATEST_ONLY");
+  const bool latest_only = latest_only_env != nullptr && std::string(latest_only_env) == "1";
   std::printf("scale_bench: %zu events against %zu, stores under %s\n", events, kBaseEvents,
               dir.path().c_str());
   Build(&base, dir.path(), spec);
   Build(&big, dir.path(), spec);
-  LatestTurns({&base, &big});
+  std::vector<Subject*> turns = {&base, &big};
+  if (with_variant) {
+    Build(&variant, dir.path(), spec);
+    turns.push_back(&variant);
+  }
+  for (Subject* s : turns) s->disk_bytes = s->store->Stats().disk_bytes;
+  std::printf("latest-10 turns\n");
+  std::fflush(stdout);
+  LatestTurns(turns);
+  PrintLatest(turns);
+  if (latest_only) return 0;
+  variant.store.reset();
   RangeTurns({&base, &big});
   base.store.reset();
   big.store.reset();

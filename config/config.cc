@@ -339,6 +339,10 @@ store::StoreOptions Config::ToStoreOptions() const {
   options.block_cache_bytes = static_cast<size_t>(store.block_cache_bytes);
   options.write_buffer_bytes = static_cast<size_t>(store.write_buffer_bytes);
   options.partitioned_index = store.partitioned_index;
+  // lz4: the levels from L2 down (StoreOptions' default); none: no level.
+  options.compressed_from_level = store.compression ? store::StoreOptions().compressed_from_level
+                                                    : store::StoreOptions::kNeverCompressed;
+  options.mmap_reads = store.mmap_reads;
   options.index_fields = index.fields;
   return options;
 }

@@ -32,6 +32,8 @@ struct Config {
     int64_t block_cache_bytes = int64_t{256} << 20;   // store.block_cache, a size
     int64_t write_buffer_bytes = int64_t{64} << 20;   // store.write_buffer, a size
     bool partitioned_index = true;                    // store.partitioned_index
+    bool compression = true;                          // store.compression: "lz4" or "none"
+    bool mmap_reads = false;                          // store.mmap_reads
   } store;
   struct Keying {
     int salts = 16;                                    // 1..256

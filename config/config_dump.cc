@@ -60,6 +60,8 @@ std::string EffectiveYaml(const Config& c) {
   out << YAML::Key << "block_cache" << YAML::Value << FormatByteSize(c.store.block_cache_bytes);
   out << YAML::Key << "write_buffer" << YAML::Value << FormatByteSize(c.store.write_buffer_bytes);
   out << YAML::Key << "partitioned_index" << YAML::Value << c.store.partitioned_index;
+  out << YAML::Key << "compression" << YAML::Value << (c.store.compression ? "lz4" : "none");
+  out << YAML::Key << "mmap_reads" << YAML::Value << c.store.mmap_reads;
   out << YAML::EndMap;
 
   out << YAML::Key << "keying" << YAML::Value << YAML::BeginMap;

@@ -359,6 +359,19 @@ const std::vector<KeySpec>& Keys() {
        }},
       {"store.partitioned_index", [](const YAML::Node& v, const std::string& k,
                                      Config* c) { return ReadBool(v, k, &c->store.partitioned_index); }},
+      {"store.compression",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         if (v.IsScalar() && v.Scalar() == "lz4") {
+           c->store.compression = true;
+         } else if (v.IsScalar() && v.Scalar() == "none") {
+           c->store.compression = false;
+         } else {
+           return Expected(k, "lz4 or none", v);
+         }
+         return Status::Ok();
+       }},
+      {"store.mmap_reads", [](const YAML::Node& v, const std::string& k,
+                              Config* c) { return ReadBool(v, k, &c->store.mmap_reads); }},
       {"keying.salts",
        [](const YAML::Node& v, const std::string& k, Config* c) {
          int64_t salts = 0;

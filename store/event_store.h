@@ -65,6 +65,19 @@ struct StoreOptions {
   // Files already written keep their layout; a store holding both kinds reads both. Default: true
   // (store.partitioned_index).
   bool partitioned_index = true;
+  // The first LSM level whose table files are LZ4-compressed (when RocksDB has LZ4); the levels
+  // above it are written uncompressed. A bucket spends its first minutes in L0 and L1, where
+  // compression would cost every flush and early compaction CPU; a large bucket (a window of tens
+  // of millions of events) is compacted into deeper levels. A value past the last level (7 or
+  // more, kNeverCompressed) compresses nothing. Files already written keep what they were written
+  // with. Default: 2 (store.compression: lz4; none is kNeverCompressed).
+  static constexpr int kNeverCompressed = 7;
+  int compressed_from_level = 2;
+  // Table files are read through memory maps instead of read calls (RocksDB allow_mmap_reads):
+  // an uncompressed data block is then parsed where the page cache holds it, neither copied nor
+  // put in the block cache; a compressed one is still decompressed into the block cache.
+  // Checksums are verified either way. Default: false (store.mmap_reads).
+  bool mmap_reads = false;
   // For bulk loads (benchmarks building large stores), never for a service: false writes batches
   // without the write-ahead log, so a crash loses every row not yet flushed to a table file, with
   // its offsets. Closing the store flushes every memtable, so a clean close loses nothing.

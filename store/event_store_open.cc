@@ -9,6 +9,7 @@
 #include <rocksdb/write_buffer_manager.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <mutex>
@@ -44,12 +45,14 @@ rocksdb::ColumnFamilyOptions RocksEventStore::BucketOptions() const {
     table.partition_filters = true;
   }
   cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
-  // No compression on the first two levels, where a bucket's data spends most of its few minutes:
-  // flushes and the first compactions cost no CPU for it. Deeper levels (a long window) compress.
-  cf.compression = compression_;
-  cf.compression_per_level.assign(static_cast<size_t>(cf.num_levels), compression_);
-  cf.compression_per_level[0] = rocksdb::kNoCompression;
-  cf.compression_per_level[1] = rocksdb::kNoCompression;
+  // No compression on the first levels (StoreOptions::compressed_from_level, two by default),
+  // where a bucket's data spends most of its few minutes: flushes and the first compactions cost
+  // no CPU for it. Deeper levels (a long window) compress.
+  cf.compression_per_level.assign(static_cast<size_t>(cf.num_levels), rocksdb::kNoCompression);
+  for (int level = std::max(0, options().compressed_from_level); level < cf.num_levels; ++level) {
+    cf.compression_per_level[static_cast<size_t>(level)] = compression_;
+  }
+  cf.compression = cf.compression_per_level.back();
   cf.write_buffer_size = 32 << 20;
   // One table file per level, whatever the bucket's size: a bucket of 1.1M events compacted into
   // 64 MiB files (RocksDB's default) made latest-10's salt seeks cross from file to file, each
@@ -111,6 +114,7 @@ Status RocksEventStore::Init() {
   db_opt.info_log = NewSpdlogRocksLogger();
   db_opt.env = NoFreeSpaceEnv();
   db_opt.max_file_opening_threads = 2;
+  db_opt.allow_mmap_reads = opt.mmap_reads;
   // Obsolete files (a dropped bucket's table files, a gigabyte at 100M events) are deleted by a
   // background job, not by the thread that lets go of the bucket or of an iterator.
   db_opt.avoid_unnecessary_blocking_io = true;

@@ -101,6 +101,21 @@ TEST(ConfigKeyTest, StorePartitionedIndex) {
   EXPECT_THAT(SetError("store.partitioned_index=maybe"), StartsWith("store.partitioned_index:"));
 }
 
+TEST(ConfigKeyTest, StoreCompressionAndMmapReads) {
+  EXPECT_TRUE(SetOk({}).store.compression);
+  EXPECT_EQ(SetOk({}).ToStoreOptions().compressed_from_level,
+            store::StoreOptions().compressed_from_level);
+  EXPECT_FALSE(SetOk({}).ToStoreOptions().mmap_reads);
+  const Config c = SetOk({"store.compression=none", "store.mmap_reads=true"});
+  EXPECT_FALSE(c.store.compression);
+  EXPECT_EQ(c.ToStoreOptions().compressed_from_level, store::StoreOptions::kNeverCompressed);
+  EXPECT_TRUE(c.ToStoreOptions().mmap_reads);
+  EXPECT_TRUE(SetOk({"store.compression=none", "store.compression=lz4"}).store.compression);
+  EXPECT_EQ(SetError("store.compression=zstd"),
+            "store.compression: expected lz4 or none, got \"zstd\"");
+  EXPECT_THAT(SetError("store.mmap_reads=maybe"), StartsWith("store.mmap_reads:"));
+}
+
 TEST(ConfigKeyTest, StoreSizes) {
   EXPECT_EQ(SetOk({"store.block_cache=1GiB"}).store.block_cache_bytes, int64_t{1} << 30);
   EXPECT_EQ(SetOk({"store.write_buffer=128MiB"}).store.write_buffer_bytes, int64_t{128} << 20);

@@ -40,6 +40,8 @@ void ExpectDefaults(const Config& c) {
   EXPECT_EQ(c.store.block_cache_bytes, d.store.block_cache_bytes);
   EXPECT_EQ(c.store.write_buffer_bytes, d.store.write_buffer_bytes);
   EXPECT_EQ(c.store.partitioned_index, d.store.partitioned_index);
+  EXPECT_EQ(c.store.compression, d.store.compression);
+  EXPECT_EQ(c.store.mmap_reads, d.store.mmap_reads);
   EXPECT_EQ(c.http.threads, d.http.threads);
   EXPECT_EQ(c.query.max_concurrent, d.query.max_concurrent);
   EXPECT_EQ(c.query.queue_wait_ms, d.query.queue_wait_ms);
@@ -117,7 +119,8 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
       ::testing::ElementsAre(
           "kafka.brokers", "kafka.topics", "kafka.group_id", "kafka.instance_id",
           "kafka.properties", "store.path", "store.ttl", "store.bucket", "store.clock",
-          "store.block_cache", "store.write_buffer", "store.partitioned_index", "keying.salts",
+          "store.block_cache", "store.write_buffer", "store.partitioned_index",
+          "store.compression", "store.mmap_reads", "keying.salts",
           "keying.salt_by",
           "keying.hot_share", "ingest.batch_max_events", "ingest.batch_max_ms", "ingest.id_field",
           "ingest.ts_field", "ingest.max_future", "ingest.dead_letter_topic", "ingest.stall_after",
