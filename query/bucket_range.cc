@@ -151,9 +151,6 @@ struct Shared {
   int in_pool = 0;  // workers submitted and not finished: the pool threads the range holds; mu
   int running = 0;  // workers started before the cancel and not finished; mu
   int64_t limit = 0;  // the most events the parts are read for; set before any part is made
-  // Pool workers claim only parts before this one: the last bucket is the query thread's, read
-  // with its salts spread over the pool like the first (ReadAhead).
-  size_t worker_end = 0;
 
   // True when the parts before `part` hold `limit` events between them: the answer ends before
   // `part`, which will not be emitted. (A part's events are the first of its bucket's, so what
@@ -165,8 +162,8 @@ struct Shared {
   }
 
   // The first part made and not claimed, claimed now; null when there is none. REQUIRES: mu.
-  Part* ClaimNextLocked(size_t from, size_t end = SIZE_MAX) {
-    for (size_t j = from; j < std::min(made, end); ++j) {
+  Part* ClaimNextLocked(size_t from) {
+    for (size_t j = from; j < made; ++j) {
       if (!parts[j]->claimed.exchange(true)) return parts[j].get();
     }
     return nullptr;
@@ -249,7 +246,7 @@ void Work(const std::shared_ptr<Shared>& shared, const BucketRangeSpec* spec) {
   }
   ++shared->running;  // the query now waits for this worker
   while (!shared->cancelled.load(std::memory_order_relaxed)) {
-    Part* part = shared->ClaimNextLocked(0, shared->worker_end);
+    Part* part = shared->ClaimNextLocked(0);
     if (part == nullptr) break;
     lock.unlock();
     if (spec->hook != nullptr && *spec->hook) (*spec->hook)(spec->from_ms, spec->to_ms);
@@ -327,7 +324,6 @@ Status ReadAhead(const BucketRangeSpec& spec,
   auto shared = std::make_shared<Shared>();
   shared->parts.resize(buckets.size());
   shared->limit = limit;
-  shared->worker_end = buckets.size() - 1;
   JoinOnExit join(shared.get());
   // Buckets made ahead of the one being emitted: enough that every worker and this thread find
   // one to read.
@@ -336,10 +332,7 @@ Status ReadAhead(const BucketRangeSpec& spec,
   auto start_worker = [&](size_t k) {
     {
       std::lock_guard lock(shared->mu);
-      if (shared->in_pool >= spec.max_workers || shared->made <= k + 1 ||
-          k + 1 >= shared->worker_end) {
-        return;
-      }
+      if (shared->in_pool >= spec.max_workers || shared->made <= k + 1) return;
       ++shared->in_pool;
     }
     spec.pool->Submit([shared, &spec] { Work(shared, &spec); });
@@ -370,16 +363,6 @@ Status ReadAhead(const BucketRangeSpec& spec,
     }
     start_worker(k);
     Part& part = *shared->parts[k];
-    if (k + 1 == buckets.size()) {
-      // The last bucket, which no worker claims: its salts read on the pool and this thread, as
-      // the first's. Read as a part by one thread (a worker, with this thread waiting for it), a
-      // range mostly in its last bucket, such as a short range over two, ran at 1 thread's speed
-      // less the hand-over: busy_range_bench's chatty id, 2 threads / 1, 0.51-0.77.
-      part.claimed.store(true);
-      bool stopped = false;
-      HOTROW_RETURN_IF_ERROR(EmitFirstPart(spec, &part, &remaining, nullptr, &stopped));
-      return Status::Ok();
-    }
     if (!part.claimed.exchange(true)) {
       ReadPart(spec, *shared, &part);
     } else {
