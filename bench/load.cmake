@@ -49,3 +49,4 @@ hotrow_bench(range_cpu_bench LIBS hotrow_bench_support hotrow_query hotrow_wire)
 hotrow_bench(busy_range_bench LIBS hotrow_bench_support hotrow_query)
 # A 100M-event window against 1M (bench/run scale; not in the default run: ~10 min, ~17 GB).
 hotrow_bench(scale_bench LIBS hotrow_bench_support hotrow_query hotrow_store)
+target_sources(scale_bench PRIVATE ${CMAKE_CURRENT_LIST_DIR}/scale_store.cc)

@@ -23,7 +23,8 @@
 //    drop against the longest before it;
 //  - RSS (the process, with only that store open) and disk per million events.
 // The 100M store needs about 17 GB of disk at its peak, under $HOTROW_BENCH_DIR or /tmp; it is
-// removed at the end. `bench/run scale` runs it; the default `bench/run` does not.
+// removed at the end. `bench/run scale` runs it; the default `bench/run` does not. The stores, their
+// events and their build: bench/scale_store.h.
 //
 //   HOTROW_SCALE_EVENTS=10000000 [HOTROW_SCALE_PARTITIONED=0|1] [HOTROW_SCALE_BLOCK_CACHE_MB=n]
 //   [HOTROW_SCALE_COMPRESSED_FROM=level] scale_bench
@@ -42,9 +43,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <future>
 #include <memory>
 #include <random>
 #include <string>
@@ -52,258 +50,14 @@
 #include <vector>
 
 #include "bench/bench_support.h"
+#include "bench/scale_store.h"
 #include "common/logging.h"
-#include "keying/row_key.h"
-#include "keying/row_value.h"
 #include "query/query_engine.h"
 #include "store/block_reads.h"
 #include "store/event_store.h"
 
-namespace hotrow::bench {
+namespace hotrow::bench::scale {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-constexpr size_t kBaseEvents = 1'000'000;
-constexpr size_t kEventsPerId = 100;
-constexpr size_t kBatchEvents = 5000;
-constexpr size_t kChunkEvents = 250'000;      // generated while the previous chunk is written
-constexpr size_t kBuildWriters = 2;           // writer threads of the build, partitions split
-constexpr size_t kBuildBatchEvents = 20'000;  // events per batch of the build
-constexpr int kPartitions = 16;
-constexpr int kBigIds = 8, kBigEvents = 10'000;
-constexpr int kSmallIds = 32, kSmallEvents = 100;
-
-double Since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-void Die(const std::string& what) {
-  std::fprintf(stderr, "scale_bench: %s\n", what.c_str());
-  std::exit(1);
-}
-
-std::string DeviceId(size_t n) {
-  char id[32];
-  std::snprintf(id, sizeof(id), "dev-%08zu", n);
-  return id;
-}
-std::string BigId(int n) { return "big-" + std::to_string(n); }
-std::string SmallId(int n) {
-  char id[32];
-  std::snprintf(id, sizeof(id), "hundred-%02d", n);
-  return id;
-}
-
-// Bytes this process read from the block device so far (/proc/self/io read_bytes).
-uint64_t DiskReadBytes() {
-  std::ifstream io("/proc/self/io");
-  std::string key;
-  uint64_t value = 0;
-  while (io >> key >> value) {
-    if (key == "read_bytes:") return value;
-  }
-  return 0;
-}
-
-// Reads every file under `dir` once, so that a restart and the bare walk it is compared with both
-// find the store in the page cache.
-void WarmPageCache(const std::string& dir) {
-  std::vector<char> buffer(1 << 20);
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
-    if (!entry.is_regular_file()) continue;
-    std::ifstream in(entry.path(), std::ios::binary);
-    while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
-    }
-  }
-}
-
-// Resident memory of the process now (/proc/self/statm), bytes.
-uint64_t RssBytes() {
-  std::ifstream statm("/proc/self/statm");
-  uint64_t pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * 4096;
-}
-
-// The events of one store, made a chunk at a time, offsets continuing per partition so that the
-// writer of the drop phase adds new rows, never replays.
-class Generator {
- public:
-  Generator(size_t events, int64_t now_ms, int64_t span_ms, uint16_t topic)
-      : events_(events),
-        now_ms_(now_ms),
-        span_ms_(span_ms),
-        topic_(topic),
-        next_offset_(kPartitions, 0) {
-    big_stride_ = std::max<size_t>(1, events / (kBigIds * kBigEvents));
-    small_stride_ = std::max<size_t>(2, events / (kSmallIds * kSmallEvents));
-  }
-
-  // Events [begin, end) of the store as batches of up to `batch_events`, one list per writer:
-  // writer w gets the partitions p with p % writers == w, in order (as the Ingestor splits them).
-  std::vector<std::vector<store::WriteBatchInput>> Batches(const store::EventStore& store,
-                                                           size_t begin, size_t end, size_t writers,
-                                                           size_t batch_events) {
-    std::vector<std::vector<store::WriteBatchInput>> lists(writers);
-    for (auto& list : lists) list.emplace_back();
-    for (size_t j = begin; j < end; ++j) {
-      const int64_t ts =
-          now_ms_ - span_ms_ + static_cast<int64_t>(j * static_cast<size_t>(span_ms_) / events_);
-      std::string id;
-      if (j % big_stride_ == 0 && j / big_stride_ < kBigIds * kBigEvents) {
-        id = BigId(static_cast<int>((j / big_stride_) % kBigIds));
-      } else if (j % small_stride_ == 1 && j / small_stride_ < kSmallIds * kSmallEvents) {
-        id = SmallId(static_cast<int>((j / small_stride_) % kSmallIds));
-      } else {
-        id = DeviceId(1 + rng_() % ids());
-      }
-      const size_t writer = static_cast<size_t>(written_ % kPartitions) % writers;
-      if (lists[writer].back().rows.size() >= batch_events) lists[writer].emplace_back();
-      Add(store, id, ts, &lists[writer].back());
-    }
-    return lists;
-  }
-
-  // One batch of new events of background ids at `ts_ms`.
-  store::WriteBatchInput NewBatch(const store::EventStore& store, int64_t ts_ms) {
-    store::WriteBatchInput batch;
-    for (size_t j = 0; j < kBatchEvents; ++j) Add(store, DeviceId(1 + rng_() % ids()), ts_ms, &batch);
-    return batch;
-  }
-
-  size_t ids() const { return events_ / kEventsPerId; }
-
- private:
-  void Add(const store::EventStore& store, const std::string& id, int64_t ts_ms,
-           store::WriteBatchInput* batch) {
-    const int32_t partition = static_cast<int32_t>(written_++ % kPartitions);
-    const int64_t offset = next_offset_[static_cast<size_t>(partition)]++;
-    char payload[160];
-    const int n = std::snprintf(
-        payload, sizeof(payload),
-        "{\"event_id\":\"%s\",\"ts\":%lld,\"temp\":%.2f,\"humidity\":%.2f,\"battery\":%d}",
-        id.c_str(), static_cast<long long>(ts_ms), 15.0 + static_cast<double>(rng_() % 2000) / 100,
-        30.0 + static_cast<double>(rng_() % 4000) / 100, static_cast<int>(rng_() % 100));
-    std::string value(payload, static_cast<size_t>(n));
-    value.resize(100, ' ');  // 100-byte payloads, as in the other store benchmarks
-    keying::RowKey key{store.salter().SaltOf("events", partition, offset, id), keying::IdHash(id),
-                       ts_ms, topic_, partition, offset};
-    batch->rows.push_back({keying::EncodeRowKey(key), keying::EncodeRowValue(id, value)});
-    batch->next_offsets[store::TopicPartition{"events", partition}] = offset + 1;
-  }
-
-  const size_t events_;
-  const int64_t now_ms_, span_ms_;
-  const uint16_t topic_;
-  size_t big_stride_ = 1, small_stride_ = 2;
-  std::vector<int64_t> next_offset_;
-  size_t written_ = 0;
-  std::mt19937_64 rng_{42};
-};
-
-// One store of the run: where it is, its clock, its generator, and the figures measured on it.
-struct Subject {
-  std::string name;  // "1M", "100M"
-  size_t events = 0;
-  store::StoreOptions options;
-  std::unique_ptr<ManualClock> clock;
-  std::unique_ptr<Generator> gen;
-  std::unique_ptr<store::EventStore> store;
-  double build_s = 0, write_events_per_s = 0;
-  std::vector<double> latest_us;
-  store::BlockReads latest_reads;
-  uint64_t latest_seeks = 0;
-  uint64_t latest_disk_bytes = 0;
-  size_t latest_queries = 0;
-  std::vector<double> big_rate, small_rate;  // range events/s per round
-  store::BlockReads big_reads;
-  uint64_t big_disk_bytes = 0, big_events = 0;
-  double open_s = 0, ready_s = 0, walk_s = 0;
-  uint64_t open_disk_bytes = 0, walk_disk_bytes = 0;  // read from the device, not the page cache
-  uint64_t walked_rows = 0;
-  double drop_ms = 0, stall_during_ms = 0, stall_before_ms = 0;
-  size_t dropped = 0;
-  uint64_t rss_bytes = 0, disk_bytes = 0;
-};
-
-std::unique_ptr<store::EventStore> OpenStore(const Subject& s) {
-  auto opened = store::EventStore::Open(s.options);
-  if (!opened.ok()) Die(opened.status().ToString());
-  return std::move(*opened);
-}
-
-void Build(Subject* s, const std::string& dir, const DataSpec& spec) {
-  const auto start = Clock::now();
-  s->clock = std::make_unique<ManualClock>(spec.now_ms);
-  s->options.path = dir + "/store-" + s->name;
-  s->options.wall_clock = s->clock.get();
-  // For comparisons at a smaller size: partitioned index and filters (1) or not (0).
-  if (const char* env = std::getenv("HOTROW_SCALE_PARTITIONED"); env != nullptr) {
-    s->options.partitioned_index = std::string(env) == "1";
-  }
-  // Built as a bulk load: no WAL (the close flushes every memtable, and everything measured is
-  // read after the reopen below, from table files, as with the WAL), kBuildWriters writer
-  // threads by partition as the Ingestor splits them, larger batches, and the next chunk
-  // generated while this one is written. Compactions run as they do under ingest, so the
-  // store's shape is a running service's. The reopened store writes with the WAL again.
-  s->options.write_ahead_log = false;
-  s->store = OpenStore(*s);
-  s->gen = std::make_unique<Generator>(s->events, spec.now_ms, spec.span_ms,
-                                       *s->store->TopicNumber("events"));
-  auto generate = [s](size_t begin) {
-    return s->gen->Batches(*s->store, begin, std::min(s->events, begin + kChunkEvents),
-                           kBuildWriters, kBuildBatchEvents);
-  };
-  double write_s = 0;
-  auto next = std::async(std::launch::async, generate, size_t{0});
-  for (size_t begin = 0; begin < s->events; begin += kChunkEvents) {
-    const auto lists = next.get();
-    if (begin + kChunkEvents < s->events) {
-      next = std::async(std::launch::async, generate, begin + kChunkEvents);
-    }
-    const auto t = Clock::now();
-    std::vector<std::thread> writers;
-    for (const auto& list : lists) {
-      writers.emplace_back([s, &list] {
-        for (const store::WriteBatchInput& batch : list) {
-          if (batch.rows.empty()) continue;
-          store::WriteOutcome outcome;
-          const Status st = s->store->Write(batch, &outcome);
-          if (!st.ok()) Die(st.ToString());
-          if (outcome.stored != batch.rows.size()) Die("a batch was not stored whole");
-        }
-      });
-    }
-    for (std::thread& w : writers) w.join();
-    write_s += Since(t);
-    if (begin % 10'000'000 == 0 && begin > 0) {
-      std::printf("  %s: %zu events written (%.0f s)\n", s->name.c_str(), begin, Since(start));
-      std::fflush(stdout);
-    }
-  }
-  s->write_events_per_s = static_cast<double>(s->events) / write_s;
-  s->store.reset();
-  s->options.write_ahead_log = true;
-  s->store = OpenStore(*s);
-  s->store->WaitForCompactions();
-  s->build_s = Since(start);
-  std::printf("%s: %zu events built in %.0f s (written at %.0f events/s)\n", s->name.c_str(),
-              s->events, s->build_s, s->write_events_per_s);
-  std::fflush(stdout);
-}
-
-// Every row of the store, read with a cursor over each salt of each bucket: the floor of any walk.
-uint64_t BareWalk(store::EventStore* store) {
-  uint64_t rows = 0;
-  for (const auto& bucket : store->Buckets()) {
-    for (int salt = 0; salt < store->salter().salts(); ++salt) {
-      auto it = bucket->NewIterator(keying::SaltKeyRange(static_cast<uint8_t>(salt)), false);
-      for (it->SeekToFirst(); it->Valid(); it->Next()) ++rows;
-      if (!it->status().ok()) Die(it->status().ToString());
-    }
-  }
-  return rows;
-}
 
 // latest-10 on the store path, the two stores taking turns (kLatestRounds rounds of
 // kLatestQueries random background ids on each, which goes first alternating), after an untimed
@@ -479,10 +233,11 @@ void RestartAndDrop(Subject* s) {
       s->stall_during_ms = std::max(s->stall_during_ms, ms);
     }
   }
-  std::printf("%s: dropped %zu bucket(s) in %.1f ms; longest write during it %.1f ms, before it "
-              "%.1f ms (%zu writes of %zu events)\n",
-              s->name.c_str(), s->dropped, s->drop_ms, s->stall_during_ms, s->stall_before_ms,
-              writes.size(), kBatchEvents);
+  std::printf(
+      "%s: dropped %zu bucket(s) in %.1f ms; longest write during it %.1f ms, before it "
+      "%.1f ms (%zu writes of %zu events)\n",
+      s->name.c_str(), s->dropped, s->drop_ms, s->stall_during_ms, s->stall_before_ms,
+      writes.size(), kBatchEvents);
   s->rss_bytes = RssBytes();
   engine.reset();
   s->store.reset();
@@ -495,24 +250,25 @@ void PrintLatest(const std::vector<Subject*>& subjects) {
   for (const Subject* s : subjects) {
     std::vector<double> us = s->latest_us;
     const double q = static_cast<double>(s->latest_queries);
-    std::printf("%s: latest-10 p50 %.1f us, p99 %.1f us; per query %.2f seeks, %.1f block-cache "
-                "hits (%.1f index or filter), %.2f table-file reads (%.2f index or filter), %.1f "
-                "KB from the disk; disk %.1f MB per million events (compressed from level %d, "
-                "mmap reads %d, block cache %zu MiB)\n",
-                s->name.c_str(), Percentile(&us, 50), Percentile(&us, 99), s->latest_seeks / q,
-                s->latest_reads.cache_hits / q, s->latest_reads.index_filter_hits / q,
-                s->latest_reads.file_reads / q, s->latest_reads.index_filter_reads / q,
-                s->latest_disk_bytes / q / 1e3,
-                s->disk_bytes / 1e6 / (static_cast<double>(s->events) / 1e6),
-                s->options.compressed_from_level, s->options.mmap_reads ? 1 : 0,
-                s->options.block_cache_bytes >> 20);
+    std::printf(
+        "%s: latest-10 p50 %.1f us, p99 %.1f us; per query %.2f seeks, %.1f block-cache "
+        "hits (%.1f index or filter), %.2f table-file reads (%.2f index or filter), %.1f "
+        "KB from the disk; disk %.1f MB per million events (compressed from level %d, "
+        "mmap reads %d, block cache %zu MiB)\n",
+        s->name.c_str(), Percentile(&us, 50), Percentile(&us, 99), s->latest_seeks / q,
+        s->latest_reads.cache_hits / q, s->latest_reads.index_filter_hits / q,
+        s->latest_reads.file_reads / q, s->latest_reads.index_filter_reads / q,
+        s->latest_disk_bytes / q / 1e3,
+        s->disk_bytes / 1e6 / (static_cast<double>(s->events) / 1e6),
+        s->options.compressed_from_level, s->options.mmap_reads ? 1 : 0,
+        s->options.block_cache_bytes >> 20);
     const store::BlockReads& r = s->latest_reads;
     if (r.seek_nanos > 0) {
-      std::printf("%s: per query (us): table and memtable seeks %.1f, of which data blocks "
-                  "fetched %.1f, of which read calls %.1f, checksums %.1f, decompression %.1f\n",
-                  s->name.c_str(), r.seek_nanos / q / 1e3, r.data_block_nanos / q / 1e3,
-                  r.read_nanos / q / 1e3, r.checksum_nanos / q / 1e3,
-                  r.decompress_nanos / q / 1e3);
+      std::printf(
+          "%s: per query (us): table and memtable seeks %.1f, of which data blocks "
+          "fetched %.1f, of which read calls %.1f, checksums %.1f, decompression %.1f\n",
+          s->name.c_str(), r.seek_nanos / q / 1e3, r.data_block_nanos / q / 1e3,
+          r.read_nanos / q / 1e3, r.checksum_nanos / q / 1e3, r.decompress_nanos / q / 1e3);
     }
   }
   for (size_t i = 1; i < subjects.size(); ++i) {
@@ -567,7 +323,9 @@ std::string Markdown(const Subject& base, const Subject& big, double run_s) {
       big.walk_disk_bytes / 1e6);
   add("| restart to ready / bare walk | %.2f | %.2f | |\n", base.ready_s / base.walk_s,
       big.ready_s / big.walk_s);
-  auto per_query = [](uint64_t n, size_t q) { return static_cast<double>(n) / static_cast<double>(q); };
+  auto per_query = [](uint64_t n, size_t q) {
+    return static_cast<double>(n) / static_cast<double>(q);
+  };
   for (const Subject* s : {&base, &big}) {
     add("| latest-10 salt seeks per query, %s | %.2f | | |\n", s->name.c_str(),
         per_query(s->latest_seeks, s->latest_queries));
@@ -615,8 +373,8 @@ int Main() {
   Subject base, big;
   base.name = "1M";
   base.events = kBaseEvents;
-  big.name = events % 1'000'000 == 0 ? std::to_string(events / 1'000'000) + "M"
-                                     : std::to_string(events);
+  big.name =
+      events % 1'000'000 == 0 ? std::to_string(events / 1'000'000) + "M" : std::to_string(events);
   big.events = events;
   if (big.name == base.name) big.name += "-a";  // its own directory
   if (ab) {
@@ -686,19 +444,20 @@ int Main() {
     Record("drop_stall_ms_" + n, s->stall_during_ms);
     Record("ready_s_" + n, s->ready_s);
     Record("walk_s_" + n, s->walk_s);
-    std::printf("%s: latest-10 p50 %.1f us; ranges %.0f events/s (10k-event ids, %llu events "
-                "each), %.0f events/s (100-event ids); RSS %.0f MB, disk %.0f MB\n",
-                n.c_str(), Median(s->latest_us), Median(s->big_rate),
-                static_cast<unsigned long long>(s->big_events), Median(s->small_rate),
-                s->rss_bytes / 1e6, s->disk_bytes / 1e6);
+    std::printf(
+        "%s: latest-10 p50 %.1f us; ranges %.0f events/s (10k-event ids, %llu events "
+        "each), %.0f events/s (100-event ids); RSS %.0f MB, disk %.0f MB\n",
+        n.c_str(), Median(s->latest_us), Median(s->big_rate),
+        static_cast<unsigned long long>(s->big_events), Median(s->small_rate), s->rss_bytes / 1e6,
+        s->disk_bytes / 1e6);
   }
   const std::string b = big.name, a = base.name;
   PrintRatio("scale: latest-10 p50, store path, " + b + " / " + a, "latest10_p50_us_" + b,
              "latest10_p50_us_" + a);
-  PrintRatio("scale: range events/s, 10k-event ids, " + b + " / " + a,
-             "range10k_events_per_s_" + b, "range10k_events_per_s_" + a);
-  PrintRatio("scale: range events/s, 100-event ids, " + b + " / " + a,
-             "range100_events_per_s_" + b, "range100_events_per_s_" + a);
+  PrintRatio("scale: range events/s, 10k-event ids, " + b + " / " + a, "range10k_events_per_s_" + b,
+             "range10k_events_per_s_" + a);
+  PrintRatio("scale: range events/s, 100-event ids, " + b + " / " + a, "range100_events_per_s_" + b,
+             "range100_events_per_s_" + a);
   PrintRatio("scale: bucket drop call, " + b + " / " + a, "drop_ms_" + b, "drop_ms_" + a);
   PrintRatio("scale: longest write during the drop, " + b + " / " + a, "drop_stall_ms_" + b,
              "drop_stall_ms_" + a);
@@ -709,6 +468,6 @@ int Main() {
 }
 
 }  // namespace
-}  // namespace hotrow::bench
+}  // namespace hotrow::bench::scale
 
-int main() { return hotrow::bench::Main(); }
+int main() { return hotrow::bench::scale::Main(); }
