@@ -98,15 +98,21 @@ Result<size_t> RocksEventStore::DropExpiredBuckets() {
     // bucket, which LoadMetadata ignores.
     // No flush of the bucket may be under way when it is dropped: RocksDB leaves the table file of
     // a flush that a drop overtook on disk until its next full scan for obsolete files, hours
-    // later. A quiet bucket has nothing to flush and this returns at once; one written to until
-    // the clock passed it (tests, a stream clock's jump) is flushed here, beside new writes.
-    rocksdb::FlushOptions settle;
-    settle.allow_write_stall = true;
-    rocksdb::Status s = db_->Flush(settle, bucket->cf());
-    if (!s.ok())
-      spdlog::warn("store: flushing bucket {} before its drop: {}", bucket->start_ms(),
-                   s.ToString());
-    s = db_->DropColumnFamily(bucket->cf());
+    // later. A quiet bucket has nothing in memory and is dropped at once (a Flush would still
+    // hold RocksDB's write queue for a moment); one written to until the clock passed it (tests,
+    // a stream clock's jump) is flushed here, waited for, beside new writes.
+    uint64_t active = 0, immutable = 0;
+    if (!db_->GetIntProperty(bucket->cf(), "rocksdb.num-entries-active-mem-table", &active) ||
+        !db_->GetIntProperty(bucket->cf(), "rocksdb.num-immutable-mem-table", &immutable) ||
+        active + immutable > 0) {
+      rocksdb::FlushOptions settle;
+      settle.allow_write_stall = true;
+      rocksdb::Status flushed = db_->Flush(settle, bucket->cf());
+      if (!flushed.ok())
+        spdlog::warn("store: flushing bucket {} before its drop: {}", bucket->start_ms(),
+                     flushed.ToString());
+    }
+    rocksdb::Status s = db_->DropColumnFamily(bucket->cf());
     if (!s.ok()) {
       // Back in the map, so that the next call tries again; no write reaches it (the floor).
       std::unique_lock lock(state_mu_);
