@@ -5,10 +5,8 @@
 
 #include <gtest/gtest.h>
 #include <rocksdb/options.h>
-#include <rocksdb/sst_file_reader.h>
 #include <rocksdb/table_properties.h>
 
-#include <filesystem>
 #include <map>
 #include <string>
 
@@ -16,6 +14,7 @@
 #include "keying/row_key.h"
 #include "keying/row_value.h"
 #include "store/event_store.h"
+#include "tests/store/table_files.h"
 #include "tests/support/temp_dir.h"
 
 namespace hotrow::store::partitioned_index_test {
@@ -40,33 +39,11 @@ void WriteEvents(EventStore* store, int64_t first, int64_t count) {
   ASSERT_EQ(outcome.stored, static_cast<size_t>(count));
 }
 
-// Rows of `id` in every bucket and salt, read through per-id cursors (index and filter consulted).
-uint64_t RowsOf(EventStore* store, const std::string& id) {
-  uint64_t rows = 0;
-  for (const auto& bucket : store->Buckets()) {
-    for (int salt = 0; salt < store->salter().salts(); ++salt) {
-      auto it = bucket->NewIterator(
-          keying::IdKeyRange(static_cast<uint8_t>(salt), keying::IdHash(id)), true);
-      for (it->SeekToFirst(); it->Valid(); it->Next()) ++rows;
-      EXPECT_TRUE(it->status().ok()) << it->status().ToString();
-    }
-  }
-  return rows;
-}
-
 // The table files under `path` by kind: "partitioned" (a two-level index) or "whole".
 std::map<std::string, int> FilesByIndexKind(const std::string& path) {
-  std::map<std::string, int> kinds;
-  rocksdb::Options options;
-  for (const auto& entry : std::filesystem::directory_iterator(path)) {
-    if (entry.path().extension() != ".sst") continue;
-    rocksdb::SstFileReader reader(options);
-    const rocksdb::Status s = reader.Open(entry.path().string());
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    if (!s.ok()) continue;
-    ++kinds[reader.GetTableProperties()->index_partitions > 0 ? "partitioned" : "whole"];
-  }
-  return kinds;
+  return table_files::TableFilesBy(path, [](const rocksdb::TableProperties& p) {
+    return std::string(p.index_partitions > 0 ? "partitioned" : "whole");
+  });
 }
 
 TEST(PartitionedIndexTest, AStoreWithFilesOfBothKindsReadsThemAll) {
@@ -98,16 +75,16 @@ TEST(PartitionedIndexTest, AStoreWithFilesOfBothKindsReadsThemAll) {
 
   // Every id has rows in both kinds of file; each is read whole.
   for (int id : {0, 1, 250, kIds - 1}) {
-    EXPECT_EQ(RowsOf(store.get(), "dev-" + std::to_string(id)), 40'000u / kIds) << id;
+    EXPECT_EQ(table_files::RowsOf(store.get(), "dev-" + std::to_string(id)), 40'000u / kIds) << id;
   }
-  EXPECT_EQ(RowsOf(store.get(), "absent"), 0u);
+  EXPECT_EQ(table_files::RowsOf(store.get(), "absent"), 0u);
 
   // And back: a store opened with the option off reads the partitioned files too.
   store.reset();
   options.partitioned_index = false;
   store = std::move(EventStore::Open(options).value());
   for (int id : {0, 7, kIds - 1}) {
-    EXPECT_EQ(RowsOf(store.get(), "dev-" + std::to_string(id)), 40'000u / kIds) << id;
+    EXPECT_EQ(table_files::RowsOf(store.get(), "dev-" + std::to_string(id)), 40'000u / kIds) << id;
   }
 }
 

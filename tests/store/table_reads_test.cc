@@ -7,11 +7,9 @@
 #include <rocksdb/convenience.h>
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
-#include <rocksdb/sst_file_reader.h>
 #include <rocksdb/table_properties.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <string>
 
@@ -20,6 +18,7 @@
 #include "keying/row_value.h"
 #include "store/block_reads.h"
 #include "store/event_store.h"
+#include "tests/store/table_files.h"
 #include "tests/support/temp_dir.h"
 
 namespace hotrow::store::table_reads_test {
@@ -47,36 +46,13 @@ void WriteEvents(EventStore* store) {
   ASSERT_EQ(outcome.stored, static_cast<size_t>(kEvents));
 }
 
-// Rows of `id` in every bucket and salt, read through per-id cursors.
-uint64_t RowsOf(EventStore* store, const std::string& id) {
-  uint64_t rows = 0;
-  for (const auto& bucket : store->Buckets()) {
-    for (int salt = 0; salt < store->salter().salts(); ++salt) {
-      auto it = bucket->NewIterator(
-          keying::IdKeyRange(static_cast<uint8_t>(salt), keying::IdHash(id)), true);
-      for (it->SeekToFirst(); it->Valid(); it->Next()) ++rows;
-      EXPECT_TRUE(it->status().ok()) << it->status().ToString();
-    }
-  }
-  return rows;
-}
-
-// The buckets' table files under `path` by their compression's name ("NoCompression", "LZ4").
+// The buckets' table files under `path` by their compression's name ("NoCompression", "LZ4"). The
+// metadata's column family keeps RocksDB's defaults; buckets are what the option is for.
 std::map<std::string, int> FilesByCompression(const std::string& path) {
-  std::map<std::string, int> kinds;
-  rocksdb::Options options;
-  for (const auto& entry : std::filesystem::directory_iterator(path)) {
-    if (entry.path().extension() != ".sst") continue;
-    rocksdb::SstFileReader reader(options);
-    const rocksdb::Status s = reader.Open(entry.path().string());
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    if (!s.ok()) continue;
-    const auto properties = reader.GetTableProperties();
-    // The metadata's column family keeps RocksDB's defaults; buckets are what the option is for.
-    if (properties->column_family_name == rocksdb::kDefaultColumnFamilyName) continue;
-    ++kinds[properties->compression_name];
-  }
-  return kinds;
+  return table_files::TableFilesBy(path, [](const rocksdb::TableProperties& p) {
+    return p.column_family_name == rocksdb::kDefaultColumnFamilyName ? std::string()
+                                                                     : p.compression_name;
+  });
 }
 
 // A store written and closed, then opened again with `options`: the close leaves the rows in the
@@ -121,7 +97,7 @@ TEST_F(TableReadsTest, CompressedFromLevelDecidesWhichFilesAreCompressed) {
   EXPECT_EQ(kinds.size(), 1u);
   EXPECT_GT(kinds["LZ4"], 0) << "compressed_from_level 0 left an L0 file uncompressed";
   for (int id : {0, 7, kIds - 1}) {
-    EXPECT_EQ(RowsOf(store.get(), "dev-" + std::to_string(id)), kEvents / kIds) << id;
+    EXPECT_EQ(table_files::RowsOf(store.get(), "dev-" + std::to_string(id)), kEvents / kIds) << id;
   }
 }
 
@@ -133,10 +109,10 @@ TEST_F(TableReadsTest, MmapReadsReadEveryRowOfCompressedAndPlainFiles) {
     auto store = WrittenAndReopened(options);
     ASSERT_FALSE(FilesByCompression(options.path).empty()) << "no table file to read";
     for (int id : {0, 1, 100, kIds - 1}) {
-      EXPECT_EQ(RowsOf(store.get(), "dev-" + std::to_string(id)), kEvents / kIds)
+      EXPECT_EQ(table_files::RowsOf(store.get(), "dev-" + std::to_string(id)), kEvents / kIds)
           << "dev-" << id << ", compressed from level " << from_level;
     }
-    EXPECT_EQ(RowsOf(store.get(), "absent"), 0u);
+    EXPECT_EQ(table_files::RowsOf(store.get(), "absent"), 0u);
   }
 }
 
@@ -150,9 +126,9 @@ TEST_F(TableReadsTest, MmapReadsLeaveUncompressedBlocksOutOfTheBlockCache) {
     options.compressed_from_level = 7;
     options.mmap_reads = mmap;
     auto store = WrittenAndReopened(options);
-    EXPECT_EQ(RowsOf(store.get(), "dev-3"), kEvents / kIds);
+    EXPECT_EQ(table_files::RowsOf(store.get(), "dev-3"), kEvents / kIds);
     const BlockReads before = BlockReadsOnThisThread();
-    EXPECT_EQ(RowsOf(store.get(), "dev-3"), kEvents / kIds);
+    EXPECT_EQ(table_files::RowsOf(store.get(), "dev-3"), kEvents / kIds);
     const BlockReads second = BlockReadsOnThisThread() - before;
     if (mmap) {
       EXPECT_EQ(second.cache_hits, 0u) << "a block read through the map went to the block cache";
