@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -34,16 +35,22 @@ struct Deletions {
   std::thread::id caller;
 };
 
+// A store of 4 salts under `dir`, with one-minute buckets and a one-minute window by `clock`.
+StoreOptions OneMinuteWindow(testing::TempDir& dir, ManualClock* clock) {
+  StoreOptions options;
+  options.path = dir.Sub("store");
+  options.wall_clock = clock;
+  options.salts = 4;
+  options.ttl_ms = 60'000;
+  options.bucket_ms = 60'000;
+  return options;
+}
+
 TEST(BucketDropTest, TheDroppedBucketsFilesAreDeletedOffTheCallersThread) {
   testing::TempDir dir;
   ManualClock clock(kNow);
   Deletions deletions;
-  StoreOptions options;
-  options.path = dir.Sub("store");
-  options.wall_clock = &clock;
-  options.salts = 4;
-  options.ttl_ms = 60'000;
-  options.bucket_ms = 60'000;
+  StoreOptions options = OneMinuteWindow(dir, &clock);
   options.table_file_deleted_hook = [&deletions](const std::string&) {
     std::lock_guard lock(deletions.mu);
     if (!deletions.watching) return;
@@ -98,23 +105,9 @@ TEST(BucketDropTest, AWriteCompletesWhileRocksDbDropsTheBucket) {
   // The write issued while the drop is held in its hook; whether it returned before the hook let go.
   std::future<Status> write_done;
   bool returned_during_drop = false;
-  StoreOptions options;
-  options.path = dir.Sub("store");
-  options.wall_clock = &clock;
-  options.salts = 4;
-  options.ttl_ms = 60'000;
-  options.bucket_ms = 60'000;
-  auto store = std::move(EventStore::Open(options).value());
-  const uint16_t topic = *store->TopicNumber("events");
-  {
-    WriteBatchInput batch;
-    for (int64_t i = 0; i < 1'000; ++i) AddRow(*store, topic, "old", kNow - 15'000 + i, i, &batch);
-    WriteOutcome outcome;
-    ASSERT_TRUE(store->Write(batch, &outcome).ok());
-  }
-  clock.Advance(120'000);
+  std::unique_ptr<EventStore> store;
   WriteBatchInput fresh;
-  AddRow(*store, topic, "new", clock.NowMs() - 1'000, 1'000, &fresh);
+  StoreOptions options = OneMinuteWindow(dir, &clock);
   options.drop_hook = [&] {
     write_done = std::async(std::launch::async, [&] {
       WriteOutcome outcome;
@@ -123,9 +116,16 @@ TEST(BucketDropTest, AWriteCompletesWhileRocksDbDropsTheBucket) {
     // A guard against a hang when writers are held out, not a measure of time.
     returned_during_drop = write_done.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
   };
-  // The hook is read from the store's options: reopen with it.
-  store.reset();
   store = std::move(EventStore::Open(options).value());
+  const uint16_t topic = *store->TopicNumber("events");
+  {
+    WriteBatchInput batch;
+    for (int64_t i = 0; i < 1'000; ++i) AddRow(*store, topic, "old", kNow - 15'000 + i, i, &batch);
+    WriteOutcome outcome;
+    ASSERT_TRUE(store->Write(batch, &outcome).ok());
+  }
+  clock.Advance(120'000);
+  AddRow(*store, topic, "new", clock.NowMs() - 1'000, 1'000, &fresh);
 
   auto dropped = store->DropExpiredBuckets();
   ASSERT_TRUE(dropped.ok()) << dropped.status().ToString();
