@@ -264,6 +264,53 @@ bool TrustedCas::VerifyWith(SSL_CTX* ctx) const {
   return ctx != nullptr && SSL_CTX_set1_verify_cert_store(ctx, store_) == 1;
 }
 
+void SslCtxFree::operator()(SSL_CTX* ctx) const { SSL_CTX_free(ctx); }
+
+namespace {
+
+Result<ServerTlsContext> NewTlsContext(const std::function<Status(SSL_CTX*)>& set_up) {
+  ServerTlsContext ctx(SSL_CTX_new(TLS_server_method()));
+  if (ctx == nullptr) {
+    return Status::InvalidArgument("http.tls_cert: OpenSSL could not create a TLS context: " +
+                                   OpenSslReason());
+  }
+  HOTROW_RETURN_IF_ERROR(SetUpServerContext(ctx.get()));
+  HOTROW_RETURN_IF_ERROR(set_up(ctx.get()));
+  return ctx;
+}
+
+}  // namespace
+
+Result<ServerTlsContext> NewServerTlsContext(const Credentials* credentials) {
+  if (!credentials->tls()) return ServerTlsContext();
+  return NewTlsContext([credentials](SSL_CTX* ctx) {
+    const std::shared_ptr<const CredentialsSnapshot> now = credentials->Current();
+    if (now == nullptr || now->certificate == nullptr || !now->certificate->UseOn(ctx)) {
+      return Status::InvalidArgument("http.tls_cert: " + credentials->options().tls_cert_file +
+                                     ": the certificate is refused: " + OpenSslReason());
+    }
+    SSL_CTX_set_cert_cb(ctx, UseCurrentCertificate, const_cast<Credentials*>(credentials));
+    return Status::Ok();
+  });
+}
+
+Result<ServerTlsContext> NewServerTlsContext(const std::string& cert_file,
+                                             const std::string& key_file) {
+  if (cert_file.empty() && key_file.empty()) return ServerTlsContext();
+  HOTROW_RETURN_IF_ERROR(CheckServerTlsFiles(cert_file, key_file));
+  Result<std::shared_ptr<const ServerCertificate>> certificate =
+      ServerCertificate::Load(cert_file, key_file);
+  if (!certificate.ok()) return certificate.status();
+  std::shared_ptr<const ServerCertificate> held = certificate.value();
+  return NewTlsContext([held, &cert_file](SSL_CTX* ctx) {
+    if (!held->UseOn(ctx)) {
+      return Status::InvalidArgument("http.tls_cert: " + cert_file +
+                                     ": the certificate is refused: " + OpenSslReason());
+    }
+    return Status::Ok();
+  });
+}
+
 Result<std::unique_ptr<httplib::Server>> NewHttplibServer(const Credentials* credentials) {
   if (!credentials->tls()) {
     return std::unique_ptr<httplib::Server>(std::make_unique<httplib::Server>());

@@ -106,6 +106,20 @@ Result<std::unique_ptr<httplib::Server>> NewHttplibServer(const Credentials* cre
 Result<std::unique_ptr<httplib::Server>> NewHttplibServer(const std::string& cert_file,
                                                           const std::string& key_file);
 
+// The TLS context of an HTTPS server (http/transport.cc), set up as NewHttplibServer sets up its
+// server's: TLS 1.2 or newer, no compression or renegotiation, and every handshake presenting the
+// certificate `credentials` holds at that moment (a Credentials::Reload reaches new connections).
+// Null when `credentials` serve plain HTTP. `credentials` is not owned and must outlive the
+// context. InvalidArgument when OpenSSL refuses the set-up.
+struct SslCtxFree {
+  void operator()(SSL_CTX* ctx) const;
+};
+using ServerTlsContext = std::unique_ptr<SSL_CTX, SslCtxFree>;
+Result<ServerTlsContext> NewServerTlsContext(const Credentials* credentials);
+// The same serving `cert_file` and `key_file` (both set), read once; null when both are empty.
+Result<ServerTlsContext> NewServerTlsContext(const std::string& cert_file,
+                                             const std::string& key_file);
+
 // Checks `cert_file` and `key_file` as NewHttplibServer does, without making a server: for a start
 // that should fail before it opens the store or joins the consumer group. Ok when both are empty.
 Status CheckServerTlsFiles(const std::string& cert_file, const std::string& key_file);

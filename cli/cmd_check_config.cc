@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "config/config.h"
 #include "service/config_check.h"
+#include "service/file_limit.h"
 
 namespace hotrow::cli {
 
@@ -19,7 +20,11 @@ int RunCheckConfig(const ServeFlags& flags) {
     std::fprintf(stderr, "hotrow: %s\n", config.status().message().c_str());
     return kExitUsage;
   }
-  const Status checked = service::CheckConfig(*config);
+  for (const std::string& warning : config->warnings) {
+    std::fprintf(stderr, "hotrow: warning: %s\n", warning.c_str());
+  }
+  Status checked = service::CheckConfig(*config);
+  if (checked.ok()) checked = service::FitFileLimit(*config, /*raise=*/false);
   if (!checked.ok()) {
     std::fprintf(stderr, "hotrow: %s\n", checked.message().c_str());
     return kExitUsage;

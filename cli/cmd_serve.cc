@@ -41,6 +41,7 @@ int RunServe(const ServeFlags& flags) {
     return kExitUsage;
   }
   InitLogging("info");
+  for (const std::string& warning : config->warnings) spdlog::warn("config: {}", warning);
   Result<std::unique_ptr<service::Server>> server = service::Server::Start(*config);
   if (!server.ok()) {
     spdlog::error("serve: cannot start: {}", server.status().ToString());

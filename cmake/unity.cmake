@@ -52,16 +52,23 @@ function(hotrow_unity_sources group sources_var)
 endfunction()
 
 # hotrow_unity_library(TARGET): compiles the library's own .cc files (those in its source
-# directory) as unity batches; generated sources stay files of their own.
+# directory) as unity batches; generated sources stay files of their own, and so do the files the
+# target's HOTROW_ALONE property lists (absolute paths): a file whose headers are heavier than the
+# rest of its batch together (http/transport.cc: Boost.Beast and Asio) would make every edit of
+# the batch's other files recompile them.
 function(hotrow_unity_library target)
   get_target_property(dir ${target} SOURCE_DIR)
   get_target_property(build_dir ${target} BINARY_DIR)
   get_target_property(sources ${target} SOURCES)
+  get_target_property(alone ${target} HOTROW_ALONE)
+  if(NOT alone)
+    set(alone "")
+  endif()
   set(own "")
   set(other "")
   foreach(source ${sources})
     get_filename_component(path "${source}" ABSOLUTE BASE_DIR "${dir}")
-    if(path MATCHES "\\.cc$" AND path MATCHES "^${dir}/")
+    if(path MATCHES "\\.cc$" AND path MATCHES "^${dir}/" AND NOT path IN_LIST alone)
       list(APPEND own ${path})
     else()
       list(APPEND other ${path})

@@ -150,13 +150,13 @@ Status CheckWhole(const Config& config) {
         "; set both, e.g. --set store.ttl=" + FormatDurationMs(config.store.ttl_ms) +
         " --set store.bucket=" + FormatDurationMs(std::max<int64_t>(1, config.store.ttl_ms / 10)));
   }
-  if (config.query.max_concurrent >= config.http.threads) {
-    // A connection thread must stay free for /healthz, /readyz and /metrics however many queries
-    // arrive.
+  // (query.max_concurrent was bounded below http.threads so that a connection thread stayed free
+  // for /healthz. The I/O threads answer health checks whatever the queries hold: no such rule.)
+  if (config.http.max_streams > config.http.max_connections) {
     return Status::InvalidArgument(
-        "query.max_concurrent: expected less than http.threads (" +
-        std::to_string(config.http.threads) + ") so that health checks are always answered, got " +
-        std::to_string(config.query.max_concurrent));
+        "http.max_streams: expected at most http.max_connections (" +
+        std::to_string(config.http.max_connections) + "): every stream is a connection; got " +
+        std::to_string(config.http.max_streams));
   }
   if (config.cluster.standby_replicas > 0 &&
       config.cluster.standby_replicas + 1 > static_cast<int>(config.cluster.peers.size())) {
@@ -389,6 +389,10 @@ http::HttpServerOptions Config::ToHttpOptions() const {
   http::HttpServerOptions options;
   options.listen = http.listen;
   options.threads = http.threads;
+  if (http.io_threads > 0) options.io_threads = http.io_threads;
+  options.max_connections = static_cast<size_t>(http.max_connections);
+  options.idle_timeout_ms = http.idle_timeout_ms;
+  options.header_timeout_ms = http.header_timeout_ms;
   options.max_queries = query.max_concurrent;
   options.queue_wait_ms = query.queue_wait_ms;
   // Peers' `?local=true` queries have slots of their own: as many as the other instances' client

@@ -17,6 +17,9 @@ namespace hotrow::config {
 // The whole configuration of a hotrow process: every key of CONTRACT.md "Configuration", with its
 // default. configs/hotrow.yaml documents each key; keep the two in step.
 struct Config {
+  // What was accepted but should be changed (a retired key), one line each: `serve` and
+  // `check-config` print them once.
+  std::vector<std::string> warnings;
   struct Kafka {
     std::string brokers = "127.0.0.1:9092";
     std::vector<std::string> topics = {"events"};
@@ -61,8 +64,12 @@ struct Config {
   } index;
   struct Http {
     std::string listen = "127.0.0.1:8080";  // host:port
-    int threads = 256;                      // connection threads at most, 2..1024
-    int max_streams = 1000;    // live streams open at once, 1..100000; each has a thread of its own
+    int io_threads = 0;  // I/O threads, 1..256; 0: the number of cores
+    int threads = 256;   // retired (http.io_threads replaces it): read, checked, and ignored
+    int64_t max_connections = 10000;  // open connections at most, streams included; 1..1000000
+    int64_t idle_timeout_ms = 60000;  // a connection with no request this long is closed
+    int64_t header_timeout_ms = 10000;  // a request head not whole this long is cut
+    int max_streams = 1000;    // live streams open at once, 1..100000 (each is a connection)
     int stream_buffer = 1000;  // events waiting per stream before its client is too slow, 1..1000000
     std::string token_file;                 // empty: no token asked (loopback only, see allow_open)
     bool allow_open = false;                // true: listen beyond loopback without a token

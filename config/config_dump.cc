@@ -101,7 +101,11 @@ std::string EffectiveYaml(const Config& c) {
 
   out << YAML::Key << "http" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "listen" << YAML::Value << c.http.listen;
-  out << YAML::Key << "threads" << YAML::Value << c.http.threads;
+  out << YAML::Key << "io_threads" << YAML::Value << c.http.io_threads;
+  out << YAML::Key << "max_connections" << YAML::Value << c.http.max_connections;
+  out << YAML::Key << "idle_timeout" << YAML::Value << FormatDurationMs(c.http.idle_timeout_ms);
+  out << YAML::Key << "header_timeout" << YAML::Value
+      << FormatDurationMs(c.http.header_timeout_ms);
   out << YAML::Key << "max_streams" << YAML::Value << c.http.max_streams;
   out << YAML::Key << "stream_buffer" << YAML::Value << c.http.stream_buffer;
   out << YAML::Key << "token_file" << YAML::Value << c.http.token_file;

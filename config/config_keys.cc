@@ -478,12 +478,33 @@ const std::vector<KeySpec>& Keys() {
                           Config* c) { return ReadIndexFields(v, k, &c->index.fields); }},
       {"http.listen", [](const YAML::Node& v, const std::string& k,
                          Config* c) { return ReadListen(v, k, &c->http.listen); }},
+      {"http.io_threads",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         int64_t threads = 0;
+         HOTROW_RETURN_IF_ERROR(ReadInteger(v, k, 0, 256, "an integer from 0 to 256", &threads));
+         c->http.io_threads = static_cast<int>(threads);
+         return Status::Ok();
+       }},
       {"http.threads",
        [](const YAML::Node& v, const std::string& k, Config* c) {
          int64_t threads = 0;
          HOTROW_RETURN_IF_ERROR(ReadInteger(v, k, 2, 1024, "an integer from 2 to 1024", &threads));
          c->http.threads = static_cast<int>(threads);
+         c->warnings.push_back(
+             "http.threads is retired and ignored: connections no longer hold a thread each; "
+             "http.io_threads sets the I/O threads (default: the number of cores)");
          return Status::Ok();
+       }},
+      {"http.max_connections",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadInteger(v, k, 1, 1000000, "an integer from 1 to 1000000",
+                            &c->http.max_connections);
+       }},
+      {"http.idle_timeout", [](const YAML::Node& v, const std::string& k,
+                               Config* c) { return ReadDuration(v, k, 1, &c->http.idle_timeout_ms); }},
+      {"http.header_timeout",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadDuration(v, k, 1, &c->http.header_timeout_ms);
        }},
       {"http.max_streams",
        [](const YAML::Node& v, const std::string& k, Config* c) {

@@ -15,7 +15,7 @@
 
 namespace hotrow::http {
 
-void HttpServer::Impl::Readyz(httplib::Response& res) {
+void HttpServer::Impl::Readyz(Response& res) {
   std::string reason;
   if (stopping.load()) {
     reason = "shutting down";
@@ -35,7 +35,7 @@ void HttpServer::Impl::Readyz(httplib::Response& res) {
   SetJson(res, 503, std::move(body));
 }
 
-void HttpServer::Impl::MetricsText(httplib::Response& res) {
+void HttpServer::Impl::MetricsText(Response& res) {
   std::optional<ingest::IngestStats> ingest;
   if (backend.ingestor != nullptr) ingest = backend.ingestor->Stats();
   res.status = 200;
@@ -66,7 +66,7 @@ void HttpServer::Impl::MetricsText(httplib::Response& res) {
                   "text/plain; version=0.0.4; charset=utf-8");
 }
 
-void HttpServer::Impl::Stats(httplib::Response& res) {
+void HttpServer::Impl::Stats(Response& res) {
   std::optional<ingest::IngestStats> ingest;
   if (backend.ingestor != nullptr) ingest = backend.ingestor->Stats();
   const query::LastCacheStatus cache = backend.engine->Cache();

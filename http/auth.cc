@@ -1,7 +1,6 @@
 #include "http/auth.h"
 
 #include <arpa/inet.h>
-#include <httplib.h>
 #include <netinet/in.h>
 #include <spdlog/spdlog.h>
 
@@ -11,7 +10,7 @@ namespace hotrow::http {
 namespace {
 
 // The JSON string escaping of an error message is not needed: every message here is ours.
-void SetUnauthorized(httplib::Response& res, std::string_view why) {
+void SetUnauthorized(Response& res, std::string_view why) {
   res.status = 401;
   res.set_header("WWW-Authenticate", "Bearer");
   res.set_content("{\"error\":\"" + std::string(why) + "\"}\n", "application/json");
@@ -84,7 +83,7 @@ AuthOutcome Authenticator::Check(const std::string* authorization) const {
   return outcome;
 }
 
-bool Authenticator::Admit(const httplib::Request& req, httplib::Response& res) const {
+bool Authenticator::Admit(const Request& req, Response& res) const {
   if (IsOpenPath(req.target)) return true;
   const bool has = req.has_header("Authorization");
   const std::string header = has ? req.get_header_value("Authorization") : std::string();

@@ -9,11 +9,8 @@
 #include "access/credentials.h"
 #include "common/logging.h"
 #include "common/status.h"
+#include "http/exchange.h"
 
-namespace httplib {
-struct Request;
-struct Response;
-}  // namespace httplib
 
 namespace hotrow::http {
 
@@ -57,7 +54,7 @@ class Authenticator {
   AuthOutcome Check(const std::string* authorization) const;
 
   // The pre-routing hook: true when `req` may go on; else `res` is the 401 answer.
-  bool Admit(const httplib::Request& req, httplib::Response& res) const;
+  bool Admit(const Request& req, Response& res) const;
 
  private:
   const access::Credentials* const credentials_;

@@ -64,7 +64,7 @@ Status IdClusterQuery(HttpServer::Impl& impl, Endpoint endpoint, const std::stri
 // Buffers NDJSON lines and writes them in chunks of about kFlushBytes.
 class LineWriter {
  public:
-  explicit LineWriter(httplib::DataSink* sink) : sink_(sink) {
+  explicit LineWriter(DataSink* sink) : sink_(sink) {
     buffer_.reserve(kFlushBytes + 4096);
   }
   bool Line(std::string_view line) {
@@ -80,7 +80,7 @@ class LineWriter {
   }
 
  private:
-  httplib::DataSink* sink_;
+  DataSink* sink_;
   std::string buffer_;
   bool failed_ = false;
 };
@@ -96,7 +96,7 @@ struct ClusterScanJob {
   const HttpClock::time_point start = HttpClock::now();
 };
 
-bool StreamClusterScan(ClusterScanJob& job, httplib::DataSink& sink) {
+bool StreamClusterScan(ClusterScanJob& job, DataSink& sink) {
   if (job.started) return false;
   job.started = true;
   HttpServer::Impl& impl = *job.impl;
@@ -121,7 +121,7 @@ bool StreamClusterScan(ClusterScanJob& job, httplib::DataSink& sink) {
 }
 
 void ClusterScan(HttpServer::Impl& impl, const std::string& rest, bool local,
-                 httplib::Response& res) {
+                 Response& res) {
   Result<ScanParams> params = ParseScanParams(rest);
   if (!params.ok()) return impl.Fail(res, QueryKind::kScan, params.status());
   auto job = std::make_shared<ClusterScanJob>(&impl, local);
@@ -133,7 +133,7 @@ void ClusterScan(HttpServer::Impl& impl, const std::string& rest, bool local,
   job->scan.stopping = [self] { return self->stopping.load(std::memory_order_relaxed); };
   res.status = 200;
   res.set_chunked_content_provider("application/x-ndjson",
-                                   [job](size_t /*offset*/, httplib::DataSink& sink) {
+                                   [job](DataSink& sink) {
                                      try {
                                        return StreamClusterScan(*job, sink);
                                      } catch (const std::exception& e) {
@@ -143,7 +143,7 @@ void ClusterScan(HttpServer::Impl& impl, const std::string& rest, bool local,
                                    });
 }
 
-void ClusterInfo(HttpServer::Impl& impl, std::string_view raw_query, httplib::Response& res) {
+void ClusterInfo(HttpServer::Impl& impl, std::string_view raw_query, Response& res) {
   bool local = false;
   std::string rest;
   if (Status st = TakeLocalFlag(raw_query, &local, &rest); !st.ok()) {
@@ -157,7 +157,7 @@ void ClusterInfo(HttpServer::Impl& impl, std::string_view raw_query, httplib::Re
 
 }  // namespace
 
-void HttpServer::Impl::LocalClusterQuery(const ClusterQuery& q, httplib::Response& res) {
+void HttpServer::Impl::LocalClusterQuery(const ClusterQuery& q, Response& res) {
   const auto start = HttpClock::now();
   QuerySlot slot(this, /*peer=*/true);
   if (!slot.acquired()) return Busy(res, q.kind, "too many queries at once; retry later");
@@ -175,7 +175,7 @@ void HttpServer::Impl::LocalClusterQuery(const ClusterQuery& q, httplib::Respons
   backend.metrics->RecordQuery(q.kind, QueryOutcome::kOk, SecondsSince(start));
 }
 
-void HttpServer::Impl::FanOutClusterQuery(const ClusterQuery& q, httplib::Response& res) {
+void HttpServer::Impl::FanOutClusterQuery(const ClusterQuery& q, Response& res) {
   const auto start = HttpClock::now();
   QuerySlot slot(this);
   if (!slot.acquired()) return Busy(res, q.kind, "too many queries at once; retry later");
@@ -195,7 +195,7 @@ void HttpServer::Impl::FanOutClusterQuery(const ClusterQuery& q, httplib::Respon
 }
 
 bool HttpServer::Impl::TakeClusterLocal(std::string_view raw_query, QueryKind kind, bool* local,
-                                        std::string* rest, httplib::Response& res) {
+                                        std::string* rest, Response& res) {
   if (Status st = TakeLocalFlag(raw_query, local, rest); !st.ok()) {
     Fail(res, kind, st);
     return false;
@@ -205,7 +205,7 @@ bool HttpServer::Impl::TakeClusterLocal(std::string_view raw_query, QueryKind ki
 
 bool HttpServer::Impl::ClusterRoute(const std::vector<std::string>& segments, Endpoint endpoint,
                                     const std::string& id, std::string_view raw_query,
-                                    httplib::Response& res) {
+                                    Response& res) {
   if (segments.size() == 2 && segments[0] == "v1" && segments[1] == "cluster") {
     ClusterInfo(*this, raw_query, res);
     return true;

@@ -79,9 +79,9 @@ void AppendEvents(const std::vector<query::Event>& events, std::string* out) {
 
 }  // namespace
 
-bool HttpServer::Impl::DeviceRoute(const httplib::Request& req,
+bool HttpServer::Impl::DeviceRoute(const Request& req,
                                    const std::vector<std::string>& segments,
-                                   std::string_view raw_query, httplib::Response& res) {
+                                   std::string_view raw_query, Response& res) {
   const bool latest = segments.size() == 2 && segments[0] == "v1" && segments[1] == "latest";
   const bool series = segments.size() == 4 && segments[0] == "v1" && segments[1] == "events" &&
                       segments[3] == "series";
@@ -127,7 +127,7 @@ Result<std::string> HttpServer::Impl::LatestAllBody(const LatestAllParams& param
   return body;
 }
 
-void HttpServer::Impl::LatestAll(std::string_view raw_query, bool local, httplib::Response& res) {
+void HttpServer::Impl::LatestAll(std::string_view raw_query, bool local, Response& res) {
   const auto start = HttpClock::now();
   Result<LatestAllParams> params = ParseLatestAllParams(raw_query);
   if (!params.ok()) return Fail(res, QueryKind::kLatestAll, params.status());
@@ -158,8 +158,8 @@ Result<std::string> HttpServer::Impl::LatestIdsBody(const LatestIdsParams& param
   return body;
 }
 
-void HttpServer::Impl::LatestIds(const httplib::Request& req, std::string_view raw_query,
-                                 bool local, httplib::Response& res) {
+void HttpServer::Impl::LatestIds(const Request& req, std::string_view raw_query,
+                                 bool local, Response& res) {
   const auto start = HttpClock::now();
   Result<LatestIdsParams> params = LatestIdsParams{};
   if (req.method == "POST") {
@@ -251,7 +251,7 @@ Result<std::string> HttpServer::Impl::SeriesBody(const SeriesSubject& subject,
 }
 
 void HttpServer::Impl::Series(const SeriesSubject& subject, std::string_view raw_query,
-                              bool local, httplib::Response& res) {
+                              bool local, Response& res) {
   const auto start = HttpClock::now();
   Result<SeriesParams> params = ParseSeriesParams(raw_query);
   if (!params.ok()) return Fail(res, QueryKind::kSeries, params.status());

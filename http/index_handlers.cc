@@ -66,7 +66,7 @@ std::string IndexBody(const std::string& field, const std::string& value,
 }  // namespace
 
 bool HttpServer::Impl::IndexRoute(const std::vector<std::string>& s, std::string_view raw_query,
-                                  httplib::Response& res) {
+                                  Response& res) {
   if (s.size() < 4 || s[0] != "v1" || s[1] != "index") return false;
   const bool latest = s.size() == 5 && s[4] == "latest";
   const bool series = s.size() == 5 && s[4] == "series";

@@ -18,14 +18,14 @@ constexpr size_t kScanFlushBytes = 32 << 10;
 constexpr auto kScanFlushInterval = std::chrono::milliseconds(50);
 }  // namespace
 
-void HttpServer::Impl::Busy(httplib::Response& res, QueryKind kind, const std::string& why) {
+void HttpServer::Impl::Busy(Response& res, QueryKind kind, const std::string& why) {
   backend.metrics->RecordQuery(kind, QueryOutcome::kBusy, 0);
   res.set_header("Retry-After", "1");
   SetError(res, 503, why);
 }
 
 // Answers a bad parameter, or a query's failure.
-void HttpServer::Impl::Fail(httplib::Response& res, QueryKind kind, const Status& st) {
+void HttpServer::Impl::Fail(Response& res, QueryKind kind, const Status& st) {
   backend.metrics->RecordQuery(kind, OutcomeOf(st), 0);
   const int status = HttpStatusOf(st);
   if (status == 503) res.set_header("Retry-After", "1");
@@ -34,19 +34,26 @@ void HttpServer::Impl::Fail(httplib::Response& res, QueryKind kind, const Status
 }
 
 void HttpServer::Impl::Latest(const std::string& id, std::string_view raw_query,
-                              httplib::Response& res) {
+                              Response& res) {
   const auto start = HttpClock::now();
   Result<LatestParams> params = ParseLatestParams(raw_query);
   if (!params.ok()) return Fail(res, QueryKind::kLatest, params.status());
   if (Status st = CheckQueryId(id); !st.ok()) return Fail(res, QueryKind::kLatest, st);
-  QuerySlot slot(this);
-  if (!slot.acquired())
-    return Busy(res, QueryKind::kLatest, "too many queries at once; retry later");
-  Result<std::vector<query::Event>> events = backend.engine->Latest(id, params->n);
-  if (!events.ok()) return Fail(res, QueryKind::kLatest, events.status());
+  std::vector<query::Event> events;
+  if (OnIoThread()) {
+    // The I/O thread answers what the cache holds, and leaves a read of the store to a worker.
+    if (!backend.engine->LatestCached(id, params->n, &events)) return res.Defer(WorkLane::kClient);
+  } else {
+    QuerySlot slot(this);
+    if (!slot.acquired())
+      return Busy(res, QueryKind::kLatest, "too many queries at once; retry later");
+    Result<std::vector<query::Event>> read = backend.engine->Latest(id, params->n);
+    if (!read.ok()) return Fail(res, QueryKind::kLatest, read.status());
+    events = std::move(read).value();
+  }
   std::string body = OpenEventsBody(id);
   bool first = true;
-  for (const auto& e : events.value()) {
+  for (const auto& e : events) {
     if (!first) body.push_back(',');
     first = false;
     wire::AppendEventJson(e, &body);
@@ -57,7 +64,7 @@ void HttpServer::Impl::Latest(const std::string& id, std::string_view raw_query,
 }
 
 void HttpServer::Impl::Range(const std::string& id, std::string_view raw_query,
-                             httplib::Response& res) {
+                             Response& res) {
   const auto start = HttpClock::now();
   Result<RangeParams> params = ParseRangeParams(raw_query);
   if (!params.ok()) return Fail(res, QueryKind::kRange, params.status());
@@ -88,7 +95,7 @@ void HttpServer::Impl::Range(const std::string& id, std::string_view raw_query,
 // produces it, rather than built whole: the answer starts at once and memory stays bounded. An
 // error after the first byte ends the answer without its final chunk, as for scans.
 void HttpServer::Impl::StreamRange(const std::string& id, const RangeParams& params,
-                                   httplib::Response& res) {
+                                   Response& res) {
   auto slot = std::make_shared<QuerySlot>(this);
   if (!slot->acquired()) {
     return Busy(res, QueryKind::kRange, "too many queries at once; retry later");
@@ -98,7 +105,7 @@ void HttpServer::Impl::StreamRange(const std::string& id, const RangeParams& par
   res.status = 200;
   res.set_chunked_content_provider(
       "application/json",
-      [this, slot, id, params, start, recorded](size_t /*offset*/, httplib::DataSink& sink) {
+      [this, slot, id, params, start, recorded](DataSink& sink) {
         if (*recorded) return false;
         *recorded = true;
         std::string buffer = OpenEventsBody(id);
@@ -153,7 +160,7 @@ std::string HttpServer::Impl::OpenEventsBody(const std::string& id) {
   return body;
 }
 
-void HttpServer::Impl::Scan(std::string_view raw_query, httplib::Response& res) {
+void HttpServer::Impl::Scan(std::string_view raw_query, Response& res) {
   Result<ScanParams> params = ParseScanParams(raw_query);
   if (!params.ok()) return Fail(res, QueryKind::kScan, params.status());
   auto job = std::make_shared<ScanJob>(this, params->from_ms, params->to_ms, params->limit);
@@ -163,14 +170,14 @@ void HttpServer::Impl::Scan(std::string_view raw_query, httplib::Response& res) 
   }
   res.status = 200;
   res.set_chunked_content_provider("application/x-ndjson",
-                                   [job](size_t /*offset*/, httplib::DataSink& sink) {
+                                   [job](DataSink& sink) {
                                      return job->impl->StreamScan(*job, sink);
                                    });
 }
 
 // Runs the whole scan on the first call of the content provider, writing as it goes. Returns
 // false (no final chunk) when the answer is cut short.
-bool HttpServer::Impl::StreamScan(ScanJob& job, httplib::DataSink& sink) {
+bool HttpServer::Impl::StreamScan(ScanJob& job, DataSink& sink) {
   if (job.started) return false;  // never expected: the first call ends with done() or false
   job.started = true;
   std::string buffer;

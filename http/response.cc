@@ -40,13 +40,13 @@ std::string ErrorBody(std::string_view message) {
   return body;
 }
 
-void SetJson(httplib::Response& res, int status, std::string body) {
+void SetJson(Response& res, int status, std::string body) {
   res.status = status;
   body.push_back('\n');
   res.set_content(std::move(body), "application/json");
 }
 
-void SetError(httplib::Response& res, int status, std::string_view message) {
+void SetError(Response& res, int status, std::string_view message) {
   SetJson(res, status, ErrorBody(message));
 }
 

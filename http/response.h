@@ -1,6 +1,5 @@
 #pragma once
 
-#include <httplib.h>
 
 #include <chrono>
 #include <string>
@@ -8,6 +7,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "http/exchange.h"
 #include "http/metrics.h"
 
 namespace hotrow::http {
@@ -35,8 +35,8 @@ std::string ErrorBody(std::string_view message);
 
 // Every JSON answer ends with a newline, so that a curl in a terminal leaves the prompt on a line
 // of its own.
-void SetJson(httplib::Response& res, int status, std::string body);
-void SetError(httplib::Response& res, int status, std::string_view message);
+void SetJson(Response& res, int status, std::string body);
+void SetError(Response& res, int status, std::string_view message);
 
 // 400 for InvalidArgument, 503 for Busy, 500 for the rest; and the metrics' outcome of `st`.
 int HttpStatusOf(const Status& st);

@@ -1,14 +1,8 @@
 #include "http/server.h"
 
-#include <httplib.h>
-#include <pthread.h>
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <charconv>
-#include <cstring>
 #include <chrono>
 #include <exception>
 #include <optional>
@@ -23,16 +17,25 @@
 #include "http/rows_format.h"
 #include "http/server_impl.h"
 #include "http/status_page.h"
-#include "http/task_queue.h"
 #include "wire/url_codec.h"
 
 namespace hotrow::http {
 namespace {
 
-// httplib's compiled-in limit on the request line (CPPHTTPLIB_REQUEST_URI_MAX_LENGTH).
+// The longest request target (414 past it), as cpp-httplib allowed before.
 constexpr size_t kMaxUriBytes = 8192;
 
+thread_local RunContext tl_context = RunContext::kWorker;
+thread_local bool tl_queued = false;
+
 }  // namespace
+
+int DefaultIoThreads() {
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+RunContext CurrentRunContext() { return tl_context; }
+bool CurrentRequestQueued() { return tl_queued; }
 
 void HttpServer::Impl::Warn(const std::string& message) {
   uint64_t suppressed = 0;
@@ -44,19 +47,48 @@ void HttpServer::Impl::Warn(const std::string& message) {
   }
 }
 
-// Answers a GET or HEAD. Never throws.
-void HttpServer::Impl::Handle(const httplib::Request& req, httplib::Response& res) {
+// Every request, from the transport: on its I/O thread first, then again on a worker when it was
+// deferred (or as shed). Never throws.
+void HttpServer::Impl::Handle(Request& req, Response& res) {
   // A standby request names its partitions for this request only (TakeLocalFlag sets them).
   cluster::SetStandbyRequest({});
+  struct Context {
+    Context(RunContext c, bool q) {
+      tl_context = c;
+      tl_queued = q;
+    }
+    ~Context() {
+      tl_context = RunContext::kWorker;
+      tl_queued = false;
+    }
+  } context(req.context, req.queued);
   try {
+    // The token is judged once, where the request first arrives.
+    if (req.context == RunContext::kIoThread && backend.auth != nullptr &&
+        !backend.auth->Admit(req, res)) {
+      return;
+    }
+    const bool post_latest = req.method == "POST" && req.path == "/v1/latest";
+    if (req.method != "GET" && req.method != "HEAD" && !post_latest) return Disallowed(req, res);
     Dispatch(req, res);
   } catch (const std::exception& e) {
+    res = Response();
     Warn("request " + QuoteClientText(req.target) + " failed: " + e.what());
     SetError(res, 500, std::string("internal error: ") + e.what());
   } catch (...) {
+    res = Response();
     Warn("request " + QuoteClientText(req.target) + " failed with an unknown exception");
     SetError(res, 500, "internal error");
   }
+}
+
+void HttpServer::Impl::Answered(int status) { backend.metrics->RecordHttpResponse(status); }
+
+WorkLane HttpServer::Impl::LaneOf(std::string_view raw_query) const {
+  bool local = false;
+  std::string rest;
+  if (TakeLocalFlag(raw_query, &local, &rest).ok() && local) return WorkLane::kPeer;
+  return WorkLane::kClient;
 }
 
 namespace {
@@ -64,7 +96,7 @@ namespace {
 // The routes whose answers `format=rows` rewrites (http/rows_format.h), with the kind of query a
 // bad `format` is counted under; nullopt for every other route, where `format` stays an unknown
 // parameter.
-std::optional<QueryKind> RowsRouteKind(const httplib::Request& req,
+std::optional<QueryKind> RowsRouteKind(const Request& req,
                                        const std::vector<std::string>& s,
                                        std::string_view raw_query) {
   if (s.size() < 2 || s[0] != "v1") return std::nullopt;
@@ -82,13 +114,17 @@ std::optional<QueryKind> RowsRouteKind(const httplib::Request& req,
 
 }  // namespace
 
-void HttpServer::Impl::Dispatch(const httplib::Request& req, httplib::Response& res) {
+void HttpServer::Impl::Dispatch(const Request& req, Response& res) {
   Result<wire::RequestTarget> target = wire::SplitRequestTarget(req.target);
   if (!target.ok()) {
     SetError(res, 400, "bad request path: " + target.status().message());
     return;
   }
   if (IsStatusPagePath(target->segments)) return ServeStatusPage(&res);  // GET /: the page
+  const std::vector<std::string>& s = target->segments;
+  if (OnIoThread() && !s.empty() && s.back() == "stream") {
+    return res.Defer(WorkLane::kOther);  // a resume reads the store
+  }
   if (StreamRoute(req, target->segments, target->raw_query, res)) return;
   // `format` is taken out here, so that the route parses the rest as it always has (and peers are
   // asked without it); its whole answer is then rewritten as rows.
@@ -111,11 +147,36 @@ void HttpServer::Impl::Dispatch(const httplib::Request& req, httplib::Response& 
   SetJson(res, 200, std::move(rows).value());
 }
 
-void HttpServer::Impl::Route(const httplib::Request& req, const std::vector<std::string>& segments,
-                             std::string_view raw_query, httplib::Response& res) {
+void HttpServer::Impl::Route(const Request& req, const std::vector<std::string>& segments,
+                             std::string_view raw_query, Response& res) {
   std::string id;
-  if (IndexRoute(segments, raw_query, res)) return;
   const Endpoint endpoint = MatchRoute(segments, &id);
+  if (OnIoThread()) {
+    // Only health and a latest-N the cache answers are answered here; the rest may block.
+    const bool cluster = backend.cluster != nullptr && backend.cluster->enabled();
+    const bool cluster_info = segments.size() == 2 && segments[0] == "v1" &&
+                              segments[1] == "cluster";
+    switch (endpoint) {
+      case Endpoint::kHealthz:
+      case Endpoint::kReadyz:
+        break;
+      case Endpoint::kNone:
+        if (cluster_info) return res.Defer(WorkLane::kOther);
+        if (segments.size() >= 2 && segments[0] == "v1" && segments[1] == "index") {
+          return res.Defer(LaneOf(raw_query));
+        }
+        break;  // 404 at once
+      case Endpoint::kMetrics:
+      case Endpoint::kStats:
+        return res.Defer(WorkLane::kOther);
+      case Endpoint::kLatest:
+        if (cluster) return res.Defer(LaneOf(raw_query));
+        break;  // Latest tries the cache, and defers on a miss
+      default:
+        return res.Defer(LaneOf(raw_query));
+    }
+  }
+  if (IndexRoute(segments, raw_query, res)) return;
   if (backend.cluster != nullptr && ClusterRoute(segments, endpoint, id, raw_query, res)) {
     return;
   }
@@ -159,59 +220,53 @@ void HttpServer::Impl::Route(const httplib::Request& req, const std::vector<std:
   }
 }
 
-bool HttpServer::Impl::NoParams(std::string_view raw_query, httplib::Response& res) {
+bool HttpServer::Impl::NoParams(std::string_view raw_query, Response& res) {
   Status params = CheckNoParams(raw_query);
   if (params.ok()) return true;
   SetError(res, 400, params.message());
   return false;
 }
 
-// Called by httplib for every answer with status >= 400. Gives a JSON body to the ones httplib
-// made itself (it routes nothing but GET/HEAD to us) and turns its 404 for another method on a
-// known path into 405.
-httplib::Server::HandlerResponse HttpServer::Impl::ErrorPage(const httplib::Request& req,
-                                                             httplib::Response& res) {
-  if (!res.body.empty() || res.is_chunked_content_provider_)
-    return httplib::Server::HandlerResponse::Unhandled;
-  try {
-    std::string message;
-    switch (res.status) {
-      case 404: {
-        Result<wire::RequestTarget> target = wire::SplitRequestTarget(req.target);
-        std::string id;
-        if (!target.ok()) {
-          res.status = 400;
-          message = "bad request path: " + target.status().message();
-        } else if (const Endpoint endpoint = MatchRoute(target->segments, &id);
-                   endpoint != Endpoint::kNone || IsStatusPagePath(target->segments)) {
-          const bool post = endpoint == Endpoint::kLatestAll;
-          res.status = 405;
-          res.set_header("Allow", post ? "GET, HEAD, POST" : "GET, HEAD");
-          message = "method " + QuoteClientText(req.method) + " is not allowed on " +
-                    QuoteClientText(req.path) + (post ? "; use GET or POST" : "; use GET");
-        } else {
-          message = "unknown path " + QuoteClientText(req.path);
-        }
-        break;
-      }
-      case 400:
-        message = "malformed HTTP request (request line, method or headers)";
-        break;
-      case 413:
-        message = "request body over " + std::to_string(options.max_body_bytes) + " bytes";
-        break;
-      case 414:
-        message = "request URI over " + std::to_string(kMaxUriBytes) + " bytes";
-        break;
-      default:
-        message = "request refused with HTTP status " + std::to_string(res.status);
-        break;
-    }
-    res.set_content(ErrorBody(message) + "\n", "application/json");
-  } catch (...) {
-    res.set_content("{\"error\":\"bad request\"}\n", "application/json");
+// A method other than GET or HEAD (or POST on /v1/latest): 405 with Allow on a path the API
+// serves, 404 on any other.
+void HttpServer::Impl::Disallowed(const Request& req, Response& res) {
+  Result<wire::RequestTarget> target = wire::SplitRequestTarget(req.target);
+  std::string id;
+  if (!target.ok()) return SetError(res, 400, "bad request path: " + target.status().message());
+  const Endpoint endpoint = MatchRoute(target->segments, &id);
+  const bool known = endpoint != Endpoint::kNone || IsStatusPagePath(target->segments) ||
+                     (target->segments.size() >= 2 && target->segments[0] == "v1" &&
+                      target->segments[1] == "cluster");
+  if (!known) return SetError(res, 404, "unknown path " + QuoteClientText(req.path));
+  const bool post = endpoint == Endpoint::kLatestAll;
+  SetError(res, 405,
+           "method " + QuoteClientText(req.method) + " is not allowed on " +
+               QuoteClientText(req.path) + (post ? "; use GET or POST" : "; use GET"));
+  res.set_header("Allow", post ? "GET, HEAD, POST" : "GET, HEAD");
+}
+
+// What the transport answers itself (a request it could not read to the end, or refused).
+void HttpServer::Impl::Refuse(int status, Response& res) {
+  std::string message;
+  switch (status) {
+    case 400:
+      message = "malformed HTTP request (request line, method or headers)";
+      break;
+    case 413:
+      message = "request body over " + std::to_string(options.max_body_bytes) + " bytes";
+      break;
+    case 414:
+      message = "request URI over " + std::to_string(kMaxUriBytes) + " bytes";
+      break;
+    case 503:
+      message = "too many queries at once; retry later";
+      res.set_header("Retry-After", "1");
+      break;
+    default:
+      message = "request refused with HTTP status " + std::to_string(status);
+      break;
   }
-  return httplib::Server::HandlerResponse::Handled;
+  SetError(res, status, message);
 }
 
 Status ParseListenAddress(const std::string& listen, std::string* host, int* port) {
@@ -246,124 +301,42 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
     return Status::InvalidArgument(
         "http: the store, the query engine and the metrics are required");
   }
-  if (options.threads < 1 || options.max_queries < 1 || options.max_peer_queries < 1) {
+  if (options.io_threads < 1 || options.max_queries < 1 || options.max_peer_queries < 1) {
     return Status::InvalidArgument(
-        "http: threads, max_queries and max_peer_queries must be at least 1");
+        "http: io_threads, max_queries and max_peer_queries must be at least 1");
   }
   auto impl = std::make_unique<Impl>(options, backend);
   int port = 0;
   HOTROW_RETURN_IF_ERROR(ParseListenAddress(options.listen, &impl->host, &port));
-
-  Result<std::unique_ptr<httplib::Server>> made =
+  Result<access::ServerTlsContext> tls =
       backend.credentials != nullptr
-          ? access::NewHttplibServer(backend.credentials)
-          : access::NewHttplibServer(options.tls_cert_file, options.tls_key_file);
-  if (!made.ok()) return made.status();
-  impl->server = std::move(made).value();
+          ? access::NewServerTlsContext(backend.credentials)
+          : access::NewServerTlsContext(options.tls_cert_file, options.tls_key_file);
+  if (!tls.ok()) return tls.status();
 
-  Impl* self = impl.get();
-  httplib::Server& server = *impl->server;
-  const int threads = options.threads;
-  const size_t queued = options.queued_connections;
-  server.new_task_queue = [self, threads, queued] {
-    auto* queue = new BoundedTaskQueue(threads, queued);
-    self->task_queue.store(queue);
-    return queue;
-  };
-  server.set_read_timeout(std::chrono::milliseconds(options.read_timeout_ms));
-  server.set_write_timeout(std::chrono::milliseconds(options.write_timeout_ms));
-  // cpp-httplib writes headers and body in separate sends; with Nagle on, every answer after the
-  // first on a keep-alive connection waited ~40 ms for the client's delayed ACK.
-  server.set_tcp_nodelay(true);
-  // cpp-httplib's default sets SO_REUSEPORT, with which a second server on a port already served
-  // (a second instance given the same http.listen) binds too and silently takes half of the
-  // connections. SO_REUSEADDR alone still allows a restart while old connections are in
-  // TIME_WAIT, and makes a port in use an error.
-  server.set_socket_options([self](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    self->listen_socket = sock;  // the last one made is the one bound (see below)
-  });
-  server.set_keep_alive_max_count(options.keep_alive_max_requests);
-  server.set_keep_alive_timeout(std::max<int64_t>(1, options.keep_alive_timeout_ms / 1000));
-  server.set_payload_max_length(options.max_body_bytes);
-  server.set_pre_routing_handler([self](const httplib::Request& req, httplib::Response& res) {
-    if (self->backend.auth != nullptr && !self->backend.auth->Admit(req, res)) {
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    // A POST's body is read after this handler: POST /v1/latest, the one route that takes a
-    // body, is answered by the handler registered below; any other method or path gets httplib's
-    // 404, which ErrorPage turns into 405 on a known path.
-    if (req.method != "GET" && req.method != "HEAD")
-      return httplib::Server::HandlerResponse::Unhandled;
-    self->Handle(req, res);
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  server.Post("/v1/latest", [self](const httplib::Request& req, httplib::Response& res) {
-    self->Handle(req, res);
-  });
-  server.set_error_handler(httplib::Server::HandlerWithResponse(
-      [self](const httplib::Request& req, httplib::Response& res) {
-        return self->ErrorPage(req, res);
-      }));
-  server.set_exception_handler(
-      [self](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "unknown exception";
-        try {
-          if (ep) std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
-        }
-        self->Warn("request " + QuoteClientText(req.target) + " failed: " + what);
-        SetError(res, 500, "internal error: " + what);
-      });
-  server.set_logger([self](const httplib::Request& req, const httplib::Response& res) {
-    self->backend.metrics->RecordHttpResponse(res.status);
-    if (spdlog::should_log(spdlog::level::debug)) {
-      spdlog::debug("http: {} {} {} from {}:{}", res.status, req.method,
-                    QuoteClientText(req.target), req.remote_addr, req.remote_port);
-    }
-  });
-
-  if (port == 0) {
-    port = server.bind_to_any_port(impl->host);
-    if (port < 0) port = -1;
-  } else if (!server.bind_to_port(impl->host, port)) {
-    port = -1;
-  }
-  if (port <= 0) {
-    return Status::IOError("http: cannot listen on " + options.listen +
-                           " (address in use, or not an address of this machine)");
-  }
-  // cpp-httplib listens with a backlog of 5 (compiled into the library): a burst of connections
-  // (a dashboard fleet reconnecting, a load generator, a group's peers after a restart) while the
-  // acceptor is busy or off the CPU overflowed it, and each dropped SYN cost its client a 1 s
-  // (then 3 s) retransmit. listen() again raises it to the kernel's maximum (net.core.somaxconn).
-  if (impl->listen_socket >= 0 && ::listen(impl->listen_socket, SOMAXCONN) != 0) {
-    spdlog::warn("http: cannot raise the listen backlog on {}: {}", options.listen,
-                 std::strerror(errno));
-  }
-  impl->port = port;
-  impl->listen_thread = std::thread([self] {
-    pthread_setname_np(pthread_self(), "http-listen");
-    if (!self->server->listen_after_bind()) {
-      if (!self->stopping.load())
-        spdlog::error("http: the listener on {} stopped", self->options.listen);
-    }
-  });
-  // Stop() can only stop a server that is running: wait for the listener to start. On failure
-  // listen_after_bind returns at once and is_running() never turns true.
-  const auto deadline = HttpClock::now() + std::chrono::seconds(5);
-  while (!server.is_running() && HttpClock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  if (!server.is_running()) {
-    self->stopping.store(true);
-    server.stop();
-    impl->listen_thread.join();
-    return Status::IOError("http: the listener on " + options.listen + " did not start");
-  }
+  TransportOptions t;
+  t.host = impl->host;
+  t.port = port;
+  t.io_threads = options.io_threads;
+  t.max_connections = options.max_connections;
+  t.idle_timeout_ms = options.idle_timeout_ms;
+  t.header_timeout_ms = options.header_timeout_ms;
+  t.read_timeout_ms = options.read_timeout_ms;
+  t.write_timeout_ms = options.write_timeout_ms;
+  t.max_body_bytes = options.max_body_bytes;
+  t.max_uri_bytes = kMaxUriBytes;
+  t.keep_alive_max_requests = options.keep_alive_max_requests;
+  // As many workers per lane as its query slots: on a worker a slot is always free, and the wait
+  // for one is the wait for a worker, which holds no thread (server_impl.h, QuerySlot).
+  t.client_workers = options.max_queries;
+  t.peer_workers = options.max_peer_queries;
+  t.other_workers = 2;
+  t.client_queue_wait_ms = options.queue_wait_ms;
+  Result<std::unique_ptr<Transport>> transport =
+      Transport::Start(t, impl.get(), std::move(tls).value());
+  if (!transport.ok()) return transport.status();
+  impl->transport = std::move(transport).value();
+  impl->port = impl->transport->port();
   std::unique_ptr<HttpServer> http(new HttpServer(std::move(impl)));
   spdlog::info("http: listening on {}", http->url());
   return http;
@@ -376,8 +349,13 @@ void HttpServer::Stop() {
   impl_->stopping.store(true);
   impl_->slots.Close();  // queries waiting for a slot give up now
   impl_->CloseStreams("the server is stopping");
-  impl_->server->stop();
-  if (impl_->listen_thread.joinable()) impl_->listen_thread.join();
+  if (impl_->transport != nullptr) impl_->transport->Stop();
+}
+
+size_t HttpServer::open_connections() const { return impl_->transport->open_connections(); }
+
+uint64_t HttpServer::refused_connections() const {
+  return impl_->transport->refused_connections();
 }
 
 }  // namespace hotrow::http

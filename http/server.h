@@ -27,17 +27,28 @@ namespace hotrow::http {
 
 class Authenticator;
 
+// The number of cores (at least 1): http.io_threads' default.
+int DefaultIoThreads();
+
 struct HttpServerOptions {
   // "host:port" to listen on ("[::1]:8080" for IPv6). Port 0 picks a free port: see port().
   // Default: loopback only, "127.0.0.1:8080".
   std::string listen = "127.0.0.1:8080";
-  // Connection threads at most. A connection holds one for as long as it is open (cpp-httplib
-  // serves a keep-alive connection on one thread), so this also bounds the connections served at
-  // once; the threads are started as connections need them and kept. Default: 256.
+  // I/O threads (http.io_threads): they read requests, answer health checks and cached latest-N,
+  // and write every answer and stream; nothing on them waits. Default: the number of cores.
+  int io_threads = DefaultIoThreads();
+  // Retired with cpp-httplib's thread per connection (http.threads); ignored. Default: 256.
   int threads = 256;
-  // Accepted connections waiting for a thread. When full, the acceptor waits and the kernel's
-  // listen backlog holds the rest. Default: 256.
   size_t queued_connections = 256;
+  // Open connections at most, streams included (http.max_connections); more are closed as they
+  // are accepted, and counted. Default: 10000.
+  size_t max_connections = 10000;
+  // A connection that sends no request for this long is closed (http.idle_timeout). Default: 60 s.
+  int64_t idle_timeout_ms = 60000;
+  // A request head that is not whole this long after its first byte, or a TLS handshake not done
+  // in that time, closes the connection (http.header_timeout): a client that trickles its head
+  // holds its buffer and nothing else. Default: 10 s.
+  int64_t header_timeout_ms = 10000;
   // Client queries (latest, range, scan, ...) worked on at once; one more waits up to
   // `queue_wait_ms` for a slot, then is answered 503. Kept below `threads` so that /healthz,
   // /readyz and /metrics are answered however many queries arrive. Default: 12.
@@ -48,13 +59,12 @@ struct HttpServerOptions {
   // Peers' `?local=true` queries worked on at once, apart from the client queries' slots (they
   // never wait behind them); one more is answered 503 at once. Default: 48.
   int max_peer_queries = 48;
-  // A read or write on a connection that makes no progress for this long closes it. Default: 5 s.
+  // A request body, or a write (an answer, a chunk, a stream's message), that makes no progress
+  // for this long closes the connection. Default: 5 s.
   int64_t read_timeout_ms = 5000;
   int64_t write_timeout_ms = 5000;
-  // Requests served on one keep-alive connection, and how long it may stay idle. Defaults: 100, 5
-  // s.
-  size_t keep_alive_max_requests = 100;
-  int64_t keep_alive_timeout_ms = 5000;
+  // Requests served on one keep-alive connection before it is closed; 0: no limit. Default: 1000.
+  size_t keep_alive_max_requests = 1000;
   // Largest request body read: POST /v1/latest takes up to 1000 ids of up to 256 bytes as JSON
   // strings; elsewhere this bounds what a client can make us read before it gets its 405.
   // Default: 1 MiB.
@@ -87,7 +97,8 @@ struct HttpBackend {
   live::StreamHub* hub = nullptr;
 };
 
-// The HTTP API of CONTRACT.md, on cpp-httplib, over HTTPS when TLS files are given:
+// The HTTP API of CONTRACT.md, on the event-driven transport of http/transport.h (Boost.Beast),
+// over HTTPS when TLS files are given:
 //   GET /v1/events/{id}/latest?n=N        GET /v1/events/{id}?from=T&to=T[&limit=L][&order=O]
 //   GET /v1/scan?from=T&to=T[&limit=L]    (NDJSON, chunked, streamed)
 //   GET /v1/latest[?prefix=P&limit=L&after=C]   GET /v1/latest?ids=A,B[&n=N]   POST /v1/latest
@@ -95,24 +106,25 @@ struct HttpBackend {
 //   GET /healthz   GET /readyz   GET /metrics   GET /v1/stats
 //   GET /v1/events/{id}/stream   GET /v1/latest/stream   GET /v1/index/{f}/{v}/stream   (SSE)
 //
-// Operation: every request is routed from its raw target (never from a path httplib decoded), so
+// Operation: every request is routed from its raw target (never from a decoded path), so
 // an id segment is percent-decoded exactly once and may hold any byte, '/' included as %2F.
 // Every answer that is not a success carries {"error": "..."} naming what was wrong: 400 for a bad
 // parameter (unknown, repeated, missing, out of range, not a time), 404 for an unknown path, 405
-// for a method other than GET (or POST on /v1/latest) on a known path, 414/413/400 for what httplib
-// refuses before routing (URI over 8 KiB, body too large, malformed request line or headers), 503
+// for a method other than GET (or POST on /v1/latest) on a known path, 414/413/400 for what the
+// transport refuses before routing (URI over 8 KiB, body too large, malformed request line or headers), 503
 // when the query slots are taken or the engine is busy. Exceptions stop at this boundary: no bad
 // input yields 500.
 //
 // A range with a limit over query::kSmallQueryLimit is streamed the same way (chunked, flushed
-// every ~32 KiB); smaller ones, and latest-N, are answered whole. Scans stream from the connection's thread while the engine produces them, through a buffer of
-// at most about 32 KiB that is flushed as it fills or every 50 ms; a client that goes away or
-// stops reading stops the scan. A scan that fails after its first byte ends with an
+// every ~32 KiB); smaller ones, and latest-N, are answered whole. Scans stream from a worker
+// while the engine produces them, through a buffer of at most about 32 KiB that is flushed as it
+// fills or every 50 ms; a client that goes away or stops reading stops the scan. A scan that fails after its first byte ends with an
 // {"error": ...} line and no final chunk, so a client can tell a cut answer from a whole one.
 //
-// Resources: `threads` connection threads (named http-N), one acceptor (http-listen), and one
-// thread per open live stream (the connection's, no longer counted in `threads`; the hub bounds
-// them by http.max_streams); nothing else; ingestion runs on its own threads and never waits for HTTP.
+// Resources: `io_threads` I/O threads (http-io-N) that hold every connection and stream; workers
+// for what blocks: `max_queries` for client queries (http-query-N), `max_peer_queries` for peers'
+// (http-peer-N) and 2 for the rest (http-work-N). No thread per connection, stream or request;
+// ingestion runs on its own threads and never waits for HTTP.
 //
 // Thread-safety: Stop() may be called from any one thread; the rest is internal.
 class HttpServer {
@@ -132,9 +144,14 @@ class HttpServer {
   std::string address() const;
   std::string url() const;
 
-  // Refuses new connections, makes running scans stop at their next event, and joins every
-  // thread once the requests in progress are answered. Idempotent.
+  // Refuses new connections, makes running scans stop at their next event, ends every stream
+  // (`event: closed`), and joins every thread once the requests in progress are answered.
+  // Idempotent.
   void Stop();
+
+  // Connections open now, and those refused past max_connections since the start.
+  size_t open_connections() const;
+  uint64_t refused_connections() const;
 
   struct Impl;
 

@@ -1,10 +1,9 @@
 #pragma once
 
 // The state of one HttpServer and its handlers, shared by the files that implement it:
-// http_server.cc (routing, error pages, lifecycle), http_query_handlers.cc (latest, range, scan)
-// and http_admin_handlers.cc (readyz, metrics, stats). Internal to service/.
-
-#include <httplib.h>
+// server.cc (routing, error pages, lifecycle), query_handlers.cc (latest, range, scan),
+// admin_handlers.cc (readyz, metrics, stats), and the other *_handlers.cc. Internal to http/.
+// Nothing here sees the transport's library (http/transport.h).
 
 #include <atomic>
 #include <chrono>
@@ -24,12 +23,11 @@
 #include "http/query_slots.h"
 #include "http/response.h"
 #include "http/server.h"
+#include "http/transport.h"
 #include "live/subscription.h"
 #include "query/query_engine.h"
 
 namespace hotrow::http {
-
-class BoundedTaskQueue;
 
 // What a series is of: the events of one id (/v1/events/{id}/series), or those whose indexed
 // field has one value (/v1/index/{field}/{value}/series).
@@ -55,7 +53,13 @@ struct SeriesSubject {
   void AppendJson(std::string* out) const;
 };
 
-struct HttpServer::Impl {
+// Where the handler of this thread's request runs (http/exchange.h, RunContext): set by
+// HttpServer::Impl::Handle for the length of the call.
+RunContext CurrentRunContext();
+bool CurrentRequestQueued();
+inline bool OnIoThread() { return CurrentRunContext() == RunContext::kIoThread; }
+
+struct HttpServer::Impl final : RequestHandler {
   Impl(const HttpServerOptions& o, const HttpBackend& b)
       : options(o),
         backend(b),
@@ -65,17 +69,11 @@ struct HttpServer::Impl {
   const HttpBackend backend;
   std::string host;
   int port = 0;
-  // An httplib::SSLServer for HTTPS (access/tls.h); set before anything uses it.
-  std::unique_ptr<httplib::Server> server;
-  // The listening socket, once bound (set by the socket-options callback); -1 before.
-  socket_t listen_socket = -1;
-  std::thread listen_thread;
+  std::unique_ptr<Transport> transport;
   std::atomic<bool> stopping{false};
   std::mutex stop_mu;
   bool stopped = false;  // guarded by stop_mu
   RateLimiter warn_limiter{10, 10000};
-  // The connection threads (made by httplib when it starts listening; owned by it).
-  std::atomic<BoundedTaskQueue*> task_queue{nullptr};
   // The live streams being written, closed by Stop so that their threads end at once.
   std::mutex streams_mu;
   std::set<std::shared_ptr<live::Subscription>> streams;  // guarded by streams_mu
@@ -87,11 +85,22 @@ struct HttpServer::Impl {
 
   // One query slot, held for the life of a query (a scan: until its last byte). `peer` (a
   // `?local=true` request) takes it in the peers' lane. Counts how it was got in /metrics.
+  //
+  // The transport runs client queries on as many workers as there are client slots (and peers'
+  // on as many as theirs), so on a worker a slot is always free: the wait for one is the wait for
+  // a worker, which holds no thread, and a query that waited too long is run as shed
+  // (RunContext::kShed) and refused here.
   class QuerySlot {
    public:
     explicit QuerySlot(Impl* impl, bool peer = false)
         : impl_(impl), lane_(peer ? QueryLane::kPeer : QueryLane::kClient) {
-      const SlotOutcome outcome = impl_->slots.Acquire(lane_);
+      SlotOutcome outcome = SlotOutcome::kShed;
+      if (CurrentRunContext() != RunContext::kShed) {
+        outcome = impl_->slots.Acquire(lane_);
+        if (outcome == SlotOutcome::kImmediate && CurrentRequestQueued()) {
+          outcome = SlotOutcome::kQueued;
+        }
+      }
       impl_->backend.metrics->RecordQuerySlot(peer, outcome);
       if (outcome == SlotOutcome::kShed) impl_ = nullptr;
     }
@@ -110,32 +119,37 @@ struct HttpServer::Impl {
   // Logs a warning, at most 10 per 10 s.
   void Warn(const std::string& message);
 
-  // Routing and lifecycle (http_server.cc). Handle answers a GET or HEAD and never throws.
-  void Handle(const httplib::Request& req, httplib::Response& res);
-  void Dispatch(const httplib::Request& req, httplib::Response& res);
+  // The transport's questions (http/transport.h): every request, the answers it makes itself,
+  // and every answer's status.
+  void Handle(Request& req, Response& res) override;
+  void Refuse(int status, Response& res) override;
+  void Answered(int status) override;
+
+  // Routing and lifecycle (server.cc). Dispatch answers a GET or HEAD (or the POST of
+  // /v1/latest); Disallowed any other method.
+  void Dispatch(const Request& req, Response& res);
+  void Disallowed(const Request& req, Response& res);
+  // The lane a request that cannot be answered on the I/O thread runs on.
+  WorkLane LaneOf(std::string_view raw_query) const;
   // Answers the request for the path `segments` with the query string `raw_query` (without
   // `format`, which Dispatch has taken out).
-  void Route(const httplib::Request& req, const std::vector<std::string>& segments,
-             std::string_view raw_query, httplib::Response& res);
-  bool NoParams(std::string_view raw_query, httplib::Response& res);
-  // Called by httplib for every answer with status >= 400. Gives a JSON body to the ones httplib
-  // made itself (it routes nothing but GET/HEAD to us) and turns its 404 for another method on a
-  // known path into 405.
-  httplib::Server::HandlerResponse ErrorPage(const httplib::Request& req, httplib::Response& res);
+  void Route(const Request& req, const std::vector<std::string>& segments,
+             std::string_view raw_query, Response& res);
+  bool NoParams(std::string_view raw_query, Response& res);
 
   // /healthz is answered in Dispatch; /readyz, /metrics, /v1/stats (http_admin_handlers.cc).
-  void Readyz(httplib::Response& res);
-  void MetricsText(httplib::Response& res);
-  void Stats(httplib::Response& res);
+  void Readyz(Response& res);
+  void MetricsText(Response& res);
+  void Stats(Response& res);
 
   // The queries (http_query_handlers.cc).
-  void Busy(httplib::Response& res, QueryKind kind, const std::string& why);
+  void Busy(Response& res, QueryKind kind, const std::string& why);
   // Answers a bad parameter, or a query's failure.
-  void Fail(httplib::Response& res, QueryKind kind, const Status& st);
-  void Latest(const std::string& id, std::string_view raw_query, httplib::Response& res);
-  void Range(const std::string& id, std::string_view raw_query, httplib::Response& res);
+  void Fail(Response& res, QueryKind kind, const Status& st);
+  void Latest(const std::string& id, std::string_view raw_query, Response& res);
+  void Range(const std::string& id, std::string_view raw_query, Response& res);
   // A range over query::kSmallQueryLimit events, streamed in chunks as it is produced.
-  void StreamRange(const std::string& id, const RangeParams& params, httplib::Response& res);
+  void StreamRange(const std::string& id, const RangeParams& params, Response& res);
   static std::string OpenEventsBody(const std::string& id);
   // What one streamed scan needs after the handler has returned. Records a cancelled query if the
   // provider never finished (the client went away before the first byte).
@@ -154,12 +168,12 @@ struct HttpServer::Impl {
     bool recorded = false;
   };
 
-  void Scan(std::string_view raw_query, httplib::Response& res);
+  void Scan(std::string_view raw_query, Response& res);
 
   // Cluster mode (http_cluster_handlers.cc): GET /v1/cluster, `?local=true` queries and the
   // fan-out of latest, range and scan to the peers. True when it answered the request.
   bool ClusterRoute(const std::vector<std::string>& segments, Endpoint endpoint,
-                    const std::string& id, std::string_view raw_query, httplib::Response& res);
+                    const std::string& id, std::string_view raw_query, Response& res);
   // A latest or range query in cluster mode, per id or per index value.
   struct ClusterQuery {
     QueryKind kind = QueryKind::kLatest;
@@ -167,25 +181,25 @@ struct HttpServer::Impl {
     cluster::GroupQuery group;
   };
   // `?local=true`: this instance's serving partitions only, saying which.
-  void LocalClusterQuery(const ClusterQuery& q, httplib::Response& res);
+  void LocalClusterQuery(const ClusterQuery& q, Response& res);
   // Every instance asked (this one in process), merged, "complete" or not with "missing".
-  void FanOutClusterQuery(const ClusterQuery& q, httplib::Response& res);
+  void FanOutClusterQuery(const ClusterQuery& q, Response& res);
   // Takes `local` out of `raw_query` into `local` and `rest`; false after answering a 400.
   bool TakeClusterLocal(std::string_view raw_query, QueryKind kind, bool* local, std::string* rest,
-                        httplib::Response& res);
+                        Response& res);
   // Runs the whole scan on the first call of the content provider, writing as it goes. Returns
   // false (no final chunk) when the answer is cut short.
-  bool StreamScan(ScanJob& job, httplib::DataSink& sink);
+  bool StreamScan(ScanJob& job, DataSink& sink);
 
   // /v1/latest (GET, POST) and /v1/events/{id}/series (device_handlers.cc): answers and returns
   // true when `segments` is one of them, else returns false and leaves `res` alone.
-  bool DeviceRoute(const httplib::Request& req, const std::vector<std::string>& segments,
-                   std::string_view raw_query, httplib::Response& res);
-  void LatestAll(std::string_view raw_query, bool local, httplib::Response& res);
-  void LatestIds(const httplib::Request& req, std::string_view raw_query, bool local,
-                 httplib::Response& res);
+  bool DeviceRoute(const Request& req, const std::vector<std::string>& segments,
+                   std::string_view raw_query, Response& res);
+  void LatestAll(std::string_view raw_query, bool local, Response& res);
+  void LatestIds(const Request& req, std::string_view raw_query, bool local,
+                 Response& res);
   void Series(const SeriesSubject& subject, std::string_view raw_query, bool local,
-              httplib::Response& res);
+              Response& res);
   // In cluster mode without `local`: the query is merged over the group.
   bool GroupWide(bool local) const;
   // One instance's answer body (device_handlers.cc); with `local`, of its serving partitions only
@@ -203,15 +217,15 @@ struct HttpServer::Impl {
 
   // The live streams (stream_handlers.cc): answers and returns true when `segments` ends in
   // /stream on one of the stream routes, else returns false and leaves `res` alone.
-  bool StreamRoute(const httplib::Request& req, const std::vector<std::string>& segments,
-                   std::string_view raw_query, httplib::Response& res);
+  bool StreamRoute(const Request& req, const std::vector<std::string>& segments,
+                   std::string_view raw_query, Response& res);
   // Closes every stream being written, telling its client `reason`.
   void CloseStreams(const std::string& reason);
 
   // /v1/index/{field}/{value}[/latest|/series] (index_handlers.cc): answers and returns true when
   // `segments` is an index route, else returns false and leaves `res` alone.
   bool IndexRoute(const std::vector<std::string>& segments, std::string_view raw_query,
-                  httplib::Response& res);
+                  Response& res);
 };
 
 // A series point's members as the device queries write them (device_handlers.cc): {"t":MS and

@@ -1,6 +1,5 @@
 #include "http/status_page.h"
 
-#include <httplib.h>
 
 #include <cstddef>
 #include <string>
@@ -29,14 +28,14 @@ bool IsStatusPagePath(const std::vector<std::string>& segments) {
   return segments.size() == 1 && segments[0].empty();
 }
 
-void ServeStatusPage(httplib::Response* res) {
+void ServeStatusPage(Response* res) {
   res->status = 200;
   res->set_header("Cache-Control", "no-cache");
   res->set_header("Content-Security-Policy", kContentSecurityPolicy);
   res->set_header("X-Content-Type-Options", "nosniff");
   res->set_header("Referrer-Policy", "no-referrer");
   const std::string_view html = StatusPageHtml();
-  res->set_content(html.data(), html.size(), "text/html; charset=utf-8");
+  res->set_content(std::string(html), "text/html; charset=utf-8");
 }
 
 }  // namespace hotrow::http

@@ -4,9 +4,7 @@
 #include <string_view>
 #include <vector>
 
-namespace httplib {
-struct Response;
-}
+#include "http/exchange.h"
 
 namespace hotrow::http {
 
@@ -24,6 +22,6 @@ bool IsStatusPagePath(const std::vector<std::string>& segments);
 
 // Answers 200 with the page: text/html; charset=utf-8, not cached, and a Content-Security-Policy
 // that lets it reach nothing but this server.
-void ServeStatusPage(httplib::Response* res);
+void ServeStatusPage(Response* res);
 
 }  // namespace hotrow::http

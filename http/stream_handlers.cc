@@ -4,11 +4,10 @@
 // each with `?after=POSITION` or a Last-Event-ID header to resume. The hub (live/stream_hub.h)
 // decides what a stream carries; this file only turns a subscription into SSE text.
 //
-// Threads: a stream is written by the connection's own thread (cpp-httplib 0.11.4 hands a content
-// provider no socket to take over, and under TLS the connection's state lives in its stream
-// object), which leaves the connection threads' count when the stream starts
-// (BoundedTaskQueue::StreamBegins): streams never take the threads that answer queries, and are
-// bounded apart by http.max_streams (docs/ARCHITECTURE.md, "Live streams").
+// Threads: none of its own. A stream is opened on a worker (the resume reads the store), then
+// written by the transport's I/O thread whenever its subscription wakes it (http/exchange.h,
+// EventStream); between messages it holds its connection's buffer and its subscription's queue,
+// no thread. Streams are bounded by http.max_streams (docs/ARCHITECTURE.md, "Live streams").
 //
 // Messages:
 //   retry: 1000
@@ -27,7 +26,6 @@
 #include "cluster/coverage.h"
 #include "http/query_params.h"
 #include "http/server_impl.h"
-#include "http/task_queue.h"
 #include "keying/row_value.h"
 #include "live/position.h"
 #include "live/stream_hub.h"
@@ -36,19 +34,6 @@
 
 namespace hotrow::http {
 namespace {
-
-// What one stream needs after its handler returned: the subscription, where the client stands,
-// and what it still has to be told.
-struct StreamJob {
-  HttpServer::Impl* impl = nullptr;
-  live::StreamHub* hub = nullptr;
-  std::shared_ptr<live::Subscription> subscription;
-  live::StreamPosition position;
-  std::string open_data;  // the open message's data, sent first
-  bool opened = false;
-  std::vector<live::LiveEventPtr> batch;
-  std::string text;
-};
 
 void AppendMessage(const char* event, const std::string& id, const std::string& data,
                    std::string* out) {
@@ -64,46 +49,76 @@ void AppendMessage(const char* event, const std::string& id, const std::string& 
   out->append("\n\n");
 }
 
-// Writes what is ready, or a keep-alive comment after a quiet interval. False: the client is gone.
-bool WriteStream(StreamJob& job, httplib::DataSink& sink) {
-  job.text.clear();
-  if (!job.opened) {
-    job.opened = true;
-    job.text = "retry: 1000\n";
-    AppendMessage("open", job.position.ToString(), job.open_data, &job.text);
-    return sink.write(job.text.data(), job.text.size());
+// One stream as the transport writes it (http/exchange.h, EventStream): the subscription, where
+// the client stands, and what it still has to be told. Its messages are taken without waiting;
+// the subscription wakes the transport when it has more.
+class SseStream final : public EventStream {
+ public:
+  SseStream(HttpServer::Impl* impl, std::shared_ptr<live::Subscription> subscription,
+            live::StreamPosition position, std::string open_data)
+      : impl_(impl),
+        hub_(impl->backend.hub),
+        subscription_(std::move(subscription)),
+        position_(std::move(position)),
+        open_data_(std::move(open_data)) {}
+
+  void SetWaker(std::function<void()> wake) override {
+    subscription_->SetWaker(std::move(wake));
   }
-  const auto deadline =
-      HttpClock::now() + std::chrono::milliseconds(job.impl->options.stream_keepalive_ms);
-  job.batch.clear();
-  const live::Subscription::State state = job.subscription->Take(deadline, &job.batch);
-  if (!job.batch.empty()) {
-    job.position.made_ms = job.hub->NowMs();
-    for (const live::LiveEventPtr& e : job.batch) {
-      job.position.Advance(e->tp, e->offset);
-      AppendMessage(nullptr, job.position.ToString(), e->json, &job.text);
+
+  bool Next(std::string* out) override {
+    if (!opened_) {
+      opened_ = true;
+      out->append("retry: 1000\n");
+      AppendMessage("open", position_.ToString(), open_data_, out);
+      return true;
     }
-    job.hub->CountSent(job.batch.size());
-    job.batch.clear();
-  }
-  if (state != live::Subscription::State::kOpen) {
+    batch_.clear();
+    const live::Subscription::State state =
+        subscription_->Take(std::chrono::steady_clock::time_point::min(), &batch_);
+    if (!batch_.empty()) {
+      position_.made_ms = hub_->NowMs();
+      for (const live::LiveEventPtr& e : batch_) {
+        position_.Advance(e->tp, e->offset);
+        AppendMessage(nullptr, position_.ToString(), e->json, out);
+      }
+      hub_->CountSent(batch_.size());
+      batch_.clear();
+    }
+    if (state == live::Subscription::State::kOpen) return true;
     std::string data = "{\"reason\":";
-    wire::AppendJsonString(job.subscription->reason(), &data);
+    wire::AppendJsonString(subscription_->reason(), &data);
     data.push_back('}');
-    AppendMessage("closed", job.position.ToString(), data, &job.text);
-    const bool ok = sink.write(job.text.data(), job.text.size());
-    if (ok) sink.done();
-    return ok;
+    AppendMessage("closed", position_.ToString(), data, out);
+    return false;
   }
-  if (job.text.empty()) job.text = ": keep-alive\n\n";
-  return sink.write(job.text.data(), job.text.size());
-}
+
+  void KeepAlive(std::string* out) override { out->append(": keep-alive\n\n"); }
+
+  void Closed() override {
+    subscription_->SetWaker(nullptr);
+    hub_->Unsubscribe(subscription_);
+    std::lock_guard lock(impl_->streams_mu);
+    impl_->streams.erase(subscription_);
+  }
+
+  int64_t keepalive_ms() const override { return impl_->options.stream_keepalive_ms; }
+
+ private:
+  HttpServer::Impl* const impl_;
+  live::StreamHub* const hub_;
+  const std::shared_ptr<live::Subscription> subscription_;
+  live::StreamPosition position_;
+  const std::string open_data_;
+  bool opened_ = false;
+  std::vector<live::LiveEventPtr> batch_;
+};
 
 }  // namespace
 
-bool HttpServer::Impl::StreamRoute(const httplib::Request& req,
+bool HttpServer::Impl::StreamRoute(const Request& req,
                                    const std::vector<std::string>& s, std::string_view raw_query,
-                                   httplib::Response& res) {
+                                   Response& res) {
   if (s.empty() || s.back() != "stream" || s.size() < 3 || s[0] != "v1") return false;
   live::StreamSpec spec;
   if (s.size() == 4 && s[1] == "events") {
@@ -178,13 +193,9 @@ bool HttpServer::Impl::StreamRoute(const httplib::Request& req,
   if (!started.ok()) {
     return SetError(res, HttpStatusOf(started.status()), started.status().message()), true;
   }
-  auto job = std::make_shared<StreamJob>();
-  job->impl = this;
-  job->hub = backend.hub;
-  job->subscription = started->subscription;
-  job->position = after ? *after : job->subscription->start();
-  job->position.made_ms = backend.hub->NowMs();
-  std::string& open = job->open_data;
+  live::StreamPosition position = after ? *after : started->subscription->start();
+  position.made_ms = backend.hub->NowMs();
+  std::string open;
   open = "{\"stream\":";
   switch (spec.kind) {
     case live::StreamSpec::Kind::kId:
@@ -234,30 +245,17 @@ bool HttpServer::Impl::StreamRoute(const httplib::Request& req,
   }
   open += "}";
 
+  const std::shared_ptr<live::Subscription>& subscription = started->subscription;
   {
     std::lock_guard lock(streams_mu);
-    streams.insert(job->subscription);
+    streams.insert(subscription);
   }
-  if (stopping.load()) job->subscription->Close("the server is stopping");
-  // This thread writes the stream from now on: it leaves the connection threads' count, so a
-  // new connection gets a thread of its own while the stream lasts.
-  BoundedTaskQueue* queue = task_queue.load();
-  if (queue != nullptr) queue->StreamBegins();
+  if (stopping.load()) subscription->Close("the server is stopping");
   res.status = 200;
   res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Accel-Buffering", "no");
-  res.set_header("Connection", "close");
-  res.set_chunked_content_provider(
-      "text/event-stream",
-      [job](size_t, httplib::DataSink& sink) { return WriteStream(*job, sink); },
-      [job, queue](bool) {
-        job->hub->Unsubscribe(job->subscription);
-        {
-          std::lock_guard lock(job->impl->streams_mu);
-          job->impl->streams.erase(job->subscription);
-        }
-        if (queue != nullptr) queue->StreamEnds();
-      });
+  res.set_event_stream(
+      std::make_shared<SseStream>(this, subscription, std::move(position), std::move(open)));
   return true;
 }
 

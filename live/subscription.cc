@@ -32,6 +32,7 @@ void Subscription::Close(std::string reason) {
     reason_ = std::move(reason);
   }
   ready_.notify_all();
+  Wake();
 }
 
 bool Subscription::TooSlow(std::string reason) {
@@ -42,6 +43,7 @@ bool Subscription::TooSlow(std::string reason) {
     reason_ = std::move(reason);
   }
   ready_.notify_all();
+  Wake();
   return true;
 }
 
@@ -56,6 +58,7 @@ void Subscription::SetReplay(std::vector<LiveEventPtr> events) {
     replay_ = std::move(events);
   }
   ready_.notify_all();
+  Wake();
 }
 
 bool Subscription::Push(const LiveEventPtr& event) {
@@ -92,7 +95,25 @@ bool Subscription::Push(const LiveEventPtr& event) {
     }
   }
   ready_.notify_one();
+  Wake();
   return too_slow;
+}
+
+void Subscription::SetWaker(std::function<void()> wake) {
+  {
+    std::lock_guard lock(mu_);
+    waker_ = std::make_shared<const std::function<void()>>(std::move(wake));
+  }
+  Wake();  // what is ready already
+}
+
+void Subscription::Wake() {
+  std::shared_ptr<const std::function<void()>> waker;
+  {
+    std::lock_guard lock(mu_);
+    waker = waker_;
+  }
+  if (waker != nullptr && *waker) (*waker)();
 }
 
 }  // namespace hotrow::live

@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -85,6 +86,11 @@ class Subscription {
   // True when this event made the subscription too slow (it was not taken).
   bool Push(const LiveEventPtr& event);
 
+  // `wake` is called (outside the lock, from whichever thread made it so) whenever Take may
+  // have something new: an event, the replay, or the end. For a writer that waits without a
+  // thread (http/stream_handlers.cc) and takes with a deadline already past.
+  void SetWaker(std::function<void()> wake);
+
  private:
   const StreamSpec spec_;
   const size_t max_buffered_;
@@ -98,6 +104,9 @@ class Subscription {
   std::list<LiveEventPtr> queue_;              // guarded by mu_
   // kLatest: where each id's waiting event is in queue_.
   std::unordered_map<std::string, std::list<LiveEventPtr>::iterator> waiting_;  // guarded by mu_
+  std::shared_ptr<const std::function<void()>> waker_;                          // guarded by mu_
+
+  void Wake();
 };
 
 }  // namespace hotrow::live

@@ -105,6 +105,20 @@ Result<std::vector<Event>> QueryEngine::Latest(std::string_view id, int n,
   return out;
 }
 
+bool QueryEngine::LatestCached(std::string_view id, int n, std::vector<Event>* out) {
+  out->clear();
+  if (cache_ == nullptr || n < 1 || n > cache_->depth()) return false;
+  std::vector<CachedEvent> cached;
+  const TopicOrder topics(*store_);
+  if (!cache_->Latest(id, keying::IdHash(id), n, store_->WindowStartMs(), nullptr, &cached,
+                      &topics)) {
+    return false;
+  }
+  out->reserve(cached.size());
+  for (CachedEvent& c : cached) out->push_back(FromCached(std::string(id), std::move(c)));
+  return true;
+}
+
 Status QueryEngine::LatestAdmitted(std::string_view id, int n, const PartitionFilter* filter,
                                    std::vector<Event>* out, const TopicOrder* topics) {
   out->clear();

@@ -152,6 +152,11 @@ class QueryEngine {
   // found. REQUIRES nothing: n outside 1..10000 is InvalidArgument.
   Result<std::vector<Event>> Latest(std::string_view id, int n,
                                     const PartitionFilter* filter = nullptr);
+  // Latest as the last-N cache alone answers it, exactly (the same events Latest returns), without
+  // reading the store or waiting: true with *out set when the cache can, false when Latest must
+  // read the store (the cache is off, rebuilding, holds too few of `id`'s events, or n is past its
+  // depth). For the HTTP server's I/O threads, which must not block.
+  bool LatestCached(std::string_view id, int n, std::vector<Event>* out);
 
   // Events of `id` with from_ms <= ts < to_ms in `order`, at most `limit` (1..100000).
   Result<std::vector<Event>> Range(std::string_view id, int64_t from_ms, int64_t to_ms,

@@ -13,7 +13,8 @@ packages=(
   libspdlog-dev           # logging (brings fmt)
   libsimdjson-dev         # parsing event records
   nlohmann-json3-dev      # building JSON answers
-  libcpp-httplib-dev      # the HTTP server and the query client
+  libboost1.81-dev        # the HTTP server: Boost.Beast and Asio (http/transport.cc)
+  libcpp-httplib-dev      # HTTP clients: the CLI, the peers, the registry, the tests
   libssl-dev              # HTTPS (cpp-httplib's OpenSSL support; access/tls.cc)
   openssl                 # the HTTPS tests make their certificates with the openssl CLI
   libyaml-cpp-dev         # the config file

@@ -15,6 +15,7 @@
 #include "common/host_port.h"
 #include "common/logging.h"
 #include "service/config_check.h"
+#include "service/file_limit.h"
 
 namespace hotrow::service {
 namespace {
@@ -40,6 +41,9 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
   std::unique_ptr<Server> server(new Server());
   server->config_ = config;
   spdlog::info("hotrow starting: {}", config.Summary());
+  // Connections hold descriptors, not threads: the soft limit is raised to the hard one, and a
+  // configuration that cannot fit stops here (exit 2).
+  HOTROW_RETURN_IF_ERROR(FitFileLimit(config, /*raise=*/true));
   // A bad token, TLS or CA file stops the start before the store is opened and the consumer
   // group joined. The one object that holds them is handed to the HTTP server and the peers.
   access::CredentialsOptions credentials;

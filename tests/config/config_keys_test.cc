@@ -133,17 +133,39 @@ TEST(ConfigKeyTest, StoreSizes) {
   EXPECT_THAT(SetError("store.write_buffer=1MiB"), HasSubstr("from 4MiB to 1TiB"));
 }
 
-TEST(ConfigKeyTest, HttpThreadsAndQueryMaxConcurrent) {
-  const Config c = SetOk({"http.threads=32", "query.max_concurrent=20"});
-  EXPECT_EQ(c.ToHttpOptions().threads, 32);
+TEST(ConfigKeyTest, HttpIoThreadsConnectionsAndQueryMaxConcurrent) {
+  const Config c =
+      SetOk({"http.io_threads=3", "http.max_connections=500", "http.idle_timeout=2s",
+             "http.header_timeout=250ms", "query.max_concurrent=20"});
+  EXPECT_EQ(c.ToHttpOptions().io_threads, 3);
+  EXPECT_EQ(c.ToHttpOptions().max_connections, 500u);
+  EXPECT_EQ(c.ToHttpOptions().idle_timeout_ms, 2000);
+  EXPECT_EQ(c.ToHttpOptions().header_timeout_ms, 250);
   EXPECT_EQ(c.ToHttpOptions().max_queries, 20);
   EXPECT_EQ(c.ToQueryOptions().max_concurrent_queries, 20);
-  EXPECT_THAT(SetError("http.threads=1"), StartsWith("http.threads: expected an integer from 2"));
+  EXPECT_GE(SetOk({}).ToHttpOptions().io_threads, 1);  // 0: the number of cores
+  EXPECT_TRUE(SetOk({}).warnings.empty());
+  EXPECT_THAT(SetError("http.io_threads=257"),
+              StartsWith("http.io_threads: expected an integer from 0"));
+  EXPECT_THAT(SetError("http.max_connections=0"),
+              StartsWith("http.max_connections: expected an integer from 1"));
   EXPECT_THAT(SetError("query.max_concurrent=0"),
               StartsWith("query.max_concurrent: expected an integer from 1"));
-  EXPECT_EQ(LoadError("", {"http.threads=8", "query.max_concurrent=8"}),
-            "query.max_concurrent: expected less than http.threads (8) so that health checks are "
-            "always answered, got 8");
+  // The I/O threads answer health checks whatever the queries hold: no rule ties the two.
+  EXPECT_EQ(SetOk({"query.max_concurrent=500"}).query.max_concurrent, 500);
+  EXPECT_EQ(LoadError("", {"http.max_connections=10", "http.max_streams=11"}),
+            "http.max_streams: expected at most http.max_connections (10): every stream is a "
+            "connection; got 11");
+}
+
+// http.threads is retired: still accepted (a config file of an earlier version starts), checked,
+// ignored, and named in one warning that names its replacement.
+TEST(ConfigKeyTest, HttpThreadsIsRetiredWithOneWarning) {
+  const Config c = SetOk({"http.threads=32"});
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_THAT(c.warnings[0], HasSubstr("http.io_threads"));
+  EXPECT_EQ(c.ToHttpOptions().io_threads, SetOk({}).ToHttpOptions().io_threads);
+  EXPECT_THAT(SetError("http.threads=1"), StartsWith("http.threads: expected an integer from 2"));
 }
 
 TEST(ConfigKeyTest, QueryQueueWaitAndThePeersOwnSlots) {

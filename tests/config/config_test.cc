@@ -42,7 +42,10 @@ void ExpectDefaults(const Config& c) {
   EXPECT_EQ(c.store.partitioned_index, d.store.partitioned_index);
   EXPECT_EQ(c.store.compression, d.store.compression);
   EXPECT_EQ(c.store.mmap_reads, d.store.mmap_reads);
-  EXPECT_EQ(c.http.threads, d.http.threads);
+  EXPECT_EQ(c.http.io_threads, d.http.io_threads);
+  EXPECT_EQ(c.http.max_connections, d.http.max_connections);
+  EXPECT_EQ(c.http.idle_timeout_ms, d.http.idle_timeout_ms);
+  EXPECT_EQ(c.http.header_timeout_ms, d.http.header_timeout_ms);
   EXPECT_EQ(c.query.max_concurrent, d.query.max_concurrent);
   EXPECT_EQ(c.query.queue_wait_ms, d.query.queue_wait_ms);
   EXPECT_EQ(c.query.last_cache, d.query.last_cache);
@@ -127,8 +130,8 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
           "ingest.writers", "ingest.format", "ingest.include_meta", "ingest.schema_registry.url",
           "ingest.schema_registry.user_info", "ingest.schema_registry.user_info_file",
           "ingest.schema_registry.ca", "ingest.avro.schema_file",
-          "ingest.protobuf.descriptor_set", "ingest.protobuf.message", "index.fields", "http.listen", "http.threads",
-          "http.max_streams", "http.stream_buffer", "http.token_file",
+          "ingest.protobuf.descriptor_set", "ingest.protobuf.message", "index.fields", "http.listen", "http.io_threads",
+          "http.max_connections", "http.idle_timeout", "http.header_timeout", "http.max_streams", "http.stream_buffer", "http.token_file",
           "http.allow_open", "http.tls_cert", "http.tls_key", "query.threads",
           "query.max_concurrent", "query.queue_wait", "query.last_cache", "query.last_cache_bytes",
           "cluster.peers", "cluster.peer_timeout_ms", "cluster.peer_ca", "cluster.max_staleness",

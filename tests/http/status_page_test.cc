@@ -18,10 +18,10 @@ namespace hotrow::http {
 namespace {
 
 TEST(StatusPageTest, IsServedAsUtf8HtmlThatMayReachOnlyThisServer) {
-  httplib::Response res;
+  Response res;
   ServeStatusPage(&res);
   EXPECT_EQ(res.status, 200);
-  EXPECT_EQ(res.get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_EQ(res.content_type, "text/html; charset=utf-8");
   EXPECT_EQ(res.body, StatusPageHtml());
   const std::string csp = res.get_header_value("Content-Security-Policy");
   EXPECT_NE(csp.find("default-src 'none'"), std::string::npos) << csp;
