@@ -39,6 +39,10 @@ void HttpServer::Impl::MetricsText(Response& res) {
   std::optional<ingest::IngestStats> ingest;
   if (backend.ingestor != nullptr) ingest = backend.ingestor->Stats();
   res.status = 200;
+  if (transport != nullptr) {
+    backend.metrics->SetConnections(transport->open_connections(),
+                                    transport->refused_connections());
+  }
   const query::QueryWorkStats work = backend.engine->Work();
   std::optional<ingest::OwnershipSnapshot> ownership;  // cluster mode only
   std::optional<uint64_t> refused;

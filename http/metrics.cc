@@ -1,6 +1,7 @@
 #include "http/metrics.h"
 
 #include <prometheus/counter.h>
+#include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/metric_family.h>
 #include <prometheus/registry.h>
@@ -100,6 +101,10 @@ struct Metrics::Families {
   prometheus::Counter* auth[kAuthOutcomes.size()] = {};
   prometheus::Counter* reloads_ok = nullptr;
   prometheus::Counter* reloads_failed = nullptr;
+  prometheus::Gauge* connections = nullptr;
+  prometheus::Counter* connections_refused = nullptr;
+  std::mutex connections_mu;
+  uint64_t refused_counted = 0;  // guarded by connections_mu
   // Indexed by lane (client, peer), then SlotOutcome.
   prometheus::Counter* slots[2][3] = {};
   std::mutex responses_mu;
@@ -107,6 +112,17 @@ struct Metrics::Families {
 };
 
 Metrics::Metrics() : families_(std::make_unique<Families>()) {
+  families_->connections = &prometheus::BuildGauge()
+                                .Name("hotrow_http_connections")
+                                .Help("HTTP connections open now, live streams included")
+                                .Register(families_->registry)
+                                .Add({});
+  families_->connections_refused =
+      &prometheus::BuildCounter()
+           .Name("hotrow_http_connections_refused_total")
+           .Help("HTTP connections closed as accepted, past http.max_connections")
+           .Register(families_->registry)
+           .Add({});
   auto& queries = prometheus::BuildCounter()
                       .Name("hotrow_queries_total")
                       .Help("HTTP queries answered, by kind and outcome")
@@ -168,6 +184,16 @@ void Metrics::RecordQuery(QueryKind kind, QueryOutcome outcome, double seconds) 
   const auto k = static_cast<size_t>(kind);
   families_->queries[k][static_cast<size_t>(outcome)]->Increment();
   if (outcome == QueryOutcome::kOk) families_->latency[k]->Observe(seconds);
+}
+
+void Metrics::SetConnections(size_t open, uint64_t refused_total) {
+  families_->connections->Set(static_cast<double>(open));
+  std::lock_guard lock(families_->connections_mu);
+  if (refused_total > families_->refused_counted) {
+    families_->connections_refused->Increment(
+        static_cast<double>(refused_total - families_->refused_counted));
+    families_->refused_counted = refused_total;
+  }
 }
 
 void Metrics::RecordAccessReload(bool ok) {

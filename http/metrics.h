@@ -58,6 +58,10 @@ class Metrics {
   // One re-read of the access files (access/credentials.h, Reload, on SIGHUP): ok, or failed
   // (every old value kept).
   void RecordAccessReload(bool ok);
+  // The transport's connections (http/transport.h), read at scrape time: open now, and refused
+  // past http.max_connections since the start (hotrow_http_connections,
+  // hotrow_http_connections_refused_total).
+  void SetConnections(size_t open, uint64_t refused_total);
 
   // The whole exposition. `ingest` is null when this process does not ingest (then no ingest
   // metric is written).

@@ -65,6 +65,7 @@ class RawConnection {
   }
   ~RawConnection() { Close(); }
   bool connected() const { return connected_; }
+  int fd() const { return fd_; }
   bool Send(const std::string& bytes) {
     size_t sent = 0;
     while (sent < bytes.size()) {
