@@ -21,6 +21,12 @@ hotrow_bench(http_latency_bench
   LIBS hotrow_ingest hotrow_bench_support hotrow_serve_process PkgConfig::HTTPLIB
        nlohmann_json::nlohmann_json)
 add_dependencies(http_latency_bench hotrow)
+# The HTTP core's CPU per answer beside nginx serving the same bytes (Debian nginx-light; skipped
+# without it), server and wrk each pinned to a core.
+hotrow_bench(http_core_bench
+  LIBS hotrow_ingest hotrow_bench_support hotrow_serve_process hotrow_wrk_load
+       nlohmann_json::nlohmann_json)
+add_dependencies(http_core_bench hotrow)
 hotrow_bench(scaling_bench LIBS hotrow_bench_support hotrow_query)
 # Per-id ranges over HTTP against the same ranges in-process, and HTTP scans on 1 and 2 threads.
 # Its scan client is libcurl (HOTROW_WITH_BENCH=1 scripts/install-deps.sh); skipped without it.

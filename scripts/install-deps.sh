@@ -48,7 +48,8 @@ fi
 if [[ "${HOTROW_WITH_BENCH:-}" == 1 ]]; then
   packages+=(redis-server libhiredis-dev  # the Redis peer benchmark
              libcurl4-openssl-dev         # range_http_bench's scan client
-             gnuplot-nox)                 # the plots in docs/BENCHMARKS.md and the soak run
+             gnuplot-nox                  # the plots in docs/BENCHMARKS.md and the soak run
+             nginx-light)                 # http_core_bench: the HTTP core beside one nginx worker
 fi
 
 missing=()

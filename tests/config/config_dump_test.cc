@@ -72,7 +72,7 @@ TEST(ConfigDumpTest, ReadsBackToTheSameConfiguration) {
        "index.fields=[site, meta.type]",
        "http.listen=[::1]:8081",
        "http.io_threads=4",
-       "http.max_connections=900",
+       "http.max_connections=2000",
        "http.idle_timeout=3s",
        "http.header_timeout=2s",
        "http.allow_open=true",

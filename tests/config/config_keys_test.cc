@@ -135,10 +135,10 @@ TEST(ConfigKeyTest, StoreSizes) {
 
 TEST(ConfigKeyTest, HttpIoThreadsConnectionsAndQueryMaxConcurrent) {
   const Config c =
-      SetOk({"http.io_threads=3", "http.max_connections=500", "http.idle_timeout=2s",
+      SetOk({"http.io_threads=3", "http.max_connections=5000", "http.idle_timeout=2s",
              "http.header_timeout=250ms", "query.max_concurrent=20"});
   EXPECT_EQ(c.ToHttpOptions().io_threads, 3);
-  EXPECT_EQ(c.ToHttpOptions().max_connections, 500u);
+  EXPECT_EQ(c.ToHttpOptions().max_connections, 5000u);
   EXPECT_EQ(c.ToHttpOptions().idle_timeout_ms, 2000);
   EXPECT_EQ(c.ToHttpOptions().header_timeout_ms, 250);
   EXPECT_EQ(c.ToHttpOptions().max_queries, 20);

@@ -7,6 +7,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <chrono>
 #include <functional>
@@ -573,29 +574,52 @@ TEST_F(StreamTest, StreamsBeyondTheLimitAre503) {
   ASSERT_TRUE(WaitFor([&] { return four.Opened(); }));
 }
 
-TEST_F(StreamTest, StreamsLeaveTheConnectionThreadsToQueries) {
+// Open streams hold no thread (the transport writes them from its I/O threads as their events
+// come): the process has as many threads with 200 streams open as with none, every stream gets its
+// id's events, and queries are answered beside them.
+TEST_F(StreamTest, OpenStreamsHoldNoThread) {
   http::HttpServerOptions http_options;
-  http_options.threads = 2;
   http_options.max_queries = 1;
   Start({}, http_options);
-  std::vector<std::unique_ptr<SseReader>> streams;
-  for (int i = 0; i < 6; ++i) {
-    streams.push_back(std::make_unique<SseReader>(port(), "/v1/events/s" + std::to_string(i) +
-                                                              "/stream"));
+  auto threads = [] {
+    size_t n = 0;
+    for ([[maybe_unused]] const auto& t : std::filesystem::directory_iterator("/proc/self/task")) {
+      ++n;
+    }
+    return n;
+  };
+  const size_t before = threads();
+  constexpr int kStreams = 200;
+  std::vector<std::unique_ptr<http::RawConnection>> streams;
+  for (int i = 0; i < kStreams; ++i) {
+    streams.push_back(std::make_unique<http::RawConnection>(port()));
+    ASSERT_TRUE(streams.back()->Send("GET /v1/events/s" + std::to_string(i % 20) +
+                                     "/stream HTTP/1.1\r\nHost: x\r\n\r\n"));
   }
-  ASSERT_TRUE(WaitFor([&] {
-    for (const auto& s : streams)
-      if (!s->Opened()) return false;
-    return true;
-  }));
+  ASSERT_TRUE(WaitFor([&] { return hub_->Stats().open == kStreams; }));
+  EXPECT_EQ(threads(), before) << "open streams took threads";
+  std::vector<std::string> ids;
+  for (int i = 0; i < 20; ++i) ids.push_back("s" + std::to_string(i));
+  Write(ids, 40);
+  for (int i = 0; i < kStreams; ++i) {
+    std::string got;
+    const std::string id = "\"event_id\":\"s" + std::to_string(i % 20) + "\"";
+    ASSERT_TRUE(WaitFor([&] {
+      got += streams[static_cast<size_t>(i)]->Read(1 << 16, std::chrono::milliseconds(50));
+      size_t n = 0;
+      for (size_t at = got.find(id); at != std::string::npos; at = got.find(id, at + 1)) ++n;
+      return n == 2;
+    })) << "stream " << i << " got: " << got.substr(0, 400);
+  }
   httplib::Client client("127.0.0.1", port());
   client.set_read_timeout(std::chrono::seconds(30));
   auto healthz = client.Get("/healthz");
   ASSERT_TRUE(healthz);
   EXPECT_EQ(healthz->status, 200);
-  auto latest = client.Get("/v1/events/a/latest");
+  auto latest = client.Get("/v1/events/s1/latest?n=100");  // the store, on a worker
   ASSERT_TRUE(latest);
   EXPECT_EQ(latest->status, 200);
+  EXPECT_EQ(threads(), before);
 }
 
 TEST_F(StreamTest, TheTokenIsCheckedBeforeAStreamOpens) {
