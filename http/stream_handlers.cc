@@ -14,6 +14,7 @@
 //   retry: 1000
 //   event: open     id: POS  data: {"stream": ..., "resumed": bool, "gap": bool, ...}
 //   (no event:)     id: POS  data: E                      one per event, E as the queries write it
+//   event: partitions id: POS data: {"added": {T: {P: FROM}}, "removed": {T: {P: NEXT}}}
 //   : keep-alive                                          every http.stream keep-alive (15 s)
 //   event: closed   id: POS  data: {"reason": "..."}      then the answer ends
 
@@ -46,7 +47,7 @@ struct StreamJob {
   live::StreamPosition position;
   std::string open_data;  // the open message's data, sent first
   bool opened = false;
-  std::vector<live::LiveEventPtr> batch;
+  std::vector<live::StreamItem> batch;
   std::string text;
 };
 
@@ -79,11 +80,23 @@ bool WriteStream(StreamJob& job, httplib::DataSink& sink) {
   const live::Subscription::State state = job.subscription->Take(deadline, &job.batch);
   if (!job.batch.empty()) {
     job.position.made_ms = job.hub->NowMs();
-    for (const live::LiveEventPtr& e : job.batch) {
-      job.position.Advance(e->tp, e->offset);
-      AppendMessage(nullptr, job.position.ToString(), e->json, &job.text);
+    uint64_t events = 0;
+    for (const live::StreamItem& item : job.batch) {
+      if (item.change != nullptr) {
+        // A partition this instance began or stopped serving as owner: below the offset given,
+        // nothing more is this stream's.
+        for (const auto& changed : {item.change->added, item.change->removed}) {
+          for (const auto& [tp, next] : changed) job.position.Advance(tp, next - 1);
+        }
+        AppendMessage("partitions", job.position.ToString(), item.change->ToJson(), &job.text);
+        continue;
+      }
+      const live::LiveEvent& e = *item.event;
+      job.position.Advance(e.tp, e.offset);
+      AppendMessage(nullptr, job.position.ToString(), e.json, &job.text);
+      ++events;
     }
-    job.hub->CountSent(job.batch.size());
+    job.hub->CountSent(events);
     job.batch.clear();
   }
   if (state != live::Subscription::State::kOpen) {
@@ -207,8 +220,8 @@ bool HttpServer::Impl::StreamRoute(const httplib::Request& req,
   open += ",\"gap\":";
   open += started->gap ? "true" : "false";
   if (started->gap) {
-    open += ",\"warning\":\"the position is older than the hot window; events between it and "
-            "the window's start are gone\"";
+    open += ",\"warning\":\"events after the position may be gone: it is older than the hot "
+            "window, or events it was owed were dropped with an expired bucket\"";
   }
   if (started->replay_truncated) {
     open += ",\"truncated\":true";
