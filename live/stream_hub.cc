@@ -388,9 +388,13 @@ void StreamHub::BucketsDropped(int64_t until_ms) {
 
 bool StreamHub::Gap(const StreamPosition& after) const {
   if (after.made_ms < store_->WindowStartMs()) return true;
-  std::lock_guard lock(late_mu_);
-  if (after.made_ms < started_ms_ && dropped_from_before_) return true;
-  for (const auto& [key, rows] : late_dropped_) {
+  std::unordered_map<uint64_t, LateRows> dropped;
+  {
+    std::lock_guard lock(late_mu_);
+    if (after.made_ms < started_ms_ && dropped_from_before_) return true;
+    dropped = late_dropped_;  // the store's topic names are read without late_mu_ held
+  }
+  for (const auto& [key, rows] : dropped) {
     // Stored before the position was made: sent, or below it, or not the stream's.
     if (rows.stored_ms < after.made_ms) continue;
     const std::optional<std::string> topic = store_->TopicName(static_cast<uint16_t>(key >> 32));
