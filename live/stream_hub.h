@@ -80,11 +80,13 @@ struct StreamHubStats {
 // Write, never a wait on a client. The delivery thread encodes each event once and pushes it into
 // each match's bounded buffer (Subscription::Push), waking its stream. So what delivering costs
 // (encoding, the wake-ups of stream threads) is not the writer's. With no subscription RowsWritten
-// returns at once.
+// only notes the Write's late rows (for Gap: one comparison per row) and returns. The matched rows
+// are queued before the lock shared is let go, so that a change of the partitions carried
+// (SetOwnedPartitions, under the lock exclusive) is queued after every row stored before it.
 // Subscribe registers under the hub's lock exclusive, which orders it against every RowsWritten:
 // the store's offsets read then are the stream's start; every later stored row is pushed, every
 // earlier one is below them. A resume then replays from the store the events between the client's
-// position and that start, so the join has neither a gap nor a duplicate.
+// position and that start (live/replay.h), so the join has neither a gap nor a duplicate.
 //
 // Thread-safety: every method may be called from any thread. Must outlive its subscriptions'
 // users; the store must outlive it, and it must be removed from the store's observers (or the

@@ -28,8 +28,9 @@ struct LiveEvent {
 };
 using LiveEventPtr = std::shared_ptr<const LiveEvent>;
 
-// A change of the partitions a stream carries (CONTRACT.md "Live", "In a group"): a partition
-// this instance began or stopped serving as its owner. HTTP announces it as `event: partitions`.
+// A change of the partitions a stream carries (CONTRACT.md "Live streams", cluster mode): a
+// partition this instance began or stopped serving as its owner. HTTP announces it as `event:
+// partitions`.
 struct PartitionChange {
   // Carried from now on, each from this offset: the stream sends the partition's events at and
   // above it, and none below (those were stored before: a resume asks for them).
@@ -136,7 +137,8 @@ class Subscription {
   // kLatest: where each id's waiting event is in queue_.
   std::unordered_map<std::string, std::list<StreamItem>::iterator> waiting_;  // guarded by mu_
 
-  // Take's common part: waits, then hands the replay and the queue to `take`. REQUIRES: mu_.
+  // Take's common part: waits, then hands the replay and the queue to `out`. REQUIRES: lock holds
+  // mu_.
   template <typename Out>
   State TakeLocked(std::unique_lock<std::mutex>& lock,
                    std::chrono::steady_clock::time_point deadline, Out&& out);
