@@ -257,6 +257,37 @@ TEST_F(StreamHubTest, GapWhenALateEventAfterThePositionWasDroppedWithItsBucket) 
   EXPECT_FALSE(fresh->gap);
 }
 
+// After a restart the hub does not know what the buckets of before held: a position made before it
+// started says `gap` once one of them was dropped; one made after does not.
+TEST_F(StreamHubTest, GapForAPositionFromBeforeTheStartOnceABucketOfThenWasDropped) {
+  Write("a", 0, 3, kNowMs - 9 * kMinute);  // stored before the hub: its bucket ends at -8 min
+  Write("a", 0, 3, kNowMs - kMinute);
+  StreamPosition before;
+  before.made_ms = kNowMs - 1;
+  before.next[{"t", 0}] = 6;
+  Start();
+  clock_.Set(kNowMs + kMinute + 30'000);  // the window starts at -8.5 min: nothing dropped yet
+  ASSERT_TRUE(store_->DropExpiredBuckets().ok());
+  {
+    Result<StreamStart> resumed = hub_->Subscribe(Id("a"), &before);
+    ASSERT_TRUE(resumed.ok());
+    EXPECT_FALSE(resumed->gap);
+    hub_->Unsubscribe(resumed->subscription);
+  }
+  clock_.Set(kNowMs + 2 * kMinute + 30'000);  // -7.5 min: the bucket of -9 min goes
+  ASSERT_TRUE(store_->DropExpiredBuckets().ok());
+  ASSERT_GE(before.made_ms, store_->WindowStartMs());  // the time rule alone sees nothing
+  Result<StreamStart> resumed = hub_->Subscribe(Id("a"), &before);
+  ASSERT_TRUE(resumed.ok());
+  EXPECT_TRUE(resumed->gap);
+  hub_->Unsubscribe(resumed->subscription);
+  StreamPosition after = before;
+  after.made_ms = kNowMs;
+  Result<StreamStart> fresh = hub_->Subscribe(Id("a"), &after);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_FALSE(fresh->gap);
+}
+
 // In a group a stream carries only what this instance serves as owner: a followed (standby)
 // partition's rows are never pushed, a partition that arrives is carried from the store's offset
 // then (its catch-up is not pushed as live), one that leaves is announced with the offset up to
