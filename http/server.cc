@@ -352,6 +352,8 @@ void HttpServer::Stop() {
   if (impl_->transport != nullptr) impl_->transport->Stop();
 }
 
+void HttpServer::AccessReloaded() { impl_->EndStreamsOfRetiredTokens(); }
+
 size_t HttpServer::open_connections() const { return impl_->transport->open_connections(); }
 
 uint64_t HttpServer::refused_connections() const {

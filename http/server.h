@@ -149,6 +149,10 @@ class HttpServer {
   // Idempotent.
   void Stop();
 
+  // After access::Credentials::Reload (SIGHUP): every stream opened with a token that is no longer
+  // the token is told why (`event: closed`) and ends.
+  void AccessReloaded();
+
   // Connections open now, and those refused past max_connections since the start.
   size_t open_connections() const;
   uint64_t refused_connections() const;

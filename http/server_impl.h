@@ -221,6 +221,9 @@ struct HttpServer::Impl final : RequestHandler {
                    std::string_view raw_query, Response& res);
   // Closes every stream being written, telling its client `reason`.
   void CloseStreams(const std::string& reason);
+  // After a reload of the credentials: ends the streams opened with a token no longer accepted.
+  void EndStreamsOfRetiredTokens();
+  static std::string StreamTag(const std::string& authorization);
 
   // /v1/index/{field}/{value}[/latest|/series] (index_handlers.cc): answers and returns true when
   // `segments` is an index route, else returns false and leaves `res` alone.

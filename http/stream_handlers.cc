@@ -13,15 +13,21 @@
 //   retry: 1000
 //   event: open     id: POS  data: {"stream": ..., "resumed": bool, "gap": bool, ...}
 //   (no event:)     id: POS  data: E                      one per event, E as the queries write it
+//   event: partitions id: POS data: {"added": {T: {P: FROM}}, "removed": {T: {P: NEXT}}}
 //   : keep-alive                                          every http.stream keep-alive (15 s)
 //   event: closed   id: POS  data: {"reason": "..."}      then the answer ends
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "access/bearer_token.h"
+#include "access/credentials.h"
 #include "cluster/cluster.h"
 #include "cluster/coverage.h"
 #include "http/query_params.h"
@@ -78,11 +84,23 @@ class SseStream final : public EventStream {
         subscription_->Take(std::chrono::steady_clock::time_point::min(), &batch_);
     if (!batch_.empty()) {
       position_.made_ms = hub_->NowMs();
-      for (const live::LiveEventPtr& e : batch_) {
-        position_.Advance(e->tp, e->offset);
-        AppendMessage(nullptr, position_.ToString(), e->json, out);
+      uint64_t events = 0;
+      for (const live::StreamItem& item : batch_) {
+        if (item.change != nullptr) {
+          // A partition this instance began or stopped serving as owner: below the offset given,
+          // nothing more is this stream's.
+          for (const auto& changed : {item.change->added, item.change->removed}) {
+            for (const auto& [tp, next] : changed) position_.Advance(tp, next - 1);
+          }
+          AppendMessage("partitions", position_.ToString(), item.change->ToJson(), out);
+          continue;
+        }
+        const live::LiveEvent& e = *item.event;
+        position_.Advance(e.tp, e.offset);
+        AppendMessage(nullptr, position_.ToString(), e.json, out);
+        ++events;
       }
-      hub_->CountSent(batch_.size());
+      hub_->CountSent(events);
       batch_.clear();
     }
     if (state == live::Subscription::State::kOpen) return true;
@@ -111,7 +129,7 @@ class SseStream final : public EventStream {
   live::StreamPosition position_;
   const std::string open_data_;
   bool opened_ = false;
-  std::vector<live::LiveEventPtr> batch_;
+  std::vector<live::StreamItem> batch_;
 };
 
 }  // namespace
@@ -189,7 +207,8 @@ bool HttpServer::Impl::StreamRoute(const Request& req,
   if (stopping.load()) return SetError(res, 503, "the server is stopping"), true;
 
   Result<live::StreamStart> started =
-      backend.hub->Subscribe(spec, after ? &*after : nullptr, nullptr);
+      backend.hub->Subscribe(spec, after ? &*after : nullptr, nullptr,
+                             StreamTag(req.get_header_value("Authorization")));
   if (!started.ok()) {
     return SetError(res, HttpStatusOf(started.status()), started.status().message()), true;
   }
@@ -218,8 +237,8 @@ bool HttpServer::Impl::StreamRoute(const Request& req,
   open += ",\"gap\":";
   open += started->gap ? "true" : "false";
   if (started->gap) {
-    open += ",\"warning\":\"the position is older than the hot window; events between it and "
-            "the window's start are gone\"";
+    open += ",\"warning\":\"events after the position may be gone: it is older than the hot "
+            "window, or events it was owed were dropped with an expired bucket\"";
   }
   if (started->replay_truncated) {
     open += ",\"truncated\":true";
@@ -257,6 +276,27 @@ bool HttpServer::Impl::StreamRoute(const Request& req,
   res.set_event_stream(
       std::make_shared<SseStream>(this, subscription, std::move(position), std::move(open)));
   return true;
+}
+
+// A stream opened with a bearer token is tagged with a digest of it (never the token itself), so
+// that a reload which no longer accepts that token ends it.
+std::string HttpServer::Impl::StreamTag(const std::string& authorization) {
+  std::string_view token;
+  if (authorization.empty() || !access::ParseBearer(authorization, &token)) return "";
+  return "token:" + std::to_string(std::hash<std::string_view>{}(token));
+}
+
+void HttpServer::Impl::EndStreamsOfRetiredTokens() {
+  if (backend.hub == nullptr || backend.credentials == nullptr) return;
+  const std::shared_ptr<const access::CredentialsSnapshot> now = backend.credentials->Current();
+  const std::string current =
+      now == nullptr || now->token.empty() ? "" : StreamTag("Bearer " + now->token);
+  if (current.empty() && backend.auth == nullptr) return;
+  const size_t ended = backend.hub->CloseWhere(
+      [&current](const live::Subscription& s) { return !s.tag().empty() && s.tag() != current; },
+      "the token this stream was opened with is no longer accepted (the token file changed); "
+      "open it again with the new token");
+  if (ended > 0) spdlog::info("http: ended {} stream(s) opened with a retired token", ended);
 }
 
 void HttpServer::Impl::CloseStreams(const std::string& reason) {

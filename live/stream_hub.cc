@@ -9,27 +9,31 @@
 #include <utility>
 
 #include "keying/row_value.h"
+#include "live/replay.h"
 #include "query/index_query.h"
 #include "wire/event_json.h"
 
 namespace hotrow::live {
 namespace {
 
-LiveEventPtr FromQueryEvent(const query::Event& e) {
-  auto live = std::make_shared<LiveEvent>();
-  live->id = e.id;
-  live->tp = {e.topic, e.partition};
-  live->offset = e.offset;
-  live->ts_ms = e.ts_ms;
-  wire::AppendEventJson(e, &live->json);
-  return live;
+int64_t FirstBucketEnd(const store::EventStore& store) {
+  const auto buckets = store.Buckets();
+  return buckets.empty() ? INT64_MAX : buckets.front()->end_ms();
+}
+
+int64_t FloorTo(int64_t ms, int64_t width) {
+  const int64_t q = ms / width;
+  return (ms % width < 0 ? q - 1 : q) * width;
 }
 
 }  // namespace
 
-StreamHub::StreamHub(store::EventStore* store, query::QueryEngine* engine,
-                     StreamHubOptions options)
-    : store_(store), engine_(engine), options_(options) {
+StreamHub::StreamHub(store::EventStore* store, query::QueryEngine* engine, StreamHubOptions options)
+    : store_(store),
+      engine_(engine),
+      options_(options),
+      started_ms_(store->NowMs()),
+      first_bucket_end_ms_(FirstBucketEnd(*store)) {
   deliverer_ = std::thread([this] { DeliverLoop(); });
 }
 
@@ -53,6 +57,10 @@ void StreamHub::DeliverLoop() {
     queue_.pop_front();
     lock.unlock();
     for (const Matched& m : batch) {
+      if (m.change != nullptr) {
+        for (const std::shared_ptr<Subscription>& s : m.to) s->PushChange(m.change);
+        continue;
+      }
       const LiveEventPtr event = MakeEvent(m.key, m.id, m.payload);
       for (const std::shared_ptr<Subscription>& s : m.to) Push(*s, event);
     }
@@ -75,7 +83,7 @@ std::string StreamHub::IndexKey(std::string_view field, std::string_view value) 
 }
 
 Result<StreamStart> StreamHub::Subscribe(const StreamSpec& spec, const StreamPosition* after,
-                                         const query::PartitionFilter* filter) {
+                                         const query::PartitionFilter* filter, std::string tag) {
   if (spec.kind == StreamSpec::Kind::kIndex) {
     HOTROW_RETURN_IF_ERROR(query::CheckIndexedField(*store_, spec.field, spec.value));
   }
@@ -95,7 +103,15 @@ Result<StreamStart> StreamHub::Subscribe(const StreamSpec& spec, const StreamPos
     StreamPosition start;
     start.made_ms = store_->NowMs();
     start.next = store_->StoredOffsets();
-    subscription = std::make_shared<Subscription>(spec, options_.max_buffered, std::move(start));
+    if (owned_known_) {
+      // Only what this instance serves as owner: the position names those, each from where the
+      // store stands (0 for one it holds nothing of yet).
+      std::map<store::TopicPartition, int64_t> carried;
+      for (const store::TopicPartition& tp : carried_) carried[tp] = start.NextOf(tp);
+      start.next = std::move(carried);
+    }
+    subscription = std::make_shared<Subscription>(spec, options_.max_buffered, std::move(start),
+                                                  std::move(tag));
     switch (spec.kind) {
       case StreamSpec::Kind::kId:
         by_id_.emplace(spec.id, subscription);
@@ -112,14 +128,20 @@ Result<StreamStart> StreamHub::Subscribe(const StreamSpec& spec, const StreamPos
   StreamStart out;
   out.subscription = subscription;
   if (after != nullptr) {
-    out.gap = after->made_ms < store_->WindowStartMs();
-    Result<std::vector<LiveEventPtr>> replay =
-        Replay(spec, *after, subscription->start(), filter, &out.replay_truncated);
+    out.gap = Gap(*after);
+    Result<Replay> replay = ReadReplay(store_, engine_, spec, *after, subscription->start(), filter,
+                                       options_.max_replay);
     if (!replay.ok()) {
       Unsubscribe(subscription);
       return replay.status();
     }
-    subscription->SetReplay(std::move(replay).value());
+    out.replay_truncated = replay->truncated;
+    std::string then_close;
+    if (replay->truncated) {
+      then_close = "the replay reached " + std::to_string(options_.max_replay) +
+                   " events; resume from the last id for the rest";
+    }
+    subscription->SetReplay(std::move(replay->events), std::move(then_close));
   }
   return out;
 }
@@ -165,6 +187,83 @@ void StreamHub::CloseAll(const std::string& reason) {
   for (auto& s : latest_) s->Close(reason);
 }
 
+std::vector<std::shared_ptr<Subscription>> StreamHub::AllLocked() const {
+  std::vector<std::shared_ptr<Subscription>> all;
+  all.reserve(by_id_.size() + by_index_.size() + latest_.size());
+  for (const auto& [key, s] : by_id_) all.push_back(s);
+  for (const auto& [key, s] : by_index_) all.push_back(s);
+  for (const auto& s : latest_) all.push_back(s);
+  return all;
+}
+
+size_t StreamHub::CloseWhere(const std::function<bool(const Subscription&)>& which,
+                             const std::string& reason) {
+  std::shared_lock lock(mu_);
+  size_t closed = 0;
+  for (const std::shared_ptr<Subscription>& s : AllLocked()) {
+    if (!which(*s)) continue;
+    if (s->reason().empty()) ++closed;  // still open
+    s->Close(reason);
+  }
+  return closed;
+}
+
+void StreamHub::SetOwnedPartitions(const std::vector<store::TopicPartition>& owned) {
+  // The store's numbers of the topics named (dense from 0, store/event_store.h).
+  std::map<std::string, uint16_t, std::less<>> numbers;
+  for (uint32_t n = 0; n <= UINT16_MAX; ++n) {
+    std::optional<std::string> name = store_->TopicName(static_cast<uint16_t>(n));
+    if (!name) break;
+    numbers.emplace(std::move(*name), static_cast<uint16_t>(n));
+  }
+  std::set<store::TopicPartition> carried;
+  for (const store::TopicPartition& tp : owned) {
+    if (numbers.contains(tp.topic)) carried.insert(tp);
+  }
+  std::unique_lock lock(mu_);
+  if (owned_known_ && carried == carried_) return;
+  auto change = std::make_shared<PartitionChange>();
+  // Under the lock exclusive no RowsWritten runs, and every one before queued its rows: the
+  // offsets read here divide each partition's rows into pushed (below) and not (at or above).
+  const std::map<store::TopicPartition, int64_t> offsets = store_->StoredOffsets();
+  auto offset_of = [&](const store::TopicPartition& tp) {
+    auto it = offsets.find(tp);
+    return it == offsets.end() ? int64_t{0} : it->second;
+  };
+  for (const store::TopicPartition& tp : carried) {
+    if (!owned_known_ || !carried_.contains(tp)) change->added[tp] = offset_of(tp);
+  }
+  if (owned_known_) {
+    for (const store::TopicPartition& tp : carried_) {
+      if (!carried.contains(tp)) change->removed[tp] = offset_of(tp);
+    }
+  } else {
+    // Until now every partition was carried: those stored and not kept leave.
+    for (const auto& [tp, next] : offsets) {
+      if (!carried.contains(tp)) change->removed[tp] = next;
+    }
+    change->added.clear();  // they were carried already, each from its subscription's start
+  }
+  owned_known_ = true;
+  carried_ = std::move(carried);
+  carried_keys_.clear();
+  for (const store::TopicPartition& tp : carried_) {
+    carried_keys_.insert(PartitionKey(numbers.find(tp.topic)->second, tp.partition));
+  }
+  if (change->added.empty() && change->removed.empty()) return;
+  Matched m;
+  m.change = std::move(change);
+  m.to = AllLocked();
+  if (m.to.empty()) return;
+  std::vector<Matched> batch;
+  batch.push_back(std::move(m));
+  std::lock_guard queue_lock(queue_mu_);
+  undelivered_ += 1;
+  const bool was_empty = queue_.empty();
+  queue_.push_back(std::move(batch));
+  if (was_empty) queue_cv_.notify_one();
+}
+
 StreamHubStats StreamHub::Stats() const {
   StreamHubStats stats;
   stats.open = open_.load();
@@ -184,15 +283,42 @@ LiveEventPtr StreamHub::MakeEvent(const keying::RowKey& key, std::string_view id
   e.partition = key.partition;
   e.offset = key.offset;
   e.payload = std::string(payload);
-  return FromQueryEvent(e);
+  return MakeLiveEvent(e);
+}
+
+void StreamHub::NoteLateRows(std::span<const store::WrittenRow> rows) {
+  const int64_t now = store_->NowMs();
+  const int64_t width = store_->options().bucket_ms;
+  // A row below the start of the bucket of now was stored after its bucket's span had passed.
+  const int64_t late_below = FloorTo(now, width);
+  std::vector<std::pair<int64_t, uint64_t>> late;  // (bucket start, PartitionKey)
+  std::vector<int64_t> offsets;
+  for (const store::WrittenRow& row : rows) {
+    if (row.key.ts_ms >= late_below) continue;
+    late.emplace_back(FloorTo(row.key.ts_ms, width),
+                      PartitionKey(row.key.topic, row.key.partition));
+    offsets.push_back(row.key.offset);
+  }
+  if (late.empty()) return;
+  std::lock_guard lock(late_mu_);
+  for (size_t i = 0; i < late.size(); ++i) {
+    late_held_[late[i].first][late[i].second].Merge({now, offsets[i]});
+  }
 }
 
 void StreamHub::RowsWritten(std::span<const store::WrittenRow> rows) {
+  // Before the count: positions outlive subscriptions, so a late row matters with none open.
+  NoteLateRows(rows);
   if (open_.load(std::memory_order_acquire) == 0) return;
   std::vector<Matched> matched;
+  // Held until the rows are queued: SetOwnedPartitions, under the lock exclusive, then queues its
+  // change after them.
+  std::shared_lock lock(mu_);
   {
-    std::shared_lock lock(mu_);
     for (const store::WrittenRow& row : rows) {
+      if (owned_known_ && !carried_keys_.contains(PartitionKey(row.key.topic, row.key.partition))) {
+        continue;  // not served as owner here: a standby's row, or one of a partition gone
+      }
       std::string_view id;
       std::string_view payload;
       if (!keying::DecodeRowValue(row.value, &id, &payload)) continue;  // the store wrote it
@@ -229,7 +355,7 @@ void StreamHub::RowsWritten(std::span<const store::WrittenRow> rows) {
            std::tie(b.key.topic, b.key.partition, b.key.offset);
   });
   {
-    std::lock_guard lock(queue_mu_);
+    std::lock_guard queue_lock(queue_mu_);
     if (undelivered_ + matched.size() <= options_.max_undelivered) {
       undelivered_ += matched.size();
       const bool was_empty = queue_.empty();
@@ -249,58 +375,35 @@ void StreamHub::RowsWritten(std::span<const store::WrittenRow> rows) {
   }
 }
 
-void StreamHub::BucketsDropped(int64_t /*until_ms*/) {}
+void StreamHub::BucketsDropped(int64_t until_ms) {
+  std::lock_guard lock(late_mu_);
+  if (until_ms >= first_bucket_end_ms_) dropped_from_before_ = true;
+  // Every row with ts < until_ms is gone: a bucket reaching past it is folded in whole, which can
+  // only make Gap say yes more often.
+  for (auto it = late_held_.begin(); it != late_held_.end() && it->first < until_ms;
+       it = late_held_.erase(it)) {
+    for (const auto& [key, rows] : it->second) late_dropped_[key].Merge(rows);
+  }
+}
 
-Result<std::vector<LiveEventPtr>> StreamHub::Replay(const StreamSpec& spec,
-                                                    const StreamPosition& after,
-                                                    const StreamPosition& start,
-                                                    const query::PartitionFilter* filter,
-                                                    bool* truncated) {
-  std::vector<query::Event> events;
-  const int64_t from = store_->WindowStartMs();
-  const int64_t to = std::numeric_limits<int64_t>::max();
-  switch (spec.kind) {
-    case StreamSpec::Kind::kId: {
-      Result<std::vector<query::Event>> got =
-          engine_->Range(spec.id, from, to, query::kMaxRangeLimit, query::Order::kAsc, filter);
-      if (!got.ok()) return got.status();
-      events = std::move(got).value();
-      *truncated = static_cast<int64_t>(events.size()) == query::kMaxRangeLimit;
-      break;
-    }
-    case StreamSpec::Kind::kIndex: {
-      query::IndexQuery index(store_, nullptr, filter);
-      Result<query::IndexAnswer> got = index.Range(spec.field, spec.value, from, to,
-                                                   query::kMaxRangeLimit, query::Order::kAsc);
-      if (!got.ok()) return got.status();
-      events = std::move(got->events);
-      *truncated = static_cast<int64_t>(events.size()) == query::kMaxRangeLimit;
-      break;
-    }
-    case StreamSpec::Kind::kLatest: {
-      std::string page_after;
-      while (true) {
-        Result<query::LatestAllPage> page =
-            engine_->LatestAll(spec.prefix, page_after, query::kMaxLatestAllLimit, filter);
-        if (!page.ok()) return page.status();
-        for (query::Event& e : page->events) events.push_back(std::move(e));
-        if (!page->next) break;
-        page_after = *page->next;
-      }
-      break;
-    }
+bool StreamHub::Gap(const StreamPosition& after) const {
+  if (after.made_ms < store_->WindowStartMs()) return true;
+  std::unordered_map<uint64_t, LateRows> dropped;
+  {
+    std::lock_guard lock(late_mu_);
+    if (after.made_ms < started_ms_ && dropped_from_before_) return true;
+    dropped = late_dropped_;  // the store's topic names are read without late_mu_ held
   }
-  std::vector<LiveEventPtr> out;
-  for (const query::Event& e : events) {
-    const store::TopicPartition tp{e.topic, e.partition};
-    if (e.offset < after.NextOf(tp) || e.offset >= start.NextOf(tp)) continue;
-    out.push_back(FromQueryEvent(e));
+  for (const auto& [key, rows] : dropped) {
+    // Stored before the position was made: sent, or below it, or not the stream's.
+    if (rows.stored_ms < after.made_ms) continue;
+    const std::optional<std::string> topic = store_->TopicName(static_cast<uint16_t>(key >> 32));
+    if (!topic) continue;
+    const store::TopicPartition tp{*topic, static_cast<int32_t>(key & 0xffffffffu)};
+    // A partition the position does not name makes no claim (it is sent from the window).
+    if (after.next.contains(tp) && rows.offset >= after.NextOf(tp)) return true;
   }
-  std::stable_sort(out.begin(), out.end(), [](const LiveEventPtr& a, const LiveEventPtr& b) {
-    if (a->tp != b->tp) return a->tp < b->tp;
-    return a->offset < b->offset;
-  });
-  return out;
+  return false;
 }
 
 }  // namespace hotrow::live

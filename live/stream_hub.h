@@ -1,19 +1,23 @@
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/status.h"
@@ -36,23 +40,31 @@ struct StreamHubOptions {
   // Stored events matched to streams and not yet handed to them by the delivery thread; beyond
   // it, the streams of a further batch's events are closed as too slow (the server fell behind).
   size_t max_undelivered = 100000;
+  // Events a resume's replay sends at most; a resume owed more is sent the lowest of them by
+  // (topic, partition, offset) and ended, and the next resume continues (live/replay.h).
+  // Default: query::kMaxRangeLimit (100,000).
+  size_t max_replay = static_cast<size_t>(query::kMaxRangeLimit);
 };
 
 // How a subscription begins (StreamHub::Subscribe).
 struct StreamStart {
   std::shared_ptr<Subscription> subscription;
-  // Resumed from a position older than the window: events between it and the window are gone.
+  // Resumed from a position some of whose events are gone: it is older than the window, or an
+  // event of a partition it names, stored after it was made at or above its offset there, was
+  // dropped with its bucket (a late event, stored in a bucket about to expire), or it was made
+  // before this process started and a bucket of that time was dropped since (unknown what it
+  // held).
   bool gap = false;
-  // The replay reached kMaxRangeLimit events: what is after them (before the live feed) was left
-  // out. A client resumes from the last id it got.
+  // The replay reached StreamHubOptions::max_replay events: the stream sends them and ends (its
+  // reason says so), and a resume from its last id continues.
   bool replay_truncated = false;
 };
 
 struct StreamHubStats {
-  uint64_t open = 0;       // subscriptions open now
-  uint64_t opened = 0;     // since start
-  uint64_t refused = 0;    // refused at max_streams
-  uint64_t too_slow = 0;   // closed because their client was too slow
+  uint64_t open = 0;         // subscriptions open now
+  uint64_t opened = 0;       // since start
+  uint64_t refused = 0;      // refused at max_streams
+  uint64_t too_slow = 0;     // closed because their client was too slow
   uint64_t events_sent = 0;  // counted by the writers of the connections (CountSent)
 };
 
@@ -68,11 +80,13 @@ struct StreamHubStats {
 // Write, never a wait on a client. The delivery thread encodes each event once and pushes it into
 // each match's bounded buffer (Subscription::Push), waking its stream. So what delivering costs
 // (encoding, the wake-ups of stream threads) is not the writer's. With no subscription RowsWritten
-// returns at once.
+// only notes the Write's late rows (for Gap: one comparison per row) and returns. The matched rows
+// are queued before the lock shared is let go, so that a change of the partitions carried
+// (SetOwnedPartitions, under the lock exclusive) is queued after every row stored before it.
 // Subscribe registers under the hub's lock exclusive, which orders it against every RowsWritten:
 // the store's offsets read then are the stream's start; every later stored row is pushed, every
 // earlier one is below them. A resume then replays from the store the events between the client's
-// position and that start, so the join has neither a gap nor a duplicate.
+// position and that start (live/replay.h), so the join has neither a gap nor a duplicate.
 //
 // Thread-safety: every method may be called from any thread. Must outlive its subscriptions'
 // users; the store must outlive it, and it must be removed from the store's observers (or the
@@ -86,15 +100,32 @@ class StreamHub final : public store::WriteObserver {
 
   // Opens a stream of `spec`, from now, or after `after` when given (a resume). `filter` (may be
   // null; not owned, used only during the call) limits the replay to the partitions it accepts.
-  // Busy at max_streams; InvalidArgument for an index field that is not indexed; a store error as
-  // it is.
+  // `tag` labels the subscription for CloseWhere. Busy at max_streams; InvalidArgument for an
+  // index field that is not indexed; a store error as it is.
   Result<StreamStart> Subscribe(const StreamSpec& spec, const StreamPosition* after,
-                                const query::PartitionFilter* filter = nullptr);
+                                const query::PartitionFilter* filter = nullptr,
+                                std::string tag = {});
   // Ends a subscription made by Subscribe. Idempotent.
   void Unsubscribe(const std::shared_ptr<Subscription>& subscription);
 
   // Closes every subscription (the server stops): their Take returns at once.
   void CloseAll(const std::string& reason);
+  // Closes the open subscriptions `which` accepts (e.g. those opened with a token a reload
+  // removed, by their tag), with `reason`; returns how many. `which` runs under the hub's lock:
+  // it must not call the hub.
+  size_t CloseWhere(const std::function<bool(const Subscription&)>& which,
+                    const std::string& reason);
+
+  // The partitions this instance serves as their owner (cluster mode: owned, and caught up with
+  // what the broker held when it was assigned; never a standby's followed partitions). From the
+  // first call on, a stream carries only these: rows of other partitions are not pushed, a new
+  // subscription's start names only these, and each change reaches every open subscription as a
+  // PartitionChange in order with its events: a partition added is carried from the store's
+  // offset at this call (what was stored before, a new owner's catch-up included, is not pushed
+  // as live), one removed was pushed up to the store's offset at this call. A topic the store
+  // has not numbered yet is left out until a call after its first row. Before any call every
+  // partition is carried (one instance alone).
+  void SetOwnedPartitions(const std::vector<store::TopicPartition>& owned);
 
   // A position of now (the store's clock) that a writer of messages advances.
   int64_t NowMs() const { return store_->NowMs(); }
@@ -112,16 +143,34 @@ class StreamHub final : public store::WriteObserver {
   void BucketsDropped(int64_t until_ms) override;
 
  private:
-  Result<std::vector<LiveEventPtr>> Replay(const StreamSpec& spec, const StreamPosition& after,
-                                           const StreamPosition& start,
-                                           const query::PartitionFilter* filter, bool* truncated);
-  // A stored row that subscriptions asked for, as the delivery thread gets it.
+  // A stored row that subscriptions asked for, as the delivery thread gets it; or, with
+  // `change` set, a change of the partitions carried, for every subscription in `to`.
   struct Matched {
     keying::RowKey key;
     std::string id;
     std::string payload;
     std::vector<std::shared_ptr<Subscription>> to;
+    PartitionChangePtr change;
   };
+  // What is known of the late rows (stored after their bucket's span had passed) of one
+  // partition: the latest store time one was stored at and the highest offset.
+  struct LateRows {
+    int64_t stored_ms = INT64_MIN;
+    int64_t offset = -1;
+    void Merge(const LateRows& o) {
+      stored_ms = std::max(stored_ms, o.stored_ms);
+      offset = std::max(offset, o.offset);
+    }
+  };
+  static uint64_t PartitionKey(uint16_t topic, int32_t partition) {
+    return (uint64_t{topic} << 32) | static_cast<uint32_t>(partition);
+  }
+  // Whether events `after` is owed may have been dropped (StreamStart::gap).
+  bool Gap(const StreamPosition& after) const;
+  // Notes the late rows of a Write (RowsWritten).
+  void NoteLateRows(std::span<const store::WrittenRow> rows);
+  // Every open subscription. REQUIRES: mu_ held.
+  std::vector<std::shared_ptr<Subscription>> AllLocked() const;
   void Push(Subscription& subscription, const LiveEventPtr& event) {
     if (subscription.Push(event)) too_slow_.fetch_add(1, std::memory_order_relaxed);
   }
@@ -134,12 +183,16 @@ class StreamHub final : public store::WriteObserver {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  using SubscriptionMap = std::unordered_multimap<std::string, std::shared_ptr<Subscription>,
-                                                  KeyHash, std::equal_to<>>;
+  using SubscriptionMap =
+      std::unordered_multimap<std::string, std::shared_ptr<Subscription>, KeyHash, std::equal_to<>>;
 
   store::EventStore* const store_;
   query::QueryEngine* const engine_;
   const StreamHubOptions options_;
+  // The store's time when the hub was made, and the end of the oldest bucket then (INT64_MAX for
+  // none): rows stored before are in buckets that old, and the hub never saw them.
+  const int64_t started_ms_;
+  const int64_t first_bucket_end_ms_;
 
   std::atomic<size_t> open_{0};  // subscriptions registered; RowsWritten skips all at 0
   std::atomic<uint64_t> opened_{0}, refused_{0}, too_slow_{0}, sent_{0};
@@ -149,13 +202,25 @@ class StreamHub final : public store::WriteObserver {
   SubscriptionMap by_id_;
   SubscriptionMap by_index_;
   std::vector<std::shared_ptr<Subscription>> latest_;
+  // SetOwnedPartitions': whether it was called, and what is carried (names; the keys of those
+  // the store has numbered).
+  bool owned_known_ = false;
+  std::set<store::TopicPartition> carried_;
+  std::unordered_set<uint64_t> carried_keys_;
+
+  // The late rows of the buckets still held, by bucket start and PartitionKey, and those of the
+  // buckets dropped, by PartitionKey; whether a bucket from before the hub was made was dropped.
+  mutable std::mutex late_mu_;
+  std::map<int64_t, std::unordered_map<uint64_t, LateRows>> late_held_;  // guarded by late_mu_
+  std::unordered_map<uint64_t, LateRows> late_dropped_;                  // guarded by late_mu_
+  bool dropped_from_before_ = false;                                     // guarded by late_mu_
 
   std::mutex queue_mu_;
-  std::condition_variable queue_cv_;     // the delivery thread waits for a batch or the stop
+  std::condition_variable queue_cv_;      // the delivery thread waits for a batch or the stop
   std::condition_variable delivered_cv_;  // WaitDelivered waits for the queue to empty
   // Guarded by queue_mu_: each Write's matched rows, in the order the Writes told the hub.
   std::deque<std::vector<Matched>> queue_;
-  size_t undelivered_ = 0;   // rows in queue_ and in the batch being delivered
+  size_t undelivered_ = 0;  // rows in queue_ and in the batch being delivered
   bool stopping_ = false;
   std::thread deliverer_;  // last: started once the rest is built
 };

@@ -29,6 +29,28 @@ struct LiveEvent {
 };
 using LiveEventPtr = std::shared_ptr<const LiveEvent>;
 
+// A change of the partitions a stream carries (CONTRACT.md "Live streams", cluster mode): a
+// partition this instance began or stopped serving as its owner. HTTP announces it as `event:
+// partitions`.
+struct PartitionChange {
+  // Carried from now on, each from this offset: the stream sends the partition's events at and
+  // above it, and none below (those were stored before: a resume asks for them).
+  std::map<store::TopicPartition, int64_t> added;
+  // No longer carried: the stream was sent its events below this offset, and none at or above
+  // (a client resumes the partition on its new owner from there, or from the last it saw).
+  std::map<store::TopicPartition, int64_t> removed;
+
+  // {"added":{"TOPIC":{"PARTITION":OFFSET,...},...},"removed":{...}}
+  std::string ToJson() const;
+};
+using PartitionChangePtr = std::shared_ptr<const PartitionChange>;
+
+// One thing a stream sends, in order: an event, or (event null) a change of its partitions.
+struct StreamItem {
+  LiveEventPtr event;
+  PartitionChangePtr change;
+};
+
 // What a stream follows (CONTRACT.md, "Live").
 struct StreamSpec {
   enum class Kind { kId, kLatest, kIndex };
@@ -51,26 +73,33 @@ struct StreamSpec {
 //   a newer event of an id replaces the one waiting and goes to the back, so that each partition's
 //   events stay in offset order. Events of one id in different partitions may still arrive older
 //   after newer (each partition is sent in offset order): a client keeps the newest by ts. The
-//   other streams keep every event. More than `max_buffered` waiting makes the subscription too slow: nothing more is taken,
-//   what waits is still sent, then the client is told and closed.
+//   other streams keep every event. More than `max_buffered` waiting makes the subscription too
+//   slow: nothing more is taken, what waits is still sent, then the client is told and closed.
 //
 // Thread-safety: every method may be called from any thread.
 class Subscription {
  public:
   enum class State { kOpen, kTooSlow, kClosed };
 
-  Subscription(StreamSpec spec, size_t max_buffered, StreamPosition start);
+  // `tag` is the opener's label, for CloseWhere (e.g. which credential opened it; never a
+  // secret itself).
+  Subscription(StreamSpec spec, size_t max_buffered, StreamPosition start, std::string tag = {});
   Subscription(const Subscription&) = delete;
   Subscription& operator=(const Subscription&) = delete;
 
   const StreamSpec& spec() const { return spec_; }
   // The store's offsets when the subscription was made (the stream's first position).
   const StreamPosition& start() const { return start_; }
+  const std::string& tag() const { return tag_; }
 
   // Moves what is ready into *out, oldest first: the replay first, then live events. Waits until
   // something is ready, the subscription stops being open, or `deadline`. Returns the state; once
   // not open, *out still gets what waited (the last messages of a too slow client).
   State Take(std::chrono::steady_clock::time_point deadline, std::vector<LiveEventPtr>* out);
+  // The same with the changes of its partitions (PartitionChange) in their place among the
+  // events: a change comes after every event of its partitions that was pushed before it. The
+  // overload above leaves changes out.
+  State Take(std::chrono::steady_clock::time_point deadline, std::vector<StreamItem>* out);
 
   // Ends the subscription (the server stops, the client is gone); wakes Take.
   void Close(std::string reason);
@@ -79,12 +108,18 @@ class Subscription {
   // Why it is not open; empty while open.
   std::string reason() const;
 
-  // Called once, before the first Take: the events of a resume, in the order to send.
-  void SetReplay(std::vector<LiveEventPtr> events);
+  // Called once, before the first Take: the events of a resume, in the order to send. With
+  // `then_close` set, the subscription ends with that reason once they are taken, and no live
+  // event is sent: a replay cut at its limit owes more than it sent, and live events would move
+  // the client's position past what it was not sent (it resumes from its last id instead).
+  void SetReplay(std::vector<LiveEventPtr> events, std::string then_close = {});
 
   // Called by the hub for each stored event that matches the spec. Never waits on the client.
   // True when this event made the subscription too slow (it was not taken).
   bool Push(const LiveEventPtr& event);
+  // Called by the hub when the partitions it carries change, after every event of them it pushed
+  // before. Never makes the subscription too slow (changes are rare and small).
+  void PushChange(const PartitionChangePtr& change);
 
   // `wake` is called (outside the lock, from whichever thread made it so) whenever Take may
   // have something new: an event, the replay, or the end. For a writer that waits without a
@@ -95,17 +130,25 @@ class Subscription {
   const StreamSpec spec_;
   const size_t max_buffered_;
   const StreamPosition start_;
+  const std::string tag_;
 
   mutable std::mutex mu_;
   std::condition_variable ready_;
-  State state_ = State::kOpen;                 // guarded by mu_
-  std::string reason_;                         // guarded by mu_
-  std::vector<LiveEventPtr> replay_;           // guarded by mu_
-  std::list<LiveEventPtr> queue_;              // guarded by mu_
+  State state_ = State::kOpen;        // guarded by mu_
+  std::string reason_;                // guarded by mu_
+  std::vector<LiveEventPtr> replay_;  // guarded by mu_
+  std::string close_after_replay_;    // guarded by mu_; SetReplay's then_close
+  std::list<StreamItem> queue_;       // guarded by mu_
+  size_t queued_events_ = 0;          // guarded by mu_: the events in queue_
   // kLatest: where each id's waiting event is in queue_.
-  std::unordered_map<std::string, std::list<LiveEventPtr>::iterator> waiting_;  // guarded by mu_
-  std::shared_ptr<const std::function<void()>> waker_;                          // guarded by mu_
+  std::unordered_map<std::string, std::list<StreamItem>::iterator> waiting_;  // guarded by mu_
+  std::shared_ptr<const std::function<void()>> waker_;                        // guarded by mu_
 
+  // Take's common part: waits, then hands the replay and the queue to `out`. REQUIRES: lock holds
+  // mu_.
+  template <typename Out>
+  State TakeLocked(std::unique_lock<std::mutex>& lock,
+                   std::chrono::steady_clock::time_point deadline, Out&& out);
   void Wake();
 };
 

@@ -190,4 +190,37 @@ Result<IndexAnswer> IndexQuery::Range(std::string_view field, std::string_view v
   return answer;
 }
 
+Status IndexQuery::Each(std::string_view field, std::string_view value, int64_t from_ms,
+                        int64_t to_ms, const std::function<bool(const keying::RowKey&)>& want,
+                        const EventSink& sink) const {
+  HOTROW_RETURN_IF_ERROR(CheckIndexedField(*store_, field, value));
+  HOTROW_RETURN_IF_ERROR(CheckRangeArgs(from_ms, to_ms, 1));
+  const int64_t from = std::max(from_ms, store_->WindowStartMs());
+  if (from >= to_ms) return Status::Ok();
+  const uint64_t value_hash = keying::IndexHash(field, value);
+  const TopicOrder topics(*store_);
+  std::vector<Hit> hits;
+  Event event;
+  for (const auto& bucket : store_->Buckets()) {  // oldest first
+    if (bucket->end_ms() <= from || bucket->start_ms() >= to_ms) continue;
+    if (!bucket->Indexes(field)) continue;
+    std::unique_ptr<store::RowIterator> it = bucket->NewIterator(
+        keying::PostingKeyRange(value_hash, from, to_ms), /*within_id_prefix=*/true);
+    Count(&QueryWork::iterators_created, work_, 1);
+    hits.clear();
+    // Every posting of the bucket: keys only, the events are read below for the hits kept.
+    HOTROW_RETURN_IF_ERROR(ReadPostings(it.get(), value_hash, field, value, from, to_ms, INT64_MAX,
+                                        Order::kAsc, filter_, work_, &hits));
+    std::erase_if(hits, [&](const Hit& h) { return !want(h.key); });
+    std::sort(hits.begin(), hits.end(), [&](const Hit& a, const Hit& b) {
+      return OrderKey(a, topics) < OrderKey(b, topics);
+    });
+    for (const Hit& hit : hits) {
+      HOTROW_RETURN_IF_ERROR(ReadEvent(it.get(), hit, store_, work_, &event));
+      if (!sink(event)) return Status::Ok();
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace hotrow::query

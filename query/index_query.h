@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -73,6 +74,12 @@ class IndexQuery {
   // Events with field = value and from_ms <= ts < to_ms, at most `limit` (1..kMaxRangeLimit).
   Result<IndexAnswer> Range(std::string_view field, std::string_view value, int64_t from_ms,
                             int64_t to_ms, int64_t limit, Order order) const;
+  // Every event with field = value and from_ms <= ts < to_ms whose key `want` accepts, oldest
+  // first, with no limit; `sink` stops the read by returning false. Only the events `want` keeps
+  // are read (the postings list their keys), so a reader that keeps few of many (a stream's
+  // replay, live/replay.h) reads few events. Errors as Range's.
+  Status Each(std::string_view field, std::string_view value, int64_t from_ms, int64_t to_ms,
+              const std::function<bool(const keying::RowKey&)>& want, const EventSink& sink) const;
 
  private:
   store::EventStore* const store_;

@@ -7,9 +7,9 @@
 #include "keying/row_key.h"
 #include "query/bucket_range.h"
 #include "query/id_salts.h"
+#include "query/index_series.h"
 #include "query/latest_all.h"
 #include "query/salt_merge.h"
-#include "query/index_series.h"
 #include "query/series.h"
 #include "query/small_query.h"
 #include "query/thread_pool.h"
@@ -260,16 +260,14 @@ Result<Answer> QueryEngine::WithSeriesRun(
 Result<SeriesAnswer> QueryEngine::Series(std::string_view id, std::string_view field,
                                          int64_t from_ms, int64_t to_ms, int64_t step_ms,
                                          const PartitionFilter* filter) {
-  return WithSeriesRun<SeriesAnswer>(field, from_ms, to_ms, step_ms, filter,
-                                     [&](const SeriesRun& run) {
-    return IdSeries(run, id, field, from_ms, to_ms, step_ms);
-  });
+  return WithSeriesRun<SeriesAnswer>(
+      field, from_ms, to_ms, step_ms, filter,
+      [&](const SeriesRun& run) { return IdSeries(run, id, field, from_ms, to_ms, step_ms); });
 }
 
 Result<IndexSeriesAnswer> QueryEngine::IndexSeries(std::string_view index_field,
                                                    std::string_view value, std::string_view field,
-                                                   int64_t from_ms, int64_t to_ms,
-                                                   int64_t step_ms,
+                                                   int64_t from_ms, int64_t to_ms, int64_t step_ms,
                                                    const PartitionFilter* filter) {
   return WithSeriesRun<IndexSeriesAnswer>(
       field, from_ms, to_ms, step_ms, filter, [&](const SeriesRun& run) {
@@ -281,7 +279,8 @@ Result<std::vector<Event>> QueryEngine::Range(std::string_view id, int64_t from_
                                               int64_t limit, Order order,
                                               const PartitionFilter* filter) {
   std::vector<Event> out;
-  Status s = RangeImpl(id, from_ms, to_ms, limit, order, RangeOut{.events = &out, .filter = filter});
+  Status s =
+      RangeImpl(id, from_ms, to_ms, limit, order, RangeOut{.events = &out, .filter = filter});
   if (!s.ok()) return s;
   return out;
 }
@@ -304,10 +303,20 @@ Status QueryEngine::RangeTo(std::string_view id, int64_t from_ms, int64_t to_ms,
   return RangeImpl(id, from_ms, to_ms, limit, order, RangeOut{.sink = &sink});
 }
 
-Status QueryEngine::RangeEncoded(std::string_view id, int64_t from_ms, int64_t to_ms,
-                                 int64_t limit, Order order, const EventEncoder& encode,
-                                 const TextSink& sink) {
+Status QueryEngine::RangeEncoded(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit,
+                                 Order order, const EventEncoder& encode, const TextSink& sink) {
   return RangeImpl(id, from_ms, to_ms, limit, order, RangeOut{.encode = &encode, .text = &sink});
+}
+
+Status QueryEngine::RangeEach(std::string_view id, int64_t from_ms, int64_t to_ms,
+                              const EventSink& sink, const PartitionFilter* filter) {
+  HOTROW_RETURN_IF_ERROR(CheckRangeArgs(from_ms, to_ms, 1));
+  Admission admission(&running_, options_.max_concurrent_queries);
+  if (!admission.admitted()) return BusyStatus(options_.max_concurrent_queries);
+  // No limit, but one the merge may double (a salt's first share) without overflowing.
+  constexpr int64_t kEvery = kNoLimit / 4;
+  return RangeAdmitted(id, from_ms, to_ms, kEvery, Order::kAsc,
+                       RangeOut{.sink = &sink, .filter = filter});
 }
 
 Status QueryEngine::RangeImpl(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit,

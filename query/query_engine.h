@@ -12,9 +12,9 @@
 #include "common/status.h"
 #include "query/last_cache.h"
 #include "query/last_cache_rebuild.h"
-#include "query/topic_order.h"
 #include "query/partition_filter.h"
 #include "query/series_answer.h"
+#include "query/topic_order.h"
 #include "store/event_store.h"
 
 namespace hotrow::query {
@@ -171,6 +171,11 @@ class QueryEngine {
   Status RangeEncoded(std::string_view id, int64_t from_ms, int64_t to_ms, int64_t limit,
                       Order order, const EventEncoder& encode, const TextSink& sink);
 
+  // Every event of `id` with from_ms <= ts < to_ms, oldest first, with no limit: `sink` stops the
+  // read by returning false. For a reader that keeps few of what it reads (a stream's replay,
+  // live/replay.h): memory stays that of a range's read-ahead, whatever the id holds.
+  Status RangeEach(std::string_view id, int64_t from_ms, int64_t to_ms, const EventSink& sink,
+                   const PartitionFilter* filter = nullptr);
   // Every event of every id with from_ms <= ts < to_ms, at most `limit` (>= 1; kNoLimit for none),
   // streamed to `sink` bucket by bucket, oldest bucket first, salts in parallel. In no particular
   // order within a bucket. Memory stays bounded whatever the store holds.
@@ -243,7 +248,7 @@ class QueryEngine {
     const EventSink* sink = nullptr;
     const EventEncoder* encode = nullptr;
     const TextSink* text = nullptr;
-    bool latest = false;  // Latest N: no bucket is read past the answer
+    bool latest = false;                      // Latest N: no bucket is read past the answer
     const PartitionFilter* filter = nullptr;  // the query's (null: every row)
   };
   // Range, RangeTo and RangeEncoded.

@@ -117,7 +117,8 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
   if (standby) {
     ingest::OwnershipOptions followed;
     followed.max_staleness_ms = config.cluster.max_staleness_ms;
-    server->followed_ = std::make_unique<ingest::PartitionOwnership>(server->store_.get(), followed);
+    server->followed_ =
+        std::make_unique<ingest::PartitionOwnership>(server->store_.get(), followed);
     if (server->cache_ownership_) server->cache_ownership_->set_followed(server->followed_.get());
     ingest::IngestOptions standby_options = ingest_options;
     standby_options.ownership = server->followed_.get();
@@ -200,6 +201,7 @@ Server::~Server() {
 Status Server::ReloadAccess() {
   Status reloaded = credentials_->Reload();
   metrics_->RecordAccessReload(reloaded.ok());
+  if (reloaded.ok() && http_) http_->AccessReloaded();
   return reloaded;
 }
 
@@ -274,6 +276,17 @@ Status Server::Stop() {
   return result;
 }
 
+void Server::TellHubOwnedPartitions() {
+  // Owned and caught up with what the broker held at the assignment: a new owner's catch-up is a
+  // backlog, not live (CONTRACT.md "Live streams", cluster mode). Followed partitions are not in
+  // the owned snapshot.
+  std::vector<store::TopicPartition> owned;
+  for (const ingest::OwnedPartition& p : ownership_->Snapshot().partitions) {
+    if (!p.rebuilding()) owned.push_back({p.topic, p.partition});
+  }
+  hub_->SetOwnedPartitions(owned);
+}
+
 void Server::Housekeeping() {
   using namespace std::chrono_literals;
   RateLimiter errors(1, 60000);
@@ -297,6 +310,7 @@ void Server::Housekeeping() {
     }
 
     if (cache_ownership_ != nullptr) cache_ownership_->Poll();
+    if (cluster_ != nullptr && cluster_->enabled()) TellHubOwnedPartitions();
 
     const auto now = std::chrono::steady_clock::now();
     if (now - last_progress >= 10s) {

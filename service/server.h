@@ -71,6 +71,9 @@ class Server {
  private:
   Server() = default;
   void Housekeeping();
+  // Cluster mode: tells the streams' hub the partitions this instance serves as owner (each
+  // housekeeping round, so a change reaches the streams within about a second).
+  void TellHubOwnedPartitions();
   // Makes ownership_ and cluster_ (cluster.peers); InvalidArgument when this instance's
   // http.listen is not among the peers, or when a token would go to a peer beyond loopback over
   // plain HTTP.

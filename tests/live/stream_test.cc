@@ -7,9 +7,9 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -181,8 +181,7 @@ class SseReader {
 using Place = std::tuple<std::string, int32_t, int64_t>;  // topic, partition, offset
 
 Place PlaceOf(const json& e) {
-  return {e["topic"].get<std::string>(), e["partition"].get<int32_t>(),
-          e["offset"].get<int64_t>()};
+  return {e["topic"].get<std::string>(), e["partition"].get<int32_t>(), e["offset"].get<int64_t>()};
 }
 
 class StreamTest : public ::testing::Test {
@@ -224,6 +223,7 @@ class StreamTest : public ::testing::Test {
       credentials_ = std::move(opened).value();
       auth_ = std::make_unique<http::Authenticator>(credentials_.get(), &metrics_);
       backend.auth = auth_.get();
+      backend.credentials = credentials_.get();
     }
     Result<std::unique_ptr<http::HttpServer>> http = http::HttpServer::Start(options, backend);
     ASSERT_TRUE(http.ok()) << http.status().ToString();
@@ -341,6 +341,34 @@ TEST_F(StreamTest, PerIdStreamCarriesEachStoredEventOnceInOrderOnlyOnceStored) {
   }
   EXPECT_EQ(unstored.load(), 0);
   EXPECT_EQ(hub_->Stats().events_sent, expected.size());
+}
+
+// In a group: a partition this instance stops serving as owner is announced (`event: partitions`)
+// with the offset up to which it was sent, after its last event and before anything later; the
+// position that follows names it there, and nothing more of it is sent.
+TEST_F(StreamTest, APartitionThatLeavesIsAnnouncedWithTheOffsetItWasSentUpTo) {
+  Start();
+  Write({"a"}, 3);  // one event in each of partitions 0, 1, 2
+  SseReader reader(port(), "/v1/events/a/stream");
+  ASSERT_TRUE(WaitFor([&] { return reader.Opened(); }));
+  Write({"a"}, 6);  // offsets 1, 2 of each partition
+  ASSERT_TRUE(WaitFor([&] { return reader.event_count() >= 6; }));
+  hub_->SetOwnedPartitions({{"t", 0}, {"t", 1}});
+  Write({"a"}, 6);  // only partitions 0 and 1 are sent
+  ASSERT_TRUE(WaitFor([&] { return reader.event_count() >= 10; }));
+  std::vector<SseMessage> messages;
+  for (const SseMessage& m : reader.messages()) {
+    if (m.event.empty() || m.event == "partitions") messages.push_back(m);
+  }
+  ASSERT_EQ(messages.size(), 11u);
+  EXPECT_EQ(messages[6].event, "partitions");
+  EXPECT_EQ(json::parse(messages[6].data), json::parse(R"({"added":{},"removed":{"t":{"2":3}}})"));
+  Result<StreamPosition> position = ParseStreamPosition(messages[6].id);
+  ASSERT_TRUE(position.ok()) << messages[6].id;
+  EXPECT_EQ(position->NextOf({"t", 2}), 3);
+  for (size_t i = 7; i < messages.size(); ++i) {
+    EXPECT_NE(json::parse(messages[i].data)["partition"], 2) << messages[i].data;
+  }
 }
 
 TEST_F(StreamTest, ResumeFromLastEventIdOrAfterIsExact) {
@@ -548,9 +576,8 @@ TEST_F(StreamTest, AStalledClientIsToldAndClosedAndNeverHoldsWrites) {
   EXPECT_NE(text.find("too slow"), std::string::npos);
   EXPECT_TRUE(WaitFor([&] { return hub_->Stats().open == 1; }));  // the healthy one
   const StreamHubStats stats = hub_->Stats();
-  const std::string metrics = metrics_.Render(nullptr, store_->Stats(), store_->options(),
-                                              nullptr, nullptr, nullptr, nullptr, nullptr,
-                                              &stats);
+  const std::string metrics = metrics_.Render(nullptr, store_->Stats(), store_->options(), nullptr,
+                                              nullptr, nullptr, nullptr, nullptr, &stats);
   EXPECT_NE(metrics.find("hotrow_streams_too_slow_total 1"), std::string::npos);
 }
 
@@ -630,12 +657,46 @@ TEST_F(StreamTest, TheTokenIsCheckedBeforeAStreamOpens) {
   EXPECT_EQ(http::StatusOfRawResponse(refused), 401) << refused;
   EXPECT_EQ(hub_->Stats().opened, 0u);
   http::RawConnection with(port());
-  ASSERT_TRUE(with.Send("GET /v1/events/a/stream HTTP/1.1\r\nHost: x\r\n"
-                        "Authorization: Bearer s3cret-token\r\n\r\n"));
+  ASSERT_TRUE(
+      with.Send("GET /v1/events/a/stream HTTP/1.1\r\nHost: x\r\n"
+                "Authorization: Bearer s3cret-token\r\n\r\n"));
   ASSERT_TRUE(WaitFor([&] { return hub_->Stats().open == 1; }));
   const std::string opened = with.Read(1 << 16, std::chrono::seconds(5));
   EXPECT_EQ(http::StatusOfRawResponse(opened), 200) << opened;
   EXPECT_NE(opened.find("event: open"), std::string::npos);
+}
+
+// A reload that no longer accepts the token a stream was opened with ends that stream, saying
+// why; a stream opened with the token still accepted goes on.
+TEST_F(StreamTest, AStreamEndsWhenItsTokenIsRetired) {
+  Start({}, {}, "old-token");
+  auto open = [&](const std::string& token) {
+    auto conn = std::make_unique<http::RawConnection>(port());
+    EXPECT_TRUE(conn->Send("GET /v1/events/a/stream HTTP/1.1\r\nHost: x\r\n"
+                           "Authorization: Bearer " + token + "\r\n\r\n"));
+    return conn;
+  };
+  auto old_stream = open("old-token");
+  ASSERT_TRUE(WaitFor([&] { return hub_->Stats().open == 1; }));
+  std::ofstream(dir_.Sub("token"), std::ios::trunc) << "new-token\n";
+  ASSERT_TRUE(credentials_->Reload().ok());
+  auto new_stream = open("new-token");
+  ASSERT_TRUE(WaitFor([&] { return hub_->Stats().open == 2; }));
+  http_->AccessReloaded();
+  std::string old_text;
+  ASSERT_TRUE(WaitFor([&] {
+    old_text += old_stream->Read(1 << 16, std::chrono::milliseconds(50));
+    return old_text.find("event: closed") != std::string::npos;
+  })) << old_text;
+  EXPECT_NE(old_text.find("no longer accepted"), std::string::npos) << old_text;
+  EXPECT_TRUE(WaitFor([&] { return hub_->Stats().open == 1; }));
+  Write({"a"}, 1);
+  std::string new_text;
+  ASSERT_TRUE(WaitFor([&] {
+    new_text += new_stream->Read(1 << 16, std::chrono::milliseconds(50));
+    return new_text.find("\"event_id\":\"a\"") != std::string::npos;
+  })) << new_text;
+  EXPECT_EQ(new_text.find("event: closed"), std::string::npos);
 }
 
 TEST_F(StreamTest, KeepAliveCommentsFlowOnAQuietStream) {

@@ -92,7 +92,9 @@ async function main() {
           "a per-id stream opens with its open message", JSON.stringify(first.opened));
     check(first.events.every((e) => e.event_id === id), "it carries only the id's events");
     check(inOrderPerPartition(first.events), "each partition's events in offset order");
-    check(/^\d+\//.test(first.lastId), "each event's id is a position", first.lastId);
+    // MS~TOPIC:FIRST.BASE.W.DIGITS,... (live/position.h)
+    check(/^\d+~[A-Za-z0-9._-]+:\d+\.\d+\.\d+\.[A-Za-z0-9_-]+/.test(first.lastId),
+          "each event's id is a position", first.lastId);
 
     // Reconnect from the last id after a pause: every event after it, once.
     await new Promise((r) => setTimeout(r, 1000));
