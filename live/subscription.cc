@@ -52,10 +52,14 @@ template <typename Out>
 Subscription::State Subscription::TakeLocked(std::unique_lock<std::mutex>& lock,
                                              std::chrono::steady_clock::time_point deadline,
                                              Out&& out) {
-  ready_.wait_until(lock, deadline, [&] {
-    return !replay_.empty() || !close_after_replay_.empty() || !queue_.empty() ||
-           state_ != State::kOpen;
-  });
+  // A deadline already past takes what is ready without waiting (the HTTP transport's I/O
+  // threads, which must never block); time_point::min() in a wait_until would not return.
+  if (deadline > std::chrono::steady_clock::now()) {
+    ready_.wait_until(lock, deadline, [&] {
+      return !replay_.empty() || !close_after_replay_.empty() || !queue_.empty() ||
+             state_ != State::kOpen;
+    });
+  }
   for (LiveEventPtr& e : replay_) out(StreamItem{std::move(e), nullptr});
   replay_.clear();
   if (!close_after_replay_.empty()) {

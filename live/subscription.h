@@ -93,8 +93,9 @@ class Subscription {
   const std::string& tag() const { return tag_; }
 
   // Moves what is ready into *out, oldest first: the replay first, then live events. Waits until
-  // something is ready, the subscription stops being open, or `deadline`. Returns the state; once
-  // not open, *out still gets what waited (the last messages of a too slow client).
+  // something is ready, the subscription stops being open, or `deadline` (one already past: does
+  // not wait). Returns the state; once not open, *out still gets what waited (the last messages
+  // of a too slow client).
   State Take(std::chrono::steady_clock::time_point deadline, std::vector<LiveEventPtr>* out);
   // The same with the changes of its partitions (PartitionChange) in their place among the
   // events: a change comes after every event of its partitions that was pushed before it. The

@@ -630,7 +630,7 @@ TEST_F(StreamTest, OpenStreamsHoldNoThread) {
   Write(ids, 40);
   for (int i = 0; i < kStreams; ++i) {
     std::string got;
-    const std::string id = "\"event_id\":\"s" + std::to_string(i % 20) + "\"";
+    const std::string id = "data: {\"event_id\":\"s" + std::to_string(i % 20) + "\"";
     ASSERT_TRUE(WaitFor([&] {
       got += streams[static_cast<size_t>(i)]->Read(1 << 16, std::chrono::milliseconds(50));
       size_t n = 0;
