@@ -42,6 +42,41 @@ grep -qx /etc/hotrow/hotrow.yaml "$ctrl/conffiles" || fail "hotrow.yaml is not a
 grep -q 'adduser --system' "$ctrl/postinst" || fail "postinst makes no hotrow user"
 grep -q 'deb-systemd-helper' "$ctrl/postinst" || fail "postinst does not enable the unit"
 
+# postinst configure, run with every command it calls replaced by a stub that logs its arguments
+# (PATH holds only the stubs, so a command not stubbed fails the script instead of touching this
+# host): the configuration, which may hold credentials, is made root:hotrow 0640 once the user
+# exists, unless the administrator has a dpkg-statoverride for it.
+stubs=$ctrl/stubs
+mkdir "$stubs"
+for cmd in getent adduser dpkg-statoverride chown chmod mkdir deb-systemd-helper \
+           deb-systemd-invoke systemctl; do
+  printf '#!/bin/sh\necho "%s $*" >>"$STUB_LOG"\n' "$cmd" >"$stubs/$cmd"
+  chmod +x "$stubs/$cmd"
+done
+# getent and dpkg-statoverride answer as told: no user yet, no override.
+printf '#!/bin/sh\necho "getent $*" >>"$STUB_LOG"\nexit "${GETENT_RC:-0}"\n' >"$stubs/getent"
+printf '#!/bin/sh\necho "dpkg-statoverride $*" >>"$STUB_LOG"\nexit "${OVERRIDE_RC:-1}"\n' \
+  >"$stubs/dpkg-statoverride"
+run_postinst() {  # env assignments..., then: prints the commands postinst ran
+  : >"$ctrl/stub.log"
+  env -i PATH="$stubs" STUB_LOG="$ctrl/stub.log" "$@" /bin/sh -e "$ctrl/postinst" configure ||
+    fail "postinst configure failed:\n$(cat "$ctrl/stub.log")"
+  cat "$ctrl/stub.log"
+}
+ran=$(run_postinst GETENT_RC=2)
+grep -qx 'chown root:hotrow /etc/hotrow/hotrow.yaml' <<<"$ran" ||
+  fail "postinst does not give the configuration to group hotrow:\n$ran"
+grep -qx 'chmod 0640 /etc/hotrow/hotrow.yaml' <<<"$ran" ||
+  fail "postinst does not make the configuration 0640:\n$ran"
+[[ $(grep -n '^adduser ' <<<"$ran" | cut -d: -f1) -lt \
+   $(grep -n '^chown root:hotrow' <<<"$ran" | cut -d: -f1) ]] ||
+  fail "postinst sets the configuration's group before it makes the user:\n$ran"
+ran=$(run_postinst GETENT_RC=0 OVERRIDE_RC=0)
+if grep -q 'hotrow.yaml' <<<"$(grep -v '^dpkg-statoverride' <<<"$ran")"; then
+  fail "postinst overrides the administrator's dpkg-statoverride:\n$ran"
+fi
+echo "postinst: configuration root:hotrow 0640 after adduser; a dpkg-statoverride is kept"
+
 # lintian: no error and no warning (overrides, each with its reason, in packaging/debian/).
 if command -v lintian >/dev/null 2>&1; then
   lintian --fail-on error,warning "$deb" || fail "lintian"
