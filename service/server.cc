@@ -51,6 +51,9 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
   if (!opened.ok()) return opened.status();
   server->credentials_ = std::move(opened).value();
 
+  // A store.path this user cannot write is the configuration's to mend (exit 2, not restarted by
+  // the unit), not a failed open restarted every RestartSec.
+  HOTROW_RETURN_IF_ERROR(CheckStorePath(config.store.path));
   store::StoreOptions store_options = config.ToStoreOptions();
   store_options.write_hook = WriteHoldFromEnvironment();
   Result<std::unique_ptr<store::EventStore>> store = store::EventStore::Open(store_options);
