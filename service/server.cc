@@ -15,6 +15,7 @@
 #include "common/host_port.h"
 #include "common/logging.h"
 #include "service/config_check.h"
+#include "service/timeout_extender.h"
 
 namespace hotrow::service {
 namespace {
@@ -32,6 +33,16 @@ std::function<void(const store::WriteBatchInput&)> WriteHoldFromEnvironment() {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   };
+}
+
+// The same for the store's open (tests/service/notify_test.cc, which needs a start that takes as
+// long as it likes): with $HOTROW_TEST_HOLD_OPEN naming a file, the start waits before it opens
+// the store while that file exists.
+void HoldOpenFromEnvironment() {
+  const char* path = std::getenv("HOTROW_TEST_HOLD_OPEN");
+  if (path == nullptr || *path == '\0') return;
+  spdlog::warn("HOTROW_TEST_HOLD_OPEN={}: the store's open waits while that file exists", path);
+  while (::access(path, F_OK) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
 }  // namespace
@@ -56,7 +67,13 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
   HOTROW_RETURN_IF_ERROR(CheckStorePath(config.store.path));
   store::StoreOptions store_options = config.ToStoreOptions();
   store_options.write_hook = WriteHoldFromEnvironment();
-  Result<std::unique_ptr<store::EventStore>> store = store::EventStore::Open(store_options);
+  Result<std::unique_ptr<store::EventStore>> store = [&] {
+    // A cold, large store may take longer to open than the manager's start timeout allows: it is
+    // told, every 10 s while the open lasts, to wait longer.
+    TimeoutExtender extender("opening the store at " + store_options.path);
+    HoldOpenFromEnvironment();
+    return store::EventStore::Open(store_options);
+  }();
   if (!store.ok()) {
     const Status& st = store.status();
     const std::string message = "store at " + store_options.path + ": " + st.message();
@@ -116,7 +133,8 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
   if (standby) {
     ingest::OwnershipOptions followed;
     followed.max_staleness_ms = config.cluster.max_staleness_ms;
-    server->followed_ = std::make_unique<ingest::PartitionOwnership>(server->store_.get(), followed);
+    server->followed_ =
+        std::make_unique<ingest::PartitionOwnership>(server->store_.get(), followed);
     if (server->cache_ownership_) server->cache_ownership_->set_followed(server->followed_.get());
     ingest::IngestOptions standby_options = ingest_options;
     standby_options.ownership = server->followed_.get();
