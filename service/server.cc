@@ -226,6 +226,11 @@ ingest::IngestLiveness Server::ingest_liveness() const {
   return ingestor_ ? ingestor_->Liveness() : ingest::IngestLiveness{};
 }
 
+std::optional<ingest::IngestLiveness> Server::standby_liveness() const {
+  if (!standby_ingestor_) return std::nullopt;
+  return standby_ingestor_->Liveness();
+}
+
 Status Server::ProbeHttp(int timeout_ms) const {
   if (!http_) return Status::IOError("the HTTP server is not running");
   return http::ProbeHealthz(*http_, timeout_ms);
