@@ -28,6 +28,10 @@ namespace hotrow::service {
 // (`/readyz` says so); restarting would not bring space back.
 struct HealthInputs {
   int64_t now_ms = 0;  // steady clock, as IngestLiveness
+  // When the watchdog began to watch (same clock): a poller that has not begun its first iteration
+  // is stuck only once the bound has passed since then (the standby consumer's starts last, and
+  // may not have begun by the first round).
+  int64_t watching_since_ms = 0;
   ingest::IngestLiveness ingest;
   Status http;  // the result of http::ProbeHealthz
   // The standby consumer's, when the process runs one (cluster.standby_replicas > 0).

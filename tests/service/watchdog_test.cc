@@ -71,6 +71,22 @@ TEST(WatchdogTest, AnHttpApiThatDoesNotAnswerIsUnhealthy) {
   EXPECT_NE(health.message().find("the HTTP API does not answer"), std::string::npos);
 }
 
+TEST(WatchdogTest, APollerNotBegunIsStuckOnlyOnceTheBoundHasPassedSinceTheWatchStarted) {
+  // The standby consumer starts last: at the watchdog's first round its poller may not have begun.
+  HealthInputs in = Healthy();
+  in.watching_since_ms = kNow - (kBound - 1);
+  in.standby = in.ingest;
+  in.standby->poll_began_ms = 0;
+  EXPECT_TRUE(JudgeHealth(in, kBound).ok()) << JudgeHealth(in, kBound).message();
+  in.ingest.poll_began_ms = 0;
+  EXPECT_TRUE(JudgeHealth(in, kBound).ok()) << JudgeHealth(in, kBound).message();
+  in.watching_since_ms = kNow - kBound;
+  const Status health = JudgeHealth(in, kBound);
+  ASSERT_FALSE(health.ok());
+  EXPECT_NE(health.message().find("the ingest poller has not begun"), std::string::npos)
+      << health.message();
+}
+
 TEST(WatchdogTest, AWedgedStandbyPollerOrWriteIsStuckAndNoStandbyIsNoCheck) {
   HealthInputs in = Healthy();
   in.standby = in.ingest;
