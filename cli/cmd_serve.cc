@@ -54,7 +54,8 @@ int RunServe(const ServeFlags& flags) {
   service::Watchdog watchdog(
       service::Watchdog::Probes{
           [started] { return started->ingest_liveness(); },
-          [started](int timeout_ms) { return started->ProbeHttp(timeout_ms); }},
+          [started](int timeout_ms) { return started->ProbeHttp(timeout_ms); },
+          [started] { return started->standby_liveness(); }},
       service::WatchdogIntervalUs());
   int sig = 0;
   while ((sig = service::WaitForTerminationSignal()) == SIGHUP) {

@@ -31,19 +31,6 @@ std::string Describe(const TopicPartition& tp) {
   return tp.topic + "/" + std::to_string(tp.partition);
 }
 
-std::string DescribeOffset(int64_t offset) {
-  switch (offset) {
-    case RD_KAFKA_OFFSET_BEGINNING:
-      return "the beginning";
-    case RD_KAFKA_OFFSET_END:
-      return "the end";
-    case RD_KAFKA_OFFSET_INVALID:
-      return "the committed offset or auto.offset.reset";
-    default:
-      return "offset " + std::to_string(offset);
-  }
-}
-
 // Sets the name of the calling thread (at most 15 characters show).
 void NameThread(const char* name) { pthread_setname_np(pthread_self(), name); }
 

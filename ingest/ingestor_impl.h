@@ -101,8 +101,6 @@ inline constexpr int64_t kFollowCountsMs = 30000;
 size_t ReasonIndex(const char* reason);
 // "topic/partition".
 std::string Describe(const TopicPartition& tp);
-// An offset or RD_KAFKA_OFFSET_*, in words.
-std::string DescribeOffset(int64_t offset);
 // Every commit of a hotrow instance carries this prefix, then its store's identity.
 inline constexpr const char kCommitMetadataPrefix[] = "hotrow store ";
 

@@ -7,9 +7,11 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/time_format.h"
+#include "ingest/assignment_log.h"
 #include "ingest/ingestor_impl.h"
 #include "ingest/start_offset.h"
 
@@ -210,6 +212,7 @@ void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool co
     for (int i = 0; i < partitions->cnt; ++i) topics.insert(partitions->elems[i].topic);
     route_counts = PartitionCounts(topics, 2000);
   }
+  std::vector<AssignedStart> assigned;
   for (int i = 0; i < partitions->cnt; ++i) {
     const rd_kafka_topic_partition_t& p = partitions->elems[i];
     const StartOffset& start = starts[static_cast<size_t>(i)];
@@ -243,8 +246,11 @@ void IngestorImpl::OnAssign(rd_kafka_topic_partition_list_t* partitions, bool co
                                          checked_from);
       }
     }
-    spdlog::info("ingest: assigned {} from {} ({})", Describe(tp), DescribeOffset(p.offset),
-                 start.Describe());
+    assigned.push_back(AssignedStart{tp, start});
+  }
+  // One line for the whole assignment, however many partitions (assignment_log.h).
+  if (!assigned.empty()) {
+    spdlog::info("ingest: {}", DescribeAssignment(std::move(assigned), standby()));
   }
   last_cursor_ = nullptr;
   last_progress_ms_.store(NowMs());

@@ -31,18 +31,25 @@ StartOffset ChooseStartOffset(const StartOffsetInputs& in) {
     out.offset = in.window.offset;
     out.reason = StartReason::kWindow;
     out.window_complete = true;
-    out.why = "offset " + std::to_string(in.window.offset) + " is the first of the hot window" +
-              (base >= 0 ? " (offsets " + std::to_string(base) + ".." +
-                               std::to_string(in.window.offset - 1) + " are cold)"
-                         : std::string(" (nothing stored: the window is rebuilt)"));
+    if (base >= 0) {
+      out.why =
+          "the first record of the hot window, past the store's offset (what is between is "
+          "cold)";
+      out.detail =
+          "offsets " + std::to_string(base) + ".." + std::to_string(in.window.offset - 1) + " cold";
+    } else {
+      out.why = "the first record of the hot window (nothing stored: the window is rebuilt)";
+    }
     return out;
   }
   if (in.window.kind == TimeOffset::Kind::kNoneNewer && in.end >= 0 && base < in.end) {
     out.offset = in.end;
     out.reason = StartReason::kEnd;
     out.window_complete = true;
-    out.why = "no record is newer than the hot window's start, so the window starts at offset " +
-              std::to_string(in.end) + " (" + stored_text + "; what is before the end is cold)";
+    out.why =
+        "no record is newer than the hot window's start, so the window starts at the partition's "
+        "end (what is before the end is cold)";
+    out.detail = stored_text;
     return out;
   }
   if (base >= 0) {
@@ -52,7 +59,7 @@ StartOffset ChooseStartOffset(const StartOffsetInputs& in) {
     // Only when the broker did not say where the window starts may what follows be cold.
     out.may_read_cold = in.window.kind == TimeOffset::Kind::kUnknown ||
                         (in.window.kind == TimeOffset::Kind::kNoneNewer && in.end < 0);
-    out.why = stored_text;
+    out.why = "where the store's records of the partition end";
     return out;
   }
   out.offset = in.reset_offset;

@@ -64,7 +64,12 @@ struct StartOffset {
   // the start may skip records of the window: auto.offset.reset latest (the end, at an unknown
   // window) or error (the group's commit).
   bool window_complete = false;
-  std::string why;  // why this start, without the reason's name (Describe adds it)
+  // Why this start, without the reason's name (Describe adds it) and without this partition's
+  // offsets: the same text for every partition that starts the same way, so that an assignment's
+  // log line says it once for all of them (assignment_log.h).
+  std::string why;
+  // This partition's own part of it ("offsets 100..4999 cold", "the store's offset 7"), or empty.
+  std::string detail;
 
   // "<reason>: <why>", for the assignment's log line.
   std::string Describe() const;

@@ -1,12 +1,16 @@
 #include "service/config_check.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -25,7 +29,85 @@ bool IsLoopback(const std::string& host) {
   return host == "::1" || host == "localhost";
 }
 
+// "user hotrow (uid 998)", for the errors of CheckStorePath.
+std::string RunningUser() {
+  const uid_t uid = geteuid();
+  const passwd* pw = getpwuid(uid);
+  return "user " + std::string(pw != nullptr ? pw->pw_name : "?") + " (uid " + std::to_string(uid) +
+         ")";
+}
+
+// Creates a file in the directory `dir` and lets it go: unnamed where the file system supports
+// O_TMPFILE (nothing is left behind even by a crash), else named and unlinked at once. 0 or the
+// errno of the failure.
+int TryCreateFileIn(const std::string& dir) {
+  int fd = open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    close(fd);
+    return 0;
+  }
+  if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) return errno;
+  std::string name = dir + "/.hotrow-check-XXXXXX";
+  fd = mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) return errno;
+  close(fd);
+  unlink(name.c_str());
+  return 0;
+}
+
+// Creates a directory in `dir` and removes it. 0 or the errno of the failure.
+int TryCreateDirectoryIn(const std::string& dir) {
+  std::string name = dir + "/.hotrow-check-XXXXXX";
+  if (mkdtemp(name.data()) == nullptr) return errno;
+  rmdir(name.c_str());
+  return 0;
+}
+
 }  // namespace
+
+Status CheckStorePath(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) {
+      return Status::InvalidArgument(
+          "store.path: expected a directory (or nothing yet), got a file: " + path);
+    }
+    const int err = TryCreateFileIn(path);
+    if (err != 0) {
+      return Status::InvalidArgument("store.path: " + path + " is not writable by " +
+                                     RunningUser() + ": " + std::strerror(err));
+    }
+    return Status::Ok();
+  }
+  if (errno != ENOENT && errno != ENOTDIR) {
+    return Status::InvalidArgument("store.path: cannot look at " + path + ": " +
+                                   std::strerror(errno));
+  }
+  // Missing: the store's open makes it and its missing parents, beginning in the nearest
+  // directory that exists.
+  std::filesystem::path ancestor = std::filesystem::path(path).lexically_normal();
+  while (true) {
+    ancestor = ancestor.parent_path();
+    const std::string at = ancestor.empty() ? "." : ancestor.string();
+    if (stat(at.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) {
+        return Status::InvalidArgument("store.path: cannot make " + path + ": " + at +
+                                       " is a file, not a directory");
+      }
+      const int err = TryCreateDirectoryIn(at);
+      if (err != 0) {
+        return Status::InvalidArgument("store.path: cannot make " + path + ": " + RunningUser() +
+                                       " cannot create a directory in " + at + ": " +
+                                       std::strerror(err));
+      }
+      return Status::Ok();
+    }
+    if (ancestor.empty() || ancestor == ancestor.root_path()) {
+      return Status::InvalidArgument("store.path: cannot make " + path +
+                                     ": no directory of it exists");
+    }
+  }
+}
 
 Status CheckPeers(const config::Config& config, bool has_token, bool tls) {
   const std::vector<std::string>& peers = config.cluster.peers;
@@ -60,16 +142,7 @@ Status CheckConfig(const config::Config& config) {
                                                config.http.allow_open));
   HOTROW_RETURN_IF_ERROR(CheckPeers(config, (*opened)->has_token(), (*opened)->tls()));
   HOTROW_RETURN_IF_ERROR(ingest::CheckConsumerProperties(config.ToIngestOptions()));
-  struct stat st {};
-  if (stat(config.store.path.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) {
-      return Status::InvalidArgument(
-          "store.path: expected a directory (or nothing yet), got a file: " + config.store.path);
-    }
-  } else if (errno != ENOENT) {
-    return Status::InvalidArgument("store.path: cannot look at " + config.store.path + ": " +
-                                   std::strerror(errno));
-  }
+  HOTROW_RETURN_IF_ERROR(CheckStorePath(config.store.path));
   return Status::Ok();
 }
 

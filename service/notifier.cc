@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "common/logging.h"
@@ -36,11 +37,17 @@ int64_t WatchdogIntervalUs() {
 
 bool NotifyCompiledIn() { return true; }
 
+bool ManagerListening() {
+  const char* socket = std::getenv("NOTIFY_SOCKET");
+  return socket != nullptr && *socket != '\0';
+}
+
 #else  // no libsystemd: nothing to tell, nothing asked
 
 void NotifyManager(std::string_view) {}
 int64_t WatchdogIntervalUs() { return 0; }
 bool NotifyCompiledIn() { return false; }
+bool ManagerListening() { return false; }
 
 #endif
 

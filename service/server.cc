@@ -16,6 +16,7 @@
 #include "common/logging.h"
 #include "service/config_check.h"
 #include "service/file_limit.h"
+#include "service/timeout_extender.h"
 
 namespace hotrow::service {
 namespace {
@@ -33,6 +34,16 @@ std::function<void(const store::WriteBatchInput&)> WriteHoldFromEnvironment() {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   };
+}
+
+// The same for the store's open (tests/service/notify_test.cc, which needs a start that takes as
+// long as it likes): with $HOTROW_TEST_HOLD_OPEN naming a file, the start waits before it opens
+// the store while that file exists.
+void HoldOpenFromEnvironment() {
+  const char* path = std::getenv("HOTROW_TEST_HOLD_OPEN");
+  if (path == nullptr || *path == '\0') return;
+  spdlog::warn("HOTROW_TEST_HOLD_OPEN={}: the store's open waits while that file exists", path);
+  while (::access(path, F_OK) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
 }  // namespace
@@ -55,9 +66,18 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
   if (!opened.ok()) return opened.status();
   server->credentials_ = std::move(opened).value();
 
+  // A store.path this user cannot write is the configuration's to mend (exit 2, not restarted by
+  // the unit), not a failed open restarted every RestartSec.
+  HOTROW_RETURN_IF_ERROR(CheckStorePath(config.store.path));
   store::StoreOptions store_options = config.ToStoreOptions();
   store_options.write_hook = WriteHoldFromEnvironment();
-  Result<std::unique_ptr<store::EventStore>> store = store::EventStore::Open(store_options);
+  Result<std::unique_ptr<store::EventStore>> store = [&] {
+    // A cold, large store may take longer to open than the manager's start timeout allows: it is
+    // told, every 10 s while the open lasts, to wait longer.
+    TimeoutExtender extender("opening the store at " + store_options.path);
+    HoldOpenFromEnvironment();
+    return store::EventStore::Open(store_options);
+  }();
   if (!store.ok()) {
     const Status& st = store.status();
     const std::string message = "store at " + store_options.path + ": " + st.message();
@@ -209,6 +229,11 @@ std::string Server::http_address() const { return http_ ? http_->address() : "";
 
 ingest::IngestLiveness Server::ingest_liveness() const {
   return ingestor_ ? ingestor_->Liveness() : ingest::IngestLiveness{};
+}
+
+std::optional<ingest::IngestLiveness> Server::standby_liveness() const {
+  if (!standby_ingestor_) return std::nullopt;
+  return standby_ingestor_->Liveness();
 }
 
 Status Server::ProbeHttp(int timeout_ms) const {

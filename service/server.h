@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -60,6 +61,8 @@ class Server {
   // For the service manager's watchdog (service/watchdog.h): where ingestion's threads are, and
   // whether the HTTP API answers its own GET /healthz within `timeout_ms`.
   ingest::IngestLiveness ingest_liveness() const;
+  // The standby consumer's (cluster.standby_replicas), nullopt when it runs none.
+  std::optional<ingest::IngestLiveness> standby_liveness() const;
   Status ProbeHttp(int timeout_ms) const;
   // True once Stop() has stopped ingestion: everything consumed is then in the store's log.
   bool ingestion_stopped() const { return ingestion_stopped_.load(); }

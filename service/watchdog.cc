@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
 
 #include "common/time_format.h"
 #include "service/notifier.h"
@@ -20,17 +21,38 @@ int64_t SteadyMs() {
 
 }  // namespace
 
-Status JudgeHealth(const HealthInputs& in, int64_t stuck_after_ms) {
-  if (in.ingest.poll_began_ms == 0) return Status::Busy("the ingest poller has not begun");
-  const int64_t since_poll = in.now_ms - in.ingest.poll_began_ms;
-  if (since_poll >= stuck_after_ms) {
-    return Status::Busy("the ingest poller has not iterated for " + FormatDurationMs(since_poll));
+namespace {
+
+// The poller and writer rules of JudgeHealth for one consumer; `poller` and `write` name its parts
+// in the message.
+Status JudgeIngest(const ingest::IngestLiveness& live, int64_t now_ms, int64_t watching_since_ms,
+                   int64_t stuck_after_ms, const std::string& poller, const std::string& write) {
+  if (live.poll_began_ms == 0) {
+    if (now_ms - watching_since_ms < stuck_after_ms) return Status::Ok();  // not yet due
+    return Status::Busy(poller + " has not begun");
   }
-  if (in.ingest.oldest_write_began_ms != 0) {
-    const int64_t writing = in.now_ms - in.ingest.oldest_write_began_ms;
+  const int64_t since_poll = now_ms - live.poll_began_ms;
+  if (since_poll >= stuck_after_ms) {
+    return Status::Busy(poller + " has not iterated for " + FormatDurationMs(since_poll));
+  }
+  if (live.oldest_write_began_ms != 0) {
+    const int64_t writing = now_ms - live.oldest_write_began_ms;
     if (writing >= stuck_after_ms) {
-      return Status::Busy("a store write has been under way for " + FormatDurationMs(writing));
+      return Status::Busy(write + " has been under way for " + FormatDurationMs(writing));
     }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status JudgeHealth(const HealthInputs& in, int64_t stuck_after_ms) {
+  HOTROW_RETURN_IF_ERROR(JudgeIngest(in.ingest, in.now_ms, in.watching_since_ms, stuck_after_ms,
+                                     "the ingest poller", "a store write"));
+  if (in.standby) {
+    HOTROW_RETURN_IF_ERROR(JudgeIngest(*in.standby, in.now_ms, in.watching_since_ms, stuck_after_ms,
+                                       "the standby consumer's poller",
+                                       "a store write of the standby consumer"));
   }
   if (!in.http.ok()) return Status::Busy("the HTTP API does not answer: " + in.http.message());
   return Status::Ok();
@@ -62,11 +84,14 @@ void Watchdog::Run() {
   const int64_t period_ms = interval_ms_ / 4;
   const int64_t stuck_after_ms = interval_ms_ / 2;
   bool healthy = true;
+  const int64_t watching_since_ms = SteadyMs();
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
     lock.unlock();
     HealthInputs in;
+    in.watching_since_ms = watching_since_ms;
     in.ingest = probes_.ingest();
+    if (probes_.standby) in.standby = probes_.standby();
     in.http = probes_.http(static_cast<int>(std::max<int64_t>(period_ms, 1)));
     in.now_ms = SteadyMs();
     const Status health = JudgeHealth(in, stuck_after_ms);

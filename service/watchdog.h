@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -19,13 +20,22 @@ namespace hotrow::service {
 //   every 100 ms unless it is held);
 // - no store writer has been inside one write for W/2 or longer (the poller alone keeps looping
 //   while the writers are wedged, its partitions paused: its pings would prove nothing);
-// - the HTTP listener accepts and answers: GET /healthz over loopback returned 200 within W/4.
+// - the HTTP listener accepts and answers: GET /healthz over loopback returned 200 within W/4;
+// - with cluster.standby_replicas, the same of the standby consumer (it has its own poller and
+//   writers): a standby poller wedged keeps the partitions it follows from being fresh, which
+//   the owner's poller looping would never show.
 // A full disk is not unhealthy: writes fail at once, ingestion is paused and resumes by itself
 // (`/readyz` says so); restarting would not bring space back.
 struct HealthInputs {
   int64_t now_ms = 0;  // steady clock, as IngestLiveness
+  // When the watchdog began to watch (same clock): a poller that has not begun its first iteration
+  // is stuck only once the bound has passed since then (the standby consumer's starts last, and
+  // may not have begun by the first round).
+  int64_t watching_since_ms = 0;
   ingest::IngestLiveness ingest;
   Status http;  // the result of http::ProbeHealthz
+  // The standby consumer's, when the process runs one (cluster.standby_replicas > 0).
+  std::optional<ingest::IngestLiveness> standby;
 };
 
 // Ok when `in` is healthy for the bound `stuck_after_ms` (W/2); else Busy naming the first part
@@ -44,6 +54,8 @@ class Watchdog {
   struct Probes {
     std::function<ingest::IngestLiveness()> ingest;
     std::function<Status(int timeout_ms)> http;
+    // The standby consumer's liveness, nullopt while there is none; may be left empty.
+    std::function<std::optional<ingest::IngestLiveness>()> standby;
   };
   // Starts the thread (`hotrow-watchdog`) when `interval_us` > 0; else does nothing.
   Watchdog(Probes probes, int64_t interval_us);

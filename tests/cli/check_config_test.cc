@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -53,9 +54,12 @@ void MakeCertificate(const testing::TempDir& dir, const std::string& name) {
 }
 
 // Checks `file`, then checks what it printed: the same effective configuration again.
-void ExpectValidAndStable(const testing::TempDir& dir, const std::string& file) {
+void ExpectValidAndStable(const testing::TempDir& dir, const std::string& file,
+                          const std::vector<std::string>& sets = {}) {
   SCOPED_TRACE(file);
-  const CheckRun first = CheckConfig(dir, {"--config", file});
+  std::vector<std::string> args = {"--config", file};
+  args.insert(args.end(), sets.begin(), sets.end());
+  const CheckRun first = CheckConfig(dir, args);
   ASSERT_EQ(first.rc, 0) << first.err;
   EXPECT_EQ(first.err, "");
   EXPECT_EQ(first.out.rfind("# hotrow check-config: valid", 0), 0u) << first.out;
@@ -87,9 +91,13 @@ TEST(CheckConfigTest, EveryExampleConfigurationIsValidAndPrintsItsEffectiveConfi
       std::filesystem::path(testing::HotrowBinary()).parent_path().string() +
       "/packaging/hotrow.yaml";
   ASSERT_TRUE(std::filesystem::exists(installed)) << installed;
-  ExpectValidAndStable(dir, installed);
-  EXPECT_NE(CheckConfig(dir, {"--config", installed}).out.find("path: /var/lib/hotrow"),
-            std::string::npos);
+  EXPECT_NE(ReadFile(installed).find("\n  path: /var/lib/hotrow\n"), std::string::npos);
+  if (geteuid() == 0) {
+    ExpectValidAndStable(dir, installed);
+  } else {
+    // /var/lib/hotrow is the service user's: another user's check-config refuses it (store.path).
+    ExpectValidAndStable(dir, installed, {"--set", "store.path=" + dir.Sub("store")});
+  }
   // No file: every default; --set applies.
   const CheckRun defaults = CheckConfig(dir, {"--set", "store.ttl=20s"});
   ASSERT_EQ(defaults.rc, 0) << defaults.err;
@@ -163,6 +171,9 @@ TEST(CheckConfigTest, EachKindOfBadValueIsExitTwoNamingTheKey) {
        {"--set", "cluster.peers=[127.0.0.1:9001, 127.0.0.1:9002]"},
        "cluster.peers"},
       {"store.path a file", {"--set", "store.path=" + dir.Sub("a-file")}, "store.path"},
+      {"store.path under a file",
+       {"--set", "store.path=" + dir.Sub("a-file") + "/store"},
+       "store.path"},
       {"unknown librdkafka property",
        {"--set", "kafka.properties.no.such.property=1"},
        "no.such.property"},
@@ -185,6 +196,51 @@ TEST(CheckConfigTest, EachKindOfBadValueIsExitTwoNamingTheKey) {
             "http.tls_key=" + dir.Sub("a.key"), "--set", "http.token_file=" + dir.Sub("token"),
             "--set", "http.listen=0.0.0.0:8443", "--set", "cluster.peer_ca=" + dir.Sub("b.crt")});
   EXPECT_EQ(good.rc, 0) << good.err;
+}
+
+// A store.path the running user cannot write is refused by check-config and by the start alike
+// (exit 2, which the unit does not restart), naming it; not a failed open restarted every 5 s.
+// The tests run as root, for whom access(2) calls every directory writable: the paths are ones
+// that even root cannot write, in /proc (a directory under it cannot be made, nor a file in it),
+// as a read-only mount (the unit's ProtectSystem=strict) refuses. A directory of mode 0555 is
+// tried too where the test does not run as root.
+TEST(CheckConfigTest, AStorePathTheUserCannotWriteIsExitTwoForCheckConfigAndServe) {
+  testing::TempDir dir;
+  std::vector<std::string> unwritable = {"/proc/hotrow-store", "/proc/hotrow/store", "/proc"};
+  if (geteuid() != 0) {
+    const std::string locked = dir.Sub("locked");
+    std::filesystem::create_directory(locked);
+    ASSERT_EQ(chmod(locked.c_str(), 0555), 0);
+    unwritable.push_back(locked);
+    unwritable.push_back(locked + "/store");
+  }
+  for (const std::string& path : unwritable) {
+    SCOPED_TRACE(path);
+    const CheckRun run = CheckConfig(dir, {"--set", "store.path=" + path});
+    EXPECT_EQ(run.rc, 2) << run.out << run.err;
+    EXPECT_EQ(run.out, "");
+    EXPECT_EQ(run.err.rfind("hotrow: store.path: ", 0), 0u) << run.err;
+    EXPECT_NE(run.err.find(path), std::string::npos) << run.err;
+
+    // The start refuses before it opens the store or asks a broker (none listens at port 1).
+    const std::string log = dir.Sub("serve.log");
+    ChildProcess serve({testing::HotrowBinary(), "serve", "--set", "store.path=" + path, "--set",
+                        "kafka.brokers=127.0.0.1:1", "--set", "http.listen=127.0.0.1:0"},
+                       log);
+    EXPECT_EQ(serve.Wait(), 2) << ReadFile(log);
+    EXPECT_NE(ReadFile(log).find("store.path: "), std::string::npos) << ReadFile(log);
+  }
+  // What the service can make or write passes: a new directory two levels down, an empty one.
+  for (const std::string& path : {dir.Sub("new/store"), dir.path()}) {
+    const CheckRun run = CheckConfig(dir, {"--set", "store.path=" + path});
+    EXPECT_EQ(run.rc, 0) << path << ": " << run.err;
+  }
+  // Nothing is left behind by the check, and nothing made.
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub("new")));
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    EXPECT_EQ(entry.path().filename().string().rfind(".hotrow-check", 0), std::string::npos)
+        << entry.path();
+  }
 }
 
 }  // namespace

@@ -44,7 +44,7 @@ TEST(StartOffsetTest, AStoredOffsetOlderThanTheWindowStartsAtTheWindow) {
   EXPECT_EQ(s.reason, StartReason::kWindow);
   EXPECT_FALSE(s.may_read_cold);
   EXPECT_TRUE(s.window_complete);
-  EXPECT_NE(s.why.find("100..4999"), std::string::npos) << s.why;
+  EXPECT_NE(s.detail.find("100..4999"), std::string::npos) << s.detail;
 }
 
 TEST(StartOffsetTest, AStoredOffsetInsideTheWindowIsKept) {

@@ -3,15 +3,13 @@
 // `hotrow serve` against `hotrow embedded-kafka` with NOTIFY_SOCKET (and WATCHDOG_USEC) naming it,
 // and reads what arrives: READY=1 only once the store is open and HTTP answers; WATCHDOG=1 at
 // least every half interval while healthy and none while a store writer is wedged (the
-// HOTROW_TEST_HOLD_WRITES fault hook of service/server.cc); RELOADING=1 then READY=1 around
+// HOTROW_TEST_HOLD_WRITES fault hook of service/server.cc); EXTEND_TIMEOUT_USEC= while the store's
+// open is held (HOTROW_TEST_HOLD_OPEN); RELOADING=1 then READY=1 around
 // SIGHUP; STOPPING=1 on SIGTERM; nothing but an exit 2 for a bad configuration.
 
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -23,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/notify_socket.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
@@ -34,79 +33,10 @@ using std::chrono::seconds;
 using std::chrono::steady_clock;
 using testing::ChildProcess;
 using testing::FreePort;
+using testing::Message;
+using testing::NotifySocket;
 using testing::ReadFile;
 using testing::WaitFor;
-
-// One notification as it arrived.
-struct Message {
-  steady_clock::time_point at;
-  std::string text;
-  bool Has(const std::string& assignment) const {
-    return ("\n" + text + "\n").find("\n" + assignment + "\n") != std::string::npos;
-  }
-};
-
-// A manager's end of the protocol: an AF_UNIX datagram socket in the abstract namespace (no path
-// length limit, nothing to clean up), named "@hotrow-notify-<pid>-<n>" in $NOTIFY_SOCKET's form.
-class NotifySocket {
- public:
-  NotifySocket() {
-    static int counter = 0;
-    name_ = "hotrow-notify-" + std::to_string(getpid()) + "-" + std::to_string(++counter);
-    fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::memcpy(addr.sun_path + 1, name_.data(), name_.size());  // sun_path[0] = 0: abstract
-    const socklen_t len =
-        static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name_.size());
-    bound_ = fd_ >= 0 && bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) == 0;
-  }
-  ~NotifySocket() {
-    if (fd_ >= 0) close(fd_);
-  }
-  bool bound() const { return bound_; }
-  std::string env_value() const { return "@" + name_; }
-
-  // The next message, or false when none came within `timeout`.
-  bool Receive(Message* out, milliseconds timeout) {
-    pollfd p{fd_, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(timeout.count())) != 1) return false;
-    char buf[4096];
-    const ssize_t n = recv(fd_, buf, sizeof buf, 0);
-    if (n < 0) return false;
-    out->at = steady_clock::now();
-    out->text.assign(buf, static_cast<size_t>(n));
-    received_.push_back(*out);
-    return true;
-  }
-
-  // Reads until a message holding `assignment` comes ("READY=1"); false when `timeout` passed.
-  bool AwaitMessage(const std::string& assignment, milliseconds timeout, Message* found = nullptr) {
-    const auto deadline = steady_clock::now() + timeout;
-    Message m;
-    while (true) {
-      const auto left = std::chrono::duration_cast<milliseconds>(deadline - steady_clock::now());
-      if (left.count() <= 0 || !Receive(&m, left)) return false;
-      if (m.Has(assignment)) {
-        if (found != nullptr) *found = m;
-        return true;
-      }
-    }
-  }
-
-  // Everything received so far, one message a line, for failure messages.
-  std::string Transcript() const {
-    std::string out;
-    for (const Message& m : received_) out += "[" + m.text + "]\n";
-    return out;
-  }
-
- private:
-  std::string name_;
-  int fd_ = -1;
-  bool bound_ = false;
-  std::vector<Message> received_;
-};
 
 class NotifyTest : public ::testing::Test {
  protected:
@@ -117,6 +47,7 @@ class NotifyTest : public ::testing::Test {
 
   void TearDown() override {
     std::remove(hold_file().c_str());  // a wedged writer would hold the stop
+    std::remove(hold_open_file().c_str());
     if (serve_ && serve_->Running()) {
       serve_->Signal(SIGTERM);
       serve_->Wait(seconds(15));
@@ -129,6 +60,7 @@ class NotifyTest : public ::testing::Test {
     unsetenv("NOTIFY_SOCKET");
     unsetenv("WATCHDOG_USEC");
     unsetenv("HOTROW_TEST_HOLD_WRITES");
+    unsetenv("HOTROW_TEST_HOLD_OPEN");
   }
 
   void StartKafka() {
@@ -137,6 +69,7 @@ class NotifyTest : public ::testing::Test {
   }
 
   std::string hold_file() const { return dir_.Sub("hold-writes"); }
+  std::string hold_open_file() const { return dir_.Sub("hold-open"); }
   std::string ServeLog() { return ReadFile(dir_.Sub("serve.log")); }
 
   // Starts serve with the notify environment; `watchdog_usec` 0: no WATCHDOG_USEC.
@@ -144,6 +77,7 @@ class NotifyTest : public ::testing::Test {
     setenv("NOTIFY_SOCKET", notify_.env_value().c_str(), 1);
     if (watchdog_usec > 0) setenv("WATCHDOG_USEC", std::to_string(watchdog_usec).c_str(), 1);
     setenv("HOTROW_TEST_HOLD_WRITES", hold_file().c_str(), 1);
+    setenv("HOTROW_TEST_HOLD_OPEN", hold_open_file().c_str(), 1);
     std::vector<std::string> argv = {
         testing::HotrowBinary(),
         "serve",
@@ -215,6 +149,24 @@ TEST_F(NotifyTest, ReadyOnlyOnceStoreOpenAndHttpAnswersThenReloadingReadyAndStop
   ASSERT_TRUE(notify_.AwaitMessage("STOPPING=1", seconds(30)))
       << notify_.Transcript() << ServeLog();
   EXPECT_EQ(serve_->Wait(seconds(15)), 0) << ServeLog();
+}
+
+TEST_F(NotifyTest, ALongStoreOpenExtendsTheStartTimeoutThenReady) {
+  // The store's open held (HOTROW_TEST_HOLD_OPEN, service/server.cc) stands for a cold, large store
+  // that opens for longer than TimeoutStartSec=: the manager is asked to wait while it lasts.
+  StartKafka();
+  { std::ofstream(hold_open_file()) << "held\n"; }
+  StartServe(0);
+  Message extend;
+  ASSERT_TRUE(notify_.AwaitMessage("EXTEND_TIMEOUT_USEC=30000000", seconds(60), &extend))
+      << notify_.Transcript() << ServeLog();
+  EXPECT_TRUE(extend.Has("STATUS=opening the store at " + dir_.Sub("store"))) << extend.text;
+  EXPECT_EQ(notify_.Transcript().find("READY=1"), std::string::npos) << notify_.Transcript();
+  EXPECT_FALSE(std::ifstream(dir_.Sub("store") + "/CURRENT").good()) << "the open was not held";
+  // Released, the open ends and READY=1 follows.
+  std::remove(hold_open_file().c_str());
+  ASSERT_TRUE(notify_.AwaitMessage("READY=1", seconds(60))) << notify_.Transcript() << ServeLog();
+  EXPECT_TRUE(std::ifstream(dir_.Sub("store") + "/CURRENT").good()) << ServeLog();
 }
 
 TEST_F(NotifyTest, WatchdogEveryHalfIntervalWhileHealthyAndNoneWhileAWriterIsWedged) {
