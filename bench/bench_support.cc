@@ -81,7 +81,7 @@ std::unique_ptr<store::EventStore> BuildStore(const store::StoreOptions& given,
                                               const std::vector<GeneratedEvent>& events,
                                               size_t batch_events, StoreState state) {
   store::StoreOptions options = given;
-  options.write_buffer_bytes = kBurstWriteBufferBytes;
+  if (state == StoreState::kAsIngested) options.write_buffer_bytes = kBurstWriteBufferBytes;
   auto opened = store::EventStore::Open(options);
   if (!opened.ok()) {
     std::fprintf(stderr, "%s\n", opened.status().ToString().c_str());

@@ -45,12 +45,13 @@ std::vector<store::WriteBatchInput> MakeBatches(store::EventStore* store,
 //    partitions in turn, so every bucket is written through the whole ingest), and the store is
 //    neither reopened nor compacted: each bucket holds what its memtable kept and the L0 files
 //    the write buffer's flushes made (several per bucket), as right after a burst, a restart or
-//    a rebalance's catch-up. The store's write buffer is kBurstWriteBufferBytes, an eighth of the
+//    a rebalance's catch-up. Its write buffer is kBurstWriteBufferBytes, an eighth of the
 //    default, so that the benchmarks' stores of 0.4-1M events are left as a burst of 3-8M events
 //    leaves a store with the default (a store much smaller than its write buffer keeps every
 //    bucket in its memtable, which no large burst does).
-//  - kCompacted: the same events, the store reopened and every closed bucket compacted to one
-//    sorted run, as a running service has it a minute after a bucket closes.
+//  - kCompacted: the same events (with the default write buffer), the store reopened and every
+//    closed bucket compacted to one sorted run, as a running service has it a minute after a
+//    bucket closes.
 enum class StoreState { kAsIngested, kCompacted };
 inline constexpr size_t kBurstWriteBufferBytes = size_t{8} << 20;
 const char* StateName(StoreState state);  // "as ingested", "compacted"
