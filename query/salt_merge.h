@@ -104,8 +104,8 @@ class QueryRun {
 // cursor here for the next stream's first read, which re-aims it (RowIterator::SetRange) instead
 // of making its own. A bucket's salts read by the pool and the query thread then make one cursor
 // per thread that reads, not one per salt: on a bucket as ingest leaves it (several L0 files), a
-// cursor is a table iterator per file, and two threads making one per salt over the same files
-// took more CPU per range than one thread for about the same instructions (docs/BENCHMARKS.md).
+// cursor is a table iterator per file and memtable, and a range read on two threads made 4.7x the
+// cursors of one read on one (docs/BENCHMARKS.md).
 //
 // Thread-safety: Take and Put may be called from any thread; a cursor is used by one Fill at a
 // time, the shelf's mutex ordering one thread's use before the next one's.
