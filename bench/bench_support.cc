@@ -73,6 +73,71 @@ std::vector<store::WriteBatchInput> MakeBatches(store::EventStore* store,
   return batches;
 }
 
+const char* StateName(StoreState state) {
+  return state == StoreState::kAsIngested ? "as ingested" : "compacted";
+}
+
+std::unique_ptr<store::EventStore> BuildStore(const store::StoreOptions& given,
+                                              const std::vector<GeneratedEvent>& events,
+                                              size_t batch_events, StoreState state) {
+  store::StoreOptions options = given;
+  if (state == StoreState::kAsIngested) options.write_buffer_bytes = kBurstWriteBufferBytes;
+  auto opened = store::EventStore::Open(options);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "%s\n", opened.status().ToString().c_str());
+    std::abort();
+  }
+  std::unique_ptr<store::EventStore> store = std::move(opened).value();
+  // Each partition's events in order, batch_events at a time, the partitions in turn.
+  std::map<int32_t, std::vector<GeneratedEvent>> by_partition;
+  for (const GeneratedEvent& e : events) by_partition[e.partition].push_back(e);
+  std::vector<GeneratedEvent> ordered;
+  ordered.reserve(events.size());
+  for (size_t at = 0; ordered.size() < events.size(); at += batch_events) {
+    for (const auto& [partition, list] : by_partition) {
+      for (size_t i = at; i < std::min(list.size(), at + batch_events); ++i) {
+        ordered.push_back(list[i]);
+      }
+    }
+  }
+  // Every batch is one partition's: MakeBatches cuts `ordered` where the partitions change.
+  std::vector<GeneratedEvent> run;
+  auto write = [&] {
+    for (const auto& batch : MakeBatches(store.get(), run, batch_events)) {
+      store::WriteOutcome outcome;
+      const Status st = store->Write(batch, &outcome);
+      if (!st.ok()) {
+        std::fprintf(stderr, "%s\n", st.ToString().c_str());
+        std::abort();
+      }
+    }
+    run.clear();
+  };
+  for (const GeneratedEvent& e : ordered) {
+    if (!run.empty() && run.back().partition != e.partition) write();
+    run.push_back(e);
+  }
+  write();
+  if (state == StoreState::kAsIngested) return store;
+  store.reset();
+  store = std::move(store::EventStore::Open(options).value());
+  store->WaitForCompactions();
+  return store;
+}
+
+std::string SortedRunsText(const store::EventStore& store) {
+  const store::StoreStats stats = store.Stats();
+  int least = 0, most = 0, total = 0;
+  for (size_t i = 0; i < stats.buckets.size(); ++i) {
+    const int runs = stats.buckets[i].sorted_runs;
+    least = i == 0 ? runs : std::min(least, runs);
+    most = std::max(most, runs);
+    total += runs;
+  }
+  return std::to_string(least) + "-" + std::to_string(most) + " sorted runs per bucket (" +
+         std::to_string(total) + " in " + std::to_string(stats.buckets.size()) + " buckets)";
+}
+
 ScratchDir::ScratchDir() {
   const char* base = getenv("HOTROW_BENCH_DIR");
   std::string tmpl = std::string(base != nullptr ? base : "/tmp") + "/hotrow-bench-XXXXXX";

@@ -39,6 +39,32 @@ std::vector<store::WriteBatchInput> MakeBatches(store::EventStore* store,
                                                 const std::vector<GeneratedEvent>& events,
                                                 size_t batch_events);
 
+// The state a benchmark reads a store in.
+//  - kAsIngested: as a burst leaves it, served at once. The events are written as a consumer
+//    catching up on a backlog hands them over (BuildStore: batches of one partition each, the
+//    partitions in turn, so every bucket is written through the whole ingest), and the store is
+//    neither reopened nor compacted: each bucket holds what its memtable kept and the L0 files
+//    the write buffer's flushes made (several per bucket), as right after a burst, a restart or
+//    a rebalance's catch-up. Its write buffer is kBurstWriteBufferBytes, an eighth of the
+//    default, so that the benchmarks' stores of 0.4-1M events are left as a burst of 3-8M events
+//    leaves a store with the default (a store much smaller than its write buffer keeps every
+//    bucket in its memtable, which no large burst does).
+//  - kCompacted: the same events (with the default write buffer), the store reopened and every
+//    closed bucket compacted to one sorted run, as a running service has it a minute after a
+//    bucket closes.
+enum class StoreState { kAsIngested, kCompacted };
+inline constexpr size_t kBurstWriteBufferBytes = size_t{8} << 20;
+const char* StateName(StoreState state);  // "as ingested", "compacted"
+
+// Opens a store with `options` (at a fresh options.path), writes `events` into it in batches of
+// `batch_events` as described for `state`, and returns it in that state; aborts on failure.
+std::unique_ptr<store::EventStore> BuildStore(const store::StoreOptions& options,
+                                              const std::vector<GeneratedEvent>& events,
+                                              size_t batch_events, StoreState state);
+
+// The sorted runs (StoreStats) of the store's buckets, for a report: "min-max per bucket, total".
+std::string SortedRunsText(const store::EventStore& store);
+
 // A fresh directory under /tmp (or $HOTROW_BENCH_DIR), removed on destruction.
 class ScratchDir {
  public:

@@ -10,7 +10,10 @@
 // With `--store DIR` the store is built once into DIR and reused by later runs, so that two builds
 // of the query code can be timed against the same store in turns (A B A B):
 //
-//   busy_range_bench [--store DIR] [--rounds R] [--events N] [--only 1|2]
+//   busy_range_bench [--store DIR] [--rounds R] [--events N] [--only 1|2] [--state ingested]
+//
+// `--state ingested` reads the store as a burst leaves it (bench_support.h, StoreState: several L0
+// files per bucket, nothing compacted; built fresh, never reused), else compacted.
 //
 // `--only T` times the engine with T query threads alone (no ratio): for a profiler, e.g.
 // `valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*RangeTo*'`, where the
@@ -49,6 +52,7 @@ int Main(int argc, char** argv) {
   std::string store_dir;
   int rounds = 7;
   int only = 0;  // 0: both engines, in turns
+  StoreState state = StoreState::kCompacted;
   DataSpec spec;
   spec.events = 1'000'000;
   spec.ids = 50;              // ~10k events each besides the chatty id
@@ -57,13 +61,16 @@ int Main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--store") == 0) store_dir = argv[i + 1];
     if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--only") == 0) only = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--state") == 0 && std::strcmp(argv[i + 1], "ingested") == 0) {
+      state = StoreState::kAsIngested;
+    }
     if (std::strcmp(argv[i], "--events") == 0) {
       spec.events = std::strtoull(argv[i + 1], nullptr, 10);
       spec.hot_events = spec.events / 2;
     }
   }
   std::unique_ptr<ScratchDir> scratch;
-  if (store_dir.empty()) {
+  if (store_dir.empty() || state == StoreState::kAsIngested) {
     scratch = std::make_unique<ScratchDir>();
     store_dir = scratch->path();
   }
@@ -72,17 +79,14 @@ int Main(int argc, char** argv) {
   options.path = store_dir + "/store";
   options.wall_clock = &clock;
   options.salts = 16;
-  const bool built = std::filesystem::exists(options.path);
-  auto store = std::move(store::EventStore::Open(options).value());
-  if (!built) {
-    for (const auto& batch : MakeBatches(store.get(), GenerateEvents(spec), 5000)) {
-      store::WriteOutcome outcome;
-      if (!store->Write(batch, &outcome).ok()) std::abort();
-    }
-    store.reset();
+  std::unique_ptr<store::EventStore> store;
+  if (std::filesystem::exists(options.path)) {
     store = std::move(store::EventStore::Open(options).value());
+    store->WaitForCompactions();
+  } else {
+    store = BuildStore(options, GenerateEvents(spec), 5000, state);
   }
-  store->WaitForCompactions();
+  std::printf("store %s: %s\n", StateName(state), SortedRunsText(*store).c_str());
 
   query::QueryOptions q;
   q.threads = 2;
@@ -123,6 +127,8 @@ int Main(int argc, char** argv) {
   };
   // [busy, whole] x [2 threads, 1 thread]
   std::vector<double> rate[2][2], cpu_ns[2][2], over_one[2];
+  // Cursors made and seeks per round, the same in every round: deterministic.
+  query::QueryWorkStats work[2][2];
   for (int round = 0; round < rounds; ++round) {
     for (int kind_turn = 0; kind_turn < 2; ++kind_turn) {
       const int kind = (kind_turn + round) % 2;  // 0: busy, 1: whole
@@ -137,12 +143,16 @@ int Main(int argc, char** argv) {
           continue;
         }
         query::QueryEngine* on = t == 0 ? &engine : &engine1;
+        const query::QueryWorkStats work0 = on->Work();
         const double cpu0 = ProcessCpuSeconds();
         const auto t0 = Steady::now();
         const uint64_t n = kind == 0 ? busy_round(on) : whole_round(on);
         const double s = std::chrono::duration<double>(Steady::now() - t0).count();
         got[t] = static_cast<double>(n) / s;
         rate[kind][t].push_back(got[t]);
+        const query::QueryWorkStats work1 = on->Work();
+        work[kind][t] = {work1.iterators_created - work0.iterators_created,
+                         work1.seeks - work0.seeks, work1.rows_read - work0.rows_read};
         cpu_ns[kind][t].push_back(1e9 * (ProcessCpuSeconds() - cpu0) / static_cast<double>(n));
       }
       over_one[kind].push_back(got[0] / got[1]);
@@ -163,6 +173,15 @@ int Main(int argc, char** argv) {
       "events/s (%.0f ns CPU per event)\n",
       Recorded("busy_range_t1_events_per_s"), Percentile(&cpu_ns[0][1], 50),
       Recorded("whole_range_t1_events_per_s"), Percentile(&cpu_ns[1][1], 50));
+  for (int kind = 0; kind < 2; ++kind) {
+    for (int t = 0; t < 2; ++t) {
+      std::printf("%s, %d thread(s): %llu cursors made, %llu seeks, %llu rows read per round\n",
+                  kind == 0 ? "chatty id in slices" : "whole ranges", 2 - t,
+                  static_cast<unsigned long long>(work[kind][t].iterators_created),
+                  static_cast<unsigned long long>(work[kind][t].seeks),
+                  static_cast<unsigned long long>(work[kind][t].rows_read));
+    }
+  }
   // The medians of the rounds' ratios (each round's 2 and 1 thread runs back to back), beside the
   // medians of the 2-thread rates.
   Report report("busy_range_bench",

@@ -32,8 +32,10 @@ hotrow_bench(scaling_bench LIBS hotrow_bench_support hotrow_query)
 # Its scan client is libcurl (HOTROW_WITH_BENCH=1 scripts/install-deps.sh); skipped without it.
 pkg_check_modules(LIBCURL IMPORTED_TARGET libcurl)
 if(LIBCURL_FOUND)
+  add_library(hotrow_http_discard STATIC ${CMAKE_CURRENT_LIST_DIR}/http_discard.cc)
+  target_link_libraries(hotrow_http_discard PUBLIC PkgConfig::LIBCURL)
   hotrow_bench(range_http_bench
-    LIBS hotrow_http hotrow_bench_support PkgConfig::HTTPLIB PkgConfig::LIBCURL)
+    LIBS hotrow_http hotrow_bench_support hotrow_http_discard PkgConfig::HTTPLIB PkgConfig::LIBCURL)
 else()
   message(STATUS "libcurl not found: skipping bench/range_http_bench (HOTROW_WITH_BENCH=1 scripts/install-deps.sh)")
 endif()

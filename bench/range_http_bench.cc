@@ -9,18 +9,16 @@
 // client caps the ratio, not the server).
 
 #include <curl/curl.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
 
 #include "bench/bench_support.h"
+#include "bench/http_discard.h"
 #include "common/clock.h"
 #include "http/metrics.h"
 #include "http/server.h"
@@ -34,7 +32,7 @@ using Steady = std::chrono::steady_clock;
 constexpr int kIds = 8;
 constexpr int kRounds = 10;
 constexpr int kScanRounds = 5;
-constexpr int kAltRounds = 7;   // ranges against scans, alternated
+constexpr int kAltRounds = 7;    // ranges against scans, alternated
 constexpr int kCurlRanges = 12;  // ranges through one curl process
 
 double Seconds(Steady::time_point start) {
@@ -63,84 +61,124 @@ std::unique_ptr<Server> StartServer(store::EventStore* store, int threads) {
   return s;
 }
 
-// GETs `target` with curl (`-o /dev/null`: the body discarded as it arrives, read in curl's 16 KiB
-// pieces, where httplib's client reads 4 KiB at a time) in a child process; returns the body's
-// size in bytes, or aborts when curl fails. Its CPU shows in ChildCpuSeconds.
-uint64_t CurlDiscarding(int port, const std::string& target) {
-  const std::string command =
-      "curl --silent --show-error --fail --max-time 120 -o /dev/null "
-      "-w '%{size_download}' 'http://127.0.0.1:" +
-      std::to_string(port) + target + "'";
-  FILE* out = popen(command.c_str(), "r");
-  unsigned long long bytes = 0;
-  const bool read = out != nullptr && std::fscanf(out, "%llu", &bytes) == 1;
-  if (out == nullptr || pclose(out) != 0 || !read) {
-    std::fprintf(stderr, "curl GET %s failed\n", target.c_str());
-    std::abort();
-  }
-  return bytes;
+std::string IdOf(int i) {
+  char id[32];
+  std::snprintf(id, sizeof(id), "dev-%06d", i);
+  return std::string(id);
 }
 
-// GETs `target` with libcurl in this thread, reading up to 1 MiB per call and discarding the body
-// as it arrives; returns the body's size in bytes and adds this thread's CPU seconds to `*cpu_s`
-// (when not null). With `keep` (a handle of the caller's), successive GETs to a server reuse its
-// connection (keep-alive), as a dashboard's client does; without, the GET has a connection of its
-// own.
-uint64_t LibcurlDiscarding(int port, const std::string& target, double* cpu_s,
-                           CURL* keep = nullptr) {
-  std::unique_ptr<CURL, void (*)(CURL*)> own(keep == nullptr ? curl_easy_init() : nullptr,
-                                             curl_easy_cleanup);
-  CURL* curl = keep != nullptr ? keep : own.get();
-  if (curl == nullptr) std::abort();
-  const std::string url = "http://127.0.0.1:" + std::to_string(port) + target;
-  uint64_t bytes = 0;
-  using Write = size_t (*)(char*, size_t, size_t, void*);
-  const Write count = [](char*, size_t size, size_t n, void* total) {
-    *static_cast<uint64_t*>(total) += size * n;
-    return size * n;
+// Per-id ranges and full scans over HTTP on the store in both states (StoreState: as ingested,
+// compacted), each with a server of 2 query threads and one of 1, in alternated rounds: each round
+// times, for every (state, threads) in an order that rotates by round, the 8 ranges over libcurl
+// (one kept connection) and then one full scan over libcurl. Ratios are medians of the rounds'
+// ratios; CPU per range and per scan by thread role (the pool, the connection threads) beside them.
+constexpr int kStateRounds = 7;
+
+void StateTurns(store::EventStore* as_ingested, store::EventStore* compacted, int64_t now_ms,
+                const std::vector<uint64_t>& id_events, uint64_t scan_events, uint64_t scan_bytes,
+                std::vector<std::vector<std::string>>* rows) {
+  const std::string to = std::to_string(now_ms + 1);
+  struct Subject {
+    StoreState state;
+    int threads;
+    std::unique_ptr<Server> server;
+    std::vector<double> range_rate, scan_rate;
+    double range_pool_ms = 0, range_http_ms = 0, scan_pool_ms = 0, scan_http_ms = 0;
   };
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, 1L << 20);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, count);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &bytes);
-  curl_easy_setopt(curl, CURLOPT_FAILONERROR, 1L);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 120L);
-  timespec t0{}, t1{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-  const CURLcode rc = curl_easy_perform(curl);
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
-  if (rc != CURLE_OK) {
-    std::fprintf(stderr, "libcurl GET %s failed: %s\n", target.c_str(), curl_easy_strerror(rc));
-    std::abort();
+  std::vector<Subject> subjects;
+  for (StoreState state : {StoreState::kAsIngested, StoreState::kCompacted}) {
+    for (int threads : {2, 1}) {
+      Subject s;
+      s.state = state;
+      s.threads = threads;
+      s.server = StartServer(state == StoreState::kAsIngested ? as_ingested : compacted, threads);
+      s.server->engine->WaitForCacheRebuild();
+      subjects.push_back(std::move(s));
+    }
   }
-  if (cpu_s != nullptr) *cpu_s += (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
-  return bytes;
-}
-
-// CPU seconds of the child processes waited for so far (the curl clients).
-double ChildCpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_CHILDREN, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-}
-
-// CPU time (ns, from /proc/self/task/*/schedstat) of this process's threads, summed by role:
-// "pool" (hotrow-query-*), "http" (the connection threads), "other" (the client and the rest).
-// Unlike wall-clock rates, it does not depend on what else the machine runs.
-std::map<std::string, double> CpuByRole() {
-  std::map<std::string, double> out;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::string comm;
-    std::getline(std::ifstream(task.path() / "comm"), comm);
-    double ns = 0;
-    std::ifstream(task.path() / "schedstat") >> ns;
-    const std::string role = comm.rfind("hotrow-query", 0) == 0 ? "pool"
-                             : comm.rfind("http-", 0) == 0 && comm != "http-listen" ? "http"
-                                                                                    : "other";
-    out[role] += ns / 1e9;
+  auto cpu_ms = [](const std::map<std::string, double>& before, const std::string& role) {
+    const auto now = CpuByRole();
+    const auto was = before.find(role);
+    return 1e3 * (now.at(role) - (was == before.end() ? 0.0 : was->second));
+  };
+  // [state][0: range t2 / scan t2, 1: range t2 / t1, 2: scan t2 / t1], per round.
+  std::vector<double> ratios[2][3];
+  for (int round = 0; round < kStateRounds; ++round) {
+    for (size_t turn = 0; turn < subjects.size(); ++turn) {
+      Subject& s = subjects[(turn + static_cast<size_t>(round)) % subjects.size()];
+      const int port = s.server->http->port();
+      const std::unique_ptr<CURL, void (*)(CURL*)> client(curl_easy_init(), curl_easy_cleanup);
+      uint64_t events = 0;
+      auto cpu_before = CpuByRole();
+      auto begin = Steady::now();
+      for (int i = 1; i <= kIds; ++i) {
+        const std::string target = "/v1/events/" + IdOf(i) + "?from=0&to=" + to + "&limit=100000";
+        if (LibcurlDiscarding(port, target, nullptr, client.get()) == 0) std::abort();
+        events += id_events[static_cast<size_t>(i)];
+      }
+      s.range_rate.push_back(static_cast<double>(events) / Seconds(begin));
+      s.range_pool_ms += cpu_ms(cpu_before, "pool") / (kIds * kStateRounds);
+      s.range_http_ms += cpu_ms(cpu_before, "http") / (kIds * kStateRounds);
+      cpu_before = CpuByRole();
+      begin = Steady::now();
+      if (LibcurlDiscarding(port, "/v1/scan?from=0&to=" + to, nullptr) != scan_bytes) {
+        std::fprintf(stderr, "a scan over HTTP of the store %s lost or added events\n",
+                     StateName(s.state));
+        std::abort();
+      }
+      s.scan_rate.push_back(static_cast<double>(scan_events) / Seconds(begin));
+      s.scan_pool_ms += cpu_ms(cpu_before, "pool") / kStateRounds;
+      s.scan_http_ms += cpu_ms(cpu_before, "http") / kStateRounds;
+    }
+    for (int k = 0; k < 2; ++k) {
+      const Subject& two = subjects[2 * static_cast<size_t>(k)];
+      const Subject& one = subjects[2 * static_cast<size_t>(k) + 1];
+      ratios[k][0].push_back(two.range_rate.back() / two.scan_rate.back());
+      ratios[k][1].push_back(two.range_rate.back() / one.range_rate.back());
+      ratios[k][2].push_back(two.scan_rate.back() / one.scan_rate.back());
+    }
   }
-  return out;
+  for (Subject& s : subjects) {
+    const std::string key =
+        std::string(s.state == StoreState::kAsIngested ? "ingested" : "compacted") + "_t" +
+        std::to_string(s.threads);
+    Record("state_range_http_" + key, Percentile(&s.range_rate, 50));
+    Record("state_scan_http_" + key, Percentile(&s.scan_rate, 50));
+    std::printf(
+        "store %s, %d query thread(s), median of %d alternated rounds: ranges %.0f "
+        "events/s (CPU per range: pool %.2f ms, connection thread %.2f ms), scan %.0f "
+        "events/s (CPU per scan: pool %.0f ms, connection thread %.0f ms)\n",
+        StateName(s.state), s.threads, kStateRounds, Recorded("state_range_http_" + key),
+        s.range_pool_ms, s.range_http_ms, Recorded("state_scan_http_" + key), s.scan_pool_ms,
+        s.scan_http_ms);
+    rows->push_back(
+        {std::string("store ") + StateName(s.state) + ", " + std::to_string(s.threads) +
+             " query thread(s): range / scan over HTTP (CPU per range, per scan: pool / "
+             "connection thread)",
+         Rate(Recorded("state_range_http_" + key)) + " (" + Fixed(s.range_pool_ms, 2) + " / " +
+             Fixed(s.range_http_ms, 2) + " ms) / " + Rate(Recorded("state_scan_http_" + key)) +
+             " (" + Fixed(s.scan_pool_ms, 0) + " / " + Fixed(s.scan_http_ms, 0) + " ms)"});
+  }
+  for (int k = 0; k < 2; ++k) {
+    const char* state = StateName(k == 0 ? StoreState::kAsIngested : StoreState::kCompacted);
+    const char* what[3] = {"per-id range / full scan over HTTP, 2 query threads",
+                           "per-id ranges over HTTP, 2 query threads / 1",
+                           "full scans over HTTP, 2 query threads / 1"};
+    const std::string key = std::string(k == 0 ? "ingested" : "compacted") + "_t2";
+    const double numerator[3] = {Recorded("state_range_http_" + key),
+                                 Recorded("state_range_http_" + key),
+                                 Recorded("state_scan_http_" + key)};
+    for (int f = 0; f < 3; ++f) {
+      const double median = Percentile(&ratios[k][f], 50);
+      std::printf("RATIO %-48s %12.4g / %-12.4g = %.3f\n",
+                  (std::string(what[f]) + ", store " + state + ", alternated (median)").c_str(),
+                  numerator[f], numerator[f] / median, median);
+      rows->push_back({std::string(what[f]) + ", store " + state + ", median of " +
+                           std::to_string(kStateRounds) + " alternated rounds",
+                       Fixed(median, 2)});
+    }
+  }
+  for (Subject& s : subjects) s.server->http->Stop();
 }
 
 }  // namespace
@@ -162,15 +200,15 @@ int main() {
   options.path = dir.path() + "/store";
   options.wall_clock = &clock;
   options.salts = 16;
-  auto store = std::move(store::EventStore::Open(options).value());
-  for (const auto& batch : MakeBatches(store.get(), GenerateEvents(spec), 5000)) {
-    store::WriteOutcome outcome;
-    if (!store->Write(batch, &outcome).ok()) std::abort();
-  }
-  store.reset();
-  store = std::move(store::EventStore::Open(options).value());
-  // The steady state: closed buckets compacted to one sorted run, as a running service has them.
-  store->WaitForCompactions();
+  // The figures before the two states' section are of the compacted store, the steady state:
+  // closed buckets compacted to one sorted run, as a running service has them.
+  const std::vector<GeneratedEvent> events = GenerateEvents(spec);
+  auto store = BuildStore(options, events, 5000, StoreState::kCompacted);
+  ScratchDir ingested_dir;
+  store::StoreOptions ingested_options = options;
+  ingested_options.path = ingested_dir.path() + "/store";
+  auto ingested = BuildStore(ingested_options, events, 5000, StoreState::kAsIngested);
+  const std::string ingested_runs = SortedRunsText(*ingested);
   const std::string to = std::to_string(spec.now_ms + 1);
 
   // Per-id ranges, in-process (the sink only counts) and over HTTP from a server with 2 query
@@ -181,11 +219,7 @@ int main() {
   // while the ranges are timed.
   server2->engine->WaitForCacheRebuild();
   server1->engine->WaitForCacheRebuild();
-  auto id_of = [](int i) {
-    char id[32];
-    std::snprintf(id, sizeof(id), "dev-%06d", i);
-    return std::string(id);
-  };
+  const auto id_of = IdOf;
   uint64_t in_events = 0, bytes = 0;
   auto start = Steady::now();
   for (int round = 0; round < kRounds; ++round) {
@@ -209,10 +243,8 @@ int main() {
     const auto begin = Steady::now();
     for (int round = 0; round < kRounds; ++round) {
       for (int i = 1; i <= kIds; ++i) {
-        const std::string target =
-            "/v1/events/" + id_of(i) + "?from=0&to=" + to + "&limit=100000";
-        const uint64_t got =
-            LibcurlDiscarding(server->http->port(), target, nullptr, client.get());
+        const std::string target = "/v1/events/" + id_of(i) + "?from=0&to=" + to + "&limit=100000";
+        const uint64_t got = LibcurlDiscarding(server->http->port(), target, nullptr, client.get());
         if (got == 0) std::abort();
         if (body_bytes != nullptr) *body_bytes += got;
       }
@@ -239,13 +271,13 @@ int main() {
     Record("range_pool_cpu_ms" + t, cpu.at("pool"));
     Record("range_client_cpu_ms" + t, cpu.at("other"));
   }
-  std::printf("per-id range, %d ids x %d rounds, %.0f events each: in-process %.0f events/s, HTTP "
-              "%.0f events/s (%.1f MB of JSON); CPU per range over HTTP, 2 threads: connection "
-              "thread %.2f ms, pool %.2f ms, client %.2f ms; 1 thread: %.2f / %.2f / %.2f ms\n",
-              kIds, kRounds, static_cast<double>(in_events) / ranges, in_rate, http_rate,
-              static_cast<double>(bytes) / 1e6, http_cpu.at("http"), http_cpu.at("pool"),
-              http_cpu.at("other"), http1_cpu.at("http"), http1_cpu.at("pool"),
-              http1_cpu.at("other"));
+  std::printf(
+      "per-id range, %d ids x %d rounds, %.0f events each: in-process %.0f events/s, HTTP "
+      "%.0f events/s (%.1f MB of JSON); CPU per range over HTTP, 2 threads: connection "
+      "thread %.2f ms, pool %.2f ms, client %.2f ms; 1 thread: %.2f / %.2f / %.2f ms\n",
+      kIds, kRounds, static_cast<double>(in_events) / ranges, in_rate, http_rate,
+      static_cast<double>(bytes) / 1e6, http_cpu.at("http"), http_cpu.at("pool"),
+      http_cpu.at("other"), http1_cpu.at("http"), http1_cpu.at("pool"), http1_cpu.at("other"));
 
   uint64_t scan_bytes = 0, scan_events = 0;  // of one full scan, as the in-process one encodes it
   // The same full scan in-process with 1 query thread (everything on this thread), its events
@@ -276,9 +308,10 @@ int main() {
     scan_bytes = text_bytes / kScanRounds;
     scan_events = events / kScanRounds;
     Record("scan_encode_cpu_ms", ms / kScanRounds);
-    std::printf("full scan in-process, read and encoded on one thread: %.0f ms CPU per scan "
-                "(%.1f MB of JSON)\n",
-                ms / kScanRounds, static_cast<double>(text_bytes) / kScanRounds / 1e6);
+    std::printf(
+        "full scan in-process, read and encoded on one thread: %.0f ms CPU per scan "
+        "(%.1f MB of JSON)\n",
+        ms / kScanRounds, static_cast<double>(text_bytes) / kScanRounds / 1e6);
   }
 
   // Ranges against scans in alternated rounds (the ratios; the machine is shared, and a range
@@ -308,7 +341,8 @@ int main() {
     return static_cast<double>(events) / Seconds(begin);
   };
   auto ranges_curl = [&] {
-    std::string command = "curl --silent --show-error --fail --max-time 120 -w '%{size_download}\\n'";
+    std::string command =
+        "curl --silent --show-error --fail --max-time 120 -w '%{size_download}\\n'";
     uint64_t events = 0;
     for (int k = 0; k < kCurlRanges; ++k) {
       const int i = 1 + k % kIds;
@@ -330,8 +364,8 @@ int main() {
   auto scan_once = [&](bool with_curl) {
     const auto begin = Steady::now();
     const std::string target = "/v1/scan?from=0&to=" + to;
-    const uint64_t got = with_curl ? CurlDiscarding(port2, target)
-                                   : LibcurlDiscarding(port2, target, nullptr);
+    const uint64_t got =
+        with_curl ? CurlDiscarding(port2, target) : LibcurlDiscarding(port2, target, nullptr);
     if (got != scan_bytes) {
       std::fprintf(stderr, "the scan over HTTP sent %llu bytes, in-process %llu\n",
                    static_cast<unsigned long long>(got),
@@ -361,11 +395,21 @@ int main() {
   Record("alt_range_over_scan_curl", alt_curl);
   Record("alt_range_http_events_per_s", Percentile(&range_rates, 50));
   Record("alt_range_curl_events_per_s", Percentile(&curl_range_rates, 50));
-  std::printf("ranges / scan over HTTP, 2 query threads, %d alternated rounds, median of the "
-              "rounds' ratios: libcurl %.2f (ranges %.0f events/s), curl with %d ranges in one "
-              "process %.2f (ranges %.0f events/s)\n",
-              kAltRounds, alt_libcurl, Recorded("alt_range_http_events_per_s"), kCurlRanges,
-              alt_curl, Recorded("alt_range_curl_events_per_s"));
+  std::printf(
+      "ranges / scan over HTTP, 2 query threads, %d alternated rounds, median of the "
+      "rounds' ratios: libcurl %.2f (ranges %.0f events/s), curl with %d ranges in one "
+      "process %.2f (ranges %.0f events/s)\n",
+      kAltRounds, alt_libcurl, Recorded("alt_range_http_events_per_s"), kCurlRanges, alt_curl,
+      Recorded("alt_range_curl_events_per_s"));
+
+  // Both store states, 2 and 1 query threads, in alternated rounds.
+  std::printf("store as ingested: %s; compacted: %s\n", ingested_runs.c_str(),
+              SortedRunsText(*store).c_str());
+  std::vector<std::vector<std::string>> state_rows;
+  StateTurns(ingested.get(), store.get(), spec.now_ms, id_events, scan_events, scan_bytes,
+             &state_rows);
+  // Still as ingested: nothing compacted it meanwhile (a flush the writes started may have ended).
+  std::printf("store as ingested, after its turns: %s\n", SortedRunsText(*ingested).c_str());
 
   // Full scans over HTTP with 1 and 2 query threads, each client in turn: libcurl in this thread
   // (client "libcurl"), then the curl tool in a child process (client "curl").
@@ -414,9 +458,9 @@ int main() {
              "range_http_t1_events_per_s");
   // The median of the rounds' ratios, beside the medians of the rounds' range and scan rates.
   for (const auto& [client, ratio] : {std::pair{"libcurl", alt_libcurl}, {"curl", alt_curl}}) {
-    const double range = Recorded(std::string("alt_range_") +
-                                  (client == std::string("curl") ? "curl" : "http") +
-                                  "_events_per_s");
+    const double range =
+        Recorded(std::string("alt_range_") + (client == std::string("curl") ? "curl" : "http") +
+                 "_events_per_s");
     std::printf("RATIO %-48s %12.4g / %-12.4g = %.3f\n",
                 (std::string("per-id range over HTTP / scan over HTTP, ") + client +
                  ", alternated (median)")
@@ -433,7 +477,12 @@ int main() {
                 "of 5, the answer's size checked against the in-process scan's) with two clients "
                 "that discard the body: libcurl reading 1 MiB at a time (the ratio) and the curl "
                 "tool with `-o /dev/null` (16 KiB at a time); with the CPU time per scan of the "
-                "connection thread, of the pool and of the client.");
+                "connection thread, of the pool and of the client; all on the compacted store "
+                "(every closed bucket one sorted run). Then the store in both states (as ingested: "
+                "written a partition's batch at a time with an 8 MiB write buffer, served at once, "
+                "several L0 files per bucket; compacted), each with 2 and 1 query threads, in " +
+                    std::to_string(kStateRounds) +
+                    " alternated rounds of the 8 ranges and one scan over libcurl; medians.");
   report.Columns({"figure", "value"});
   report.Row({"range in-process", Rate(in_rate)});
   report.Row({"range over HTTP", Rate(http_rate)});
@@ -474,6 +523,8 @@ int main() {
   }
   report.Row({"scan in-process, read + encode CPU per scan (1 thread)",
               Fixed(Recorded("scan_encode_cpu_ms"), 0) + " ms"});
+  report.Row({"store as ingested (before its turns)", ingested_runs});
+  for (auto& row : state_rows) report.Row(std::move(row));
   report.Write();
   std::printf("range_http_bench: run time %.0f s\n", Seconds(run_start));
   return 0;

@@ -32,7 +32,8 @@ struct PartOut {
 Status MergeBucket(const BucketRangeSpec& spec, const std::shared_ptr<const store::Bucket>& bucket,
                    int workers, const PartOut& out) {
   const int64_t wanted = *out.remaining;
-  // Read on this thread alone, the salts pass one cursor on (most read out in their first Fill).
+  // The salts pass their cursors on (most read out in their first Fill), on whichever thread
+  // reads them: one cursor per reading thread, not one per salt. Outlives the streams.
   CursorShelf shelf;
   // Decided after spec.at was taken (RangeOverBuckets): it covers every row read at it.
   const std::vector<uint8_t>& salts = spec.salts->In(*bucket);
@@ -58,7 +59,7 @@ Status MergeBucket(const BucketRangeSpec& spec, const std::shared_ptr<const stor
     s.work = spec.work;
     s.filter = spec.filter;
     s.encode = spec.encode;
-    s.shelf = workers == 0 ? &shelf : nullptr;
+    s.shelf = &shelf;
     s.at = spec.at;
     // Each salt first reads about twice its share of what is still missing.
     const size_t share = static_cast<size_t>(2 * wanted / static_cast<int64_t>(salts.size()));

@@ -291,10 +291,9 @@ void SaltStream::Fill(QueryRun* run) {
   if (run->cancelled()) {
     end = true;
   } else {
-    if (iter_ == nullptr && spec_.shelf != nullptr && !spec_.shelf->cursors.empty()) {
-      iter_ = std::move(spec_.shelf->cursors.back());
-      spec_.shelf->cursors.pop_back();
-      iter_->SetRange(spec_.range);
+    if (iter_ == nullptr && spec_.shelf != nullptr) {
+      iter_ = spec_.shelf->Take();
+      if (iter_ != nullptr) iter_->SetRange(spec_.range);
     }
     if (iter_ == nullptr) {
       iter_ = bucket_->NewIterator(spec_.range, spec_.within_id_prefix, spec_.at);
@@ -343,7 +342,7 @@ void SaltStream::Fill(QueryRun* run) {
     if (spec_.work) spec_.work->rows_read.fetch_add(stepped, std::memory_order_relaxed);
     // Read out: the cursor serves the next stream of the shelf.
     if (end && failure.ok() && spec_.shelf != nullptr) {
-      spec_.shelf->cursors.push_back(std::move(iter_));
+      spec_.shelf->Put(std::move(iter_));
     }
   }
   if (spec_.encode == nullptr) chunk.resize(n);

@@ -100,11 +100,33 @@ class QueryRun {
   std::atomic<bool> cancelled_{false};
 };
 
-// Cursors of one bucket that streams read on one thread pass on: a stream that has read its last
-// row leaves its cursor here for the next stream's first read, which re-aims it
-// (RowIterator::SetRange) instead of making its own. Not thread-safe.
-struct CursorShelf {
-  std::vector<std::unique_ptr<store::RowIterator>> cursors;
+// Cursors of one bucket that its streams pass on: a stream that has read its last row leaves its
+// cursor here for the next stream's first read, which re-aims it (RowIterator::SetRange) instead
+// of making its own. A bucket's salts read by the pool and the query thread then make one cursor
+// per thread that reads, not one per salt: on a bucket as ingest leaves it (several L0 files), a
+// cursor is a table iterator per file and memtable, and a range read on two threads made 4.7x the
+// cursors of one read on one (docs/BENCHMARKS.md).
+//
+// Thread-safety: Take and Put may be called from any thread; a cursor is used by one Fill at a
+// time, the shelf's mutex ordering one thread's use before the next one's.
+class CursorShelf {
+ public:
+  // A cursor left by a stream, or null when there is none.
+  std::unique_ptr<store::RowIterator> Take() {
+    std::lock_guard lock(mu_);
+    if (cursors_.empty()) return nullptr;
+    std::unique_ptr<store::RowIterator> cursor = std::move(cursors_.back());
+    cursors_.pop_back();
+    return cursor;
+  }
+  void Put(std::unique_ptr<store::RowIterator> cursor) {
+    std::lock_guard lock(mu_);
+    cursors_.push_back(std::move(cursor));
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::unique_ptr<store::RowIterator>> cursors_;  // guarded by mu_
 };
 
 // Which rows of a bucket a SaltStream yields and how.
@@ -129,8 +151,8 @@ struct StreamSpec {
   const EventEncoder* encode = nullptr;
   // Only rows of partitions it accepts (the query's filter: QueryEngine); null for all. Not owned.
   const PartitionFilter* filter = nullptr;
-  // When set, every stream using it is of the same bucket with the same within_id_prefix and
-  // all their Fills run on one thread. Not owned.
+  // When set, every stream using it is of the same bucket with the same within_id_prefix, range
+  // order and read point `at`; their Fills may run on any thread. Not owned.
   CursorShelf* shelf = nullptr;
   // Where the stream's cursor reads (store::ReadPoint; the shelf's cursors must read there too);
   // null: the store as it is when the cursor is made. Not owned.
@@ -221,7 +243,7 @@ class SaltStream {
   const size_t max_chunk_events_;
   std::unique_ptr<store::RowIterator> iter_;  // used by one Fill at a time
   bool positioned_ = false;                   // only Fill touches iter_ and this
-  std::shared_ptr<FillTicket> ticket_;  // the Fill in flight; query thread only
+  std::shared_ptr<FillTicket> ticket_;        // the Fill in flight; query thread only
 
   // Marks a Fill in flight and returns its ticket; nullptr when none is needed.
   std::shared_ptr<FillTicket> Arm(QueryRun* run);
@@ -229,9 +251,9 @@ class SaltStream {
   KeyedEvent scratch_;                                         // only Fill, with spec_.encode
 
   // Shared with Fill, guarded by run->mu().
-  std::vector<KeyedEvent> next_;   // the chunk read by the last Fill
-  std::vector<KeyedEvent> spare_;  // a spent chunk, overwritten by the next Fill
-  std::string next_text_, spare_text_;         // the same, with spec_.encode
+  std::vector<KeyedEvent> next_;                // the chunk read by the last Fill
+  std::vector<KeyedEvent> spare_;               // a spent chunk, overwritten by the next Fill
+  std::string next_text_, spare_text_;          // the same, with spec_.encode
   std::vector<size_t> next_ends_, spare_ends_;  // where each event of next_text_ ends
   std::vector<keying::RowKey> next_keys_, spare_keys_;  // each event's key
   bool in_flight_ = false;

@@ -123,19 +123,19 @@ Result<std::shared_ptr<RocksBucket>> RocksEventStore::BucketFor(int64_t ts) {
   HOTROW_RETURN_IF_ERROR(
       NoteWrite(db_->CreateColumnFamily(BucketOptions(), BucketName(start, end), &cf),
                 "creating the bucket for " + std::to_string(start)));
-  // Its id filter is sized like the biggest bucket so far: the next one is likely much the same.
-  uint64_t biggest = 0;
+  // Its id filter is sized for the ids of the bucket with the most so far: the next one is likely
+  // much the same.
+  uint64_t most_ids = 0;
   bool first = true;
   {
     std::shared_lock lock(state_mu_);
-    for (const auto& [bucket_start, per_salt] : counters_) {
+    for (const auto& [bucket_start, other] : buckets_) {
       first = false;
-      uint64_t events = 0;
-      for (const SaltCounter& salt : per_salt) events += salt.events;
-      biggest = std::max(biggest, events);
+      most_ids = std::max(most_ids, other->EstimatedIds());
     }
   }
-  const size_t slots = first ? IdSaltFilter::kFirstBucketSlots : IdSaltFilter::SlotsFor(biggest);
+  const size_t slots =
+      first ? IdSaltFilter::kFirstBucketSlots : IdSaltFilter::SlotsForIds(most_ids);
   auto bucket =
       std::make_shared<RocksBucket>(db_, cf, table_changes_, start, end, slots, SpreadSlots());
   bucket->SetIndexFields(options().index_fields);

@@ -339,7 +339,9 @@ Status RocksEventStore::CheckBucketRows(int64_t start, RocksBucket* bucket) cons
   if (auto c = counters_.find(start); c != counters_.end()) {
     for (const SaltCounter& salt : c->second) expected += salt.events;
   }
-  bucket->ResetIdFilter(IdSaltFilter::SlotsFor(expected));
+  // Sized for as many ids as events (no bucket holds more) while the rows are walked, then folded
+  // to the ids they held.
+  bucket->ResetIdFilter(IdSaltFilter::SlotsForIds(expected));
   rocksdb::ReadOptions ro;
   ro.fill_cache = false;
   ro.total_order_seek = true;
@@ -361,6 +363,7 @@ Status RocksEventStore::CheckBucketRows(int64_t start, RocksBucket* bucket) cons
     }
   }
   if (!it->status().ok()) return FromRocks(it->status(), "reading bucket " + std::to_string(start));
+  bucket->FitIdFilterToIds();
   if (rows != expected) {
     return Status::Corruption("the store at " + options().path + " is damaged: bucket " +
                               std::to_string(start) + " holds " + std::to_string(rows) +

@@ -4,6 +4,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <vector>
@@ -66,9 +67,20 @@ class RocksBucket final : public Bucket {
   // `slots`. REQUIRES: the bucket is not shared yet (the open, before it rebuilds the filter).
   void ResetIdFilter(size_t slots) {
     ids_ = std::make_unique<IdSaltFilter>(start_ms(), end_ms(), slots);
-    // Two tables of half the filter's slots each: a counter per four events of the biggest bucket.
-    if (spread_slots_ > 0) spread_ = std::make_unique<SpreadIds>(slots / 2, spread_slots_);
+    // Two tables of half the filter's slots each (two counters or more per id), at most 2^18.
+    if (spread_slots_ > 0) {
+      spread_ = std::make_unique<SpreadIds>(std::min(slots / 2, kMaxSpreadCounts), spread_slots_);
+    }
   }
+  // Shrinks the id filter to the slots its ids need (IdSaltFilter::FoldedTo), keeping what it
+  // noted. REQUIRES: the bucket is not shared yet (the open, once it has noted every row).
+  void FitIdFilterToIds() {
+    const size_t slots = IdSaltFilter::SlotsForIds(ids_->EstimatedIds());
+    if (slots < ids_->slots()) ids_ = ids_->FoldedTo(slots);
+  }
+  // About how many distinct ids the bucket holds (IdSaltFilter::EstimatedIds).
+  uint64_t EstimatedIds() const { return ids_->EstimatedIds(); }
+  size_t id_filter_slots() const { return ids_->slots(); }
   size_t id_filter_bytes() const { return ids_->bytes() + (spread_ ? spread_->bytes() : 0); }
 
   // Under salt_by: adaptive (else null): the ids this bucket spreads over every salt.
@@ -84,6 +96,8 @@ class RocksBucket final : public Bucket {
   rocksdb::ColumnFamilyHandle* cf() const { return cf_; }
 
  private:
+  static constexpr size_t kMaxSpreadCounts = size_t{1} << 18;
+
   std::shared_ptr<rocksdb::DB> db_;
   rocksdb::ColumnFamilyHandle* const cf_;
   const std::shared_ptr<const TableChanges> table_changes_;

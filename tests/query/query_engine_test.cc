@@ -490,7 +490,8 @@ TEST_F(QueryEngineTest, LargeRangeOfABusyIdFilledByTheFirstBucketReadsNoOther) {
 }
 
 // A large range with a pool worker reads its first bucket's salts on the pool and merges them on
-// its own thread (bucket_range.h): a cursor per salt there; every later bucket is read whole on one
+// its own thread (bucket_range.h); the salts pass their cursors on, so that bucket makes one cursor
+// per thread that reads it (2 at most), not one per salt; every later bucket is read whole on one
 // thread, one cursor that its salts pass on. Every event comes once, in order.
 TEST_F(QueryEngineTest, LargeRangeReadsTheFirstBucketBySaltAndLaterBucketsWholeOnOneThread) {
   ASSERT_NO_FATAL_FAILURE(OpenStore(SaltBy::kRecord, 16));
@@ -523,7 +524,8 @@ TEST_F(QueryEngineTest, LargeRangeReadsTheFirstBucketBySaltAndLaterBucketsWholeO
   EXPECT_EQ(got, 1600);
   EXPECT_TRUE(in_order);
   const query::QueryWorkStats after = engine->Work();
-  EXPECT_EQ(after.iterators_created - before.iterators_created, 16 + (buckets - 1));
+  EXPECT_LE(after.iterators_created - before.iterators_created, 2 + (buckets - 1));
+  EXPECT_GE(after.iterators_created - before.iterators_created, buckets);
 }
 
 // While a large range's thread merges its first bucket, its pool worker already reads the second:
