@@ -87,7 +87,7 @@ TEST(JsonTextTest, StringsAreEscapedAndBytesBase64) {
 TEST(JsonTextTest, DecimalsAreTwosComplementWithTheScale) {
   auto decimal = [](std::string bytes, int scale) {
     std::string out;
-    AppendDecimal(bytes, scale, &out);
+    EXPECT_TRUE(AppendDecimal(bytes, scale, kDefaultMaxDecodedBytes, &out));
     return out;
   };
   EXPECT_EQ(decimal("\x30\x39", 2), "123.45");   // 12345

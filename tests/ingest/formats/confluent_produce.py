@@ -96,10 +96,10 @@ def run_avro(args, out):
 
 def compile_proto():
     work = tempfile.mkdtemp(prefix="hotrow-proto-")
-    subprocess.run(["protoc", "-I", HERE, "--python_out", work, "sensor.proto", "site.proto"],
+    subprocess.run(["protoc", "-I", HERE, "--python_out", work, "reading.proto", "site.proto"],
                    check=True)
     sys.path.insert(0, work)
-    return importlib.import_module("sensor_pb2")
+    return importlib.import_module("reading_pb2")
 
 
 def numbers_for_64_bits(d, descriptor):
