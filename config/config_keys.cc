@@ -479,6 +479,10 @@ const std::vector<KeySpec>& Keys() {
        [](const YAML::Node& v, const std::string& k, Config* c) {
          return ReadString(v, k, true, &c->ingest.format.protobuf_message);
        }},
+      {"ingest.protobuf.legacy_indexes",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadBool(v, k, &c->ingest.format.protobuf_legacy_indexes);
+       }},
       {"ingest.include_meta", [](const YAML::Node& v, const std::string& k,
                                  Config* c) { return ReadBool(v, k, &c->ingest.include_meta); }},
       {"index.fields", [](const YAML::Node& v, const std::string& k,

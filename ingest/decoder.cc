@@ -103,8 +103,8 @@ Result<std::unique_ptr<Decoder>> MakeDecoder(const FormatOptions& options) {
       if (registry) {
         Result<std::unique_ptr<SchemaSource>> source = Registry(options);
         if (!source.ok()) return source.status();
-        return std::unique_ptr<Decoder>(
-            ProtobufDecoder::WithRegistry(std::move(*source), options.max_decoded_bytes));
+        return std::unique_ptr<Decoder>(ProtobufDecoder::WithRegistry(
+            std::move(*source), options.max_decoded_bytes, options.protobuf_legacy_indexes));
       }
       Result<std::string> set =
           ReadFileNamed("ingest.protobuf.descriptor_set", options.protobuf_descriptor_set);

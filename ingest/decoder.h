@@ -46,6 +46,10 @@ struct FormatOptions {
   // ingest.protobuf.message (the message's full name) for unframed records.
   std::string protobuf_descriptor_set;
   std::string protobuf_message;
+  // ingest.protobuf.legacy_indexes: framed records carry the message-index list as
+  // python3-confluent-kafka before 1.8.2 writes it (plain varints; Confluent's
+  // use.deprecated.format) rather than zigzag. Default: false.
+  bool protobuf_legacy_indexes = false;
   // How long a registry request may take to connect and answer. Default: 5 s.
   int64_t registry_timeout_ms = 5000;
   // ingest.max_decoded_bytes: the most JSON text one record may decode to; a record that would

@@ -277,9 +277,10 @@ Result<std::unique_ptr<ProtobufDecoder>> ProtobufDecoder::WithDescriptorSet(
 }
 
 std::unique_ptr<ProtobufDecoder> ProtobufDecoder::WithRegistry(
-    std::unique_ptr<SchemaSource> registry, size_t max_decoded_bytes) {
+    std::unique_ptr<SchemaSource> registry, size_t max_decoded_bytes, bool legacy_indexes) {
   std::unique_ptr<ProtobufDecoder> decoder(new ProtobufDecoder());
   decoder->max_decoded_bytes_ = max_decoded_bytes;
+  decoder->legacy_indexes_ = legacy_indexes;
   decoder->registry_ = std::move(registry);
   return decoder;
 }
@@ -385,7 +386,8 @@ DecodeStatus ProtobufDecoder::Locate(std::string_view value, const Descriptor** 
   }
   uint32_t id = 0;
   std::string_view rest;
-  if (!ParseConfluentHeader(value, &id, &rest) || !ParseMessageIndexes(rest, &indexes_, body)) {
+  if (!ParseConfluentHeader(value, &id, &rest) ||
+      !ParseMessageIndexes(rest, &indexes_, body, legacy_indexes_)) {
     *reject = kRejectNotFramed;
     *detail = "no Confluent framing (magic byte 0, schema id, message indexes)";
     return DecodeStatus::kReject;

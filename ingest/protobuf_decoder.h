@@ -63,8 +63,11 @@ class ProtobufDecoder final : public Decoder {
       std::string_view descriptor_set, const std::string& message,
       size_t max_decoded_bytes = kDefaultMaxDecodedBytes);
   // Framed records, schemas from `registry`.
+  // `legacy_indexes`: the message-index list as python3-confluent-kafka before 1.8.2 writes it
+  // (confluent_framing.h).
   static std::unique_ptr<ProtobufDecoder> WithRegistry(
-      std::unique_ptr<SchemaSource> registry, size_t max_decoded_bytes = kDefaultMaxDecodedBytes);
+      std::unique_ptr<SchemaSource> registry, size_t max_decoded_bytes = kDefaultMaxDecodedBytes,
+      bool legacy_indexes = false);
   ~ProtobufDecoder() override;
 
   DecodeStatus Decode(std::string_view value, std::string* json, const char** reject,
@@ -105,6 +108,7 @@ class ProtobufDecoder final : public Decoder {
   std::vector<std::vector<WireField>> scratch_;           // the fields read, per nesting depth
   size_t max_decoded_bytes_ = kDefaultMaxDecodedBytes;    // the bound on a record's JSON text
   bool too_large_ = false;                                // why the last Transcode failed
+  bool legacy_indexes_ = false;                           // the message indexes unzigzagged
 };
 
 }  // namespace hotrow::ingest
