@@ -179,7 +179,12 @@ struct AvroDecoder::Writer {
 
     // Whether `n` more bytes fit; when not, says so (too_large).
     bool Room(uint64_t n) {
-      if (text->size() <= limit && n <= limit - text->size()) return true;
+      if (text->size() <= limit && n <= limit - text->size()) [[likely]] {
+        return true;
+      }
+      return TooLarge();
+    }
+    [[gnu::noinline]] bool TooLarge() {
       too_large = true;
       *detail = "decodes to more than " + std::to_string(limit) +
                 " bytes of JSON (ingest.max_decoded_bytes)";

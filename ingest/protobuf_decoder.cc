@@ -170,14 +170,18 @@ void AppendDefault(const FieldDescriptor* f, std::string* out) {
 // What a check before a small append allows for: a number, a literal, punctuation.
 constexpr uint64_t kSmallAppend = 64;
 
-// At most the size of AppendScalar's text for f (enum symbols are any length).
-uint64_t ScalarSize(const FieldDescriptor* f) {
-  if (f->type() != FieldDescriptor::TYPE_ENUM) return kSmallAppend;
+// At most the size of AppendScalar's text for an enum field: its longest symbol.
+[[gnu::noinline]] uint64_t EnumSize(const FieldDescriptor* f) {
   uint64_t longest = 0;
   for (int i = 0; i < f->enum_type()->value_count(); ++i) {
     longest = std::max<uint64_t>(longest, f->enum_type()->value(i)->name().size());
   }
   return kSmallAppend + 6 * longest;
+}
+
+// At most the size of AppendScalar's text for f.
+inline uint64_t ScalarSize(const FieldDescriptor* f) {
+  return f->type() == FieldDescriptor::TYPE_ENUM ? EnumSize(f) : kSmallAppend;
 }
 
 // At most the size of AppendDefault's text for f.
@@ -410,8 +414,7 @@ DecodeStatus ProtobufDecoder::Locate(std::string_view value, const Descriptor** 
   return DecodeStatus::kOk;
 }
 
-bool ProtobufDecoder::Room(const std::string& out, uint64_t n, std::string* detail) {
-  if (out.size() <= max_decoded_bytes_ && n <= max_decoded_bytes_ - out.size()) return true;
+bool ProtobufDecoder::TooLarge(std::string* detail) {
   too_large_ = true;
   *detail = "decodes to more than " + std::to_string(max_decoded_bytes_) +
             " bytes of JSON (ingest.max_decoded_bytes)";

@@ -96,7 +96,13 @@ class ProtobufDecoder final : public Decoder {
                std::string* out, std::string* detail);
   // Whether `n` more bytes fit in `out` under max_decoded_bytes_; when not, sets too_large_ and
   // *detail. Checked before every append.
-  bool Room(const std::string& out, uint64_t n, std::string* detail);
+  bool Room(const std::string& out, uint64_t n, std::string* detail) {
+    if (out.size() <= max_decoded_bytes_ && n <= max_decoded_bytes_ - out.size()) [[likely]] {
+      return true;
+    }
+    return TooLarge(detail);
+  }
+  [[gnu::noinline]] bool TooLarge(std::string* detail);
   bool RoomForString(const std::string& out, std::string_view text, uint64_t extra,
                      std::string* detail);
 
