@@ -89,9 +89,12 @@ std::string EffectiveYaml(const Config& c) {
   out << YAML::Key << "schema_registry.user_info_file" << YAML::Value
       << f.registry_user_info_file;
   out << YAML::Key << "schema_registry.ca" << YAML::Value << f.registry_ca;
+  out << YAML::Key << "max_decoded_bytes" << YAML::Value
+      << FormatByteSize(static_cast<int64_t>(f.max_decoded_bytes));
   out << YAML::Key << "avro.schema_file" << YAML::Value << f.avro_schema_file;
   out << YAML::Key << "protobuf.descriptor_set" << YAML::Value << f.protobuf_descriptor_set;
   out << YAML::Key << "protobuf.message" << YAML::Value << f.protobuf_message;
+  out << YAML::Key << "protobuf.legacy_indexes" << YAML::Value << f.protobuf_legacy_indexes;
   out << YAML::Key << "include_meta" << YAML::Value << c.ingest.include_meta;
   out << YAML::EndMap;
 

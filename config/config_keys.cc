@@ -460,6 +460,13 @@ const std::vector<KeySpec>& Keys() {
        [](const YAML::Node& v, const std::string& k, Config* c) {
          return ReadString(v, k, true, &c->ingest.format.registry_ca);
        }},
+      {"ingest.max_decoded_bytes",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         int64_t bytes = 0;
+         HOTROW_RETURN_IF_ERROR(ReadSize(v, k, int64_t{64} << 10, int64_t{1} << 30, &bytes));
+         c->ingest.format.max_decoded_bytes = static_cast<size_t>(bytes);
+         return Status::Ok();
+       }},
       {"ingest.avro.schema_file",
        [](const YAML::Node& v, const std::string& k, Config* c) {
          return ReadString(v, k, true, &c->ingest.format.avro_schema_file);
@@ -471,6 +478,10 @@ const std::vector<KeySpec>& Keys() {
       {"ingest.protobuf.message",
        [](const YAML::Node& v, const std::string& k, Config* c) {
          return ReadString(v, k, true, &c->ingest.format.protobuf_message);
+       }},
+      {"ingest.protobuf.legacy_indexes",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadBool(v, k, &c->ingest.format.protobuf_legacy_indexes);
        }},
       {"ingest.include_meta", [](const YAML::Node& v, const std::string& k,
                                  Config* c) { return ReadBool(v, k, &c->ingest.include_meta); }},

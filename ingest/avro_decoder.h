@@ -8,6 +8,7 @@
 
 #include "common/status.h"
 #include "ingest/decoder.h"
+#include "ingest/schema_cache.h"
 #include "ingest/schema_registry.h"
 
 namespace hotrow::ingest {
@@ -29,20 +30,28 @@ namespace hotrow::ingest {
 // Two sources of writer schemas:
 // - one schema (ingest.avro.schema_file): records are the bare Avro binary datum;
 // - a registry: records carry Confluent's framing (confluent_framing.h); the schema of each id is
-//   fetched once (GET /schemas/ids/{id}) and kept for the life of the decoder. Records written
-//   under several ids (schema evolution) are each read with their own writer schema.
+//   fetched once (GET /schemas/ids/{id}), its references by subject and version (GET
+//   /subjects/{s}/versions/{v}, recursively), and kept (schema_cache.h: the least recently used
+//   evicted past kMaxCachedSchemas, a failure remembered for 10 s). Records written under several
+//   ids (schema evolution) are each read with their own writer schema.
 //
 // Rejects: not_framed (no magic byte 0 / too short), unknown_schema (the registry has no such id,
 // or it is not an Avro schema, or it does not parse), bad_avro (the bytes do not read under the
-// schema). kWait when the registry cannot be asked.
+// schema), too_large (its JSON text would pass max_decoded_bytes, or a decimal is longer than
+// kMaxDecimalBytes: checked before each append, so neither memory nor CPU grows past the bound;
+// an array of items that take no bytes, null or an empty record, is refused by its count). A
+// decimal the spec calls invalid (a scale above its precision, a negative one) is read as its
+// bytes, as the spec says. kWait when the registry cannot be asked.
 //
 // Thread-safety: not thread-safe; one per thread.
 class AvroDecoder final : public Decoder {
  public:
   // Unframed records, all written with `schema_json`. InvalidArgument when it does not parse.
-  static Result<std::unique_ptr<AvroDecoder>> WithSchema(std::string_view schema_json);
+  static Result<std::unique_ptr<AvroDecoder>> WithSchema(
+      std::string_view schema_json, size_t max_decoded_bytes = kDefaultMaxDecodedBytes);
   // Framed records, schemas from `registry`.
-  static std::unique_ptr<AvroDecoder> WithRegistry(std::unique_ptr<SchemaSource> registry);
+  static std::unique_ptr<AvroDecoder> WithRegistry(
+      std::unique_ptr<SchemaSource> registry, size_t max_decoded_bytes = kDefaultMaxDecodedBytes);
   ~AvroDecoder() override;
 
   DecodeStatus Decode(std::string_view value, std::string* json, const char** reject,
@@ -59,11 +68,13 @@ class AvroDecoder final : public Decoder {
   // The writer of `id`, fetched and built on first use.
   DecodeStatus WriterFor(uint32_t id, Writer** writer, const char** reject, std::string* detail);
 
-  std::unique_ptr<SchemaSource> registry_;             // null when unframed
-  std::unique_ptr<Writer> single_;                     // the one writer when unframed
-  std::map<uint32_t, std::unique_ptr<Writer>> by_id_;  // when framed
-  Writer* current_ = nullptr;                          // the writer of the value last located
-  std::string_view body_;                              // its datum (into the caller's value)
+  std::unique_ptr<SchemaSource> registry_;              // null when unframed
+  std::unique_ptr<Writer> single_;                      // the one writer when unframed
+  SchemaCache<Writer> by_id_;                           // when framed
+  Writer* current_ = nullptr;                           // the writer of the value last located
+  std::string_view body_;                               // its datum (into the caller's value)
+  size_t max_decoded_bytes_ = kDefaultMaxDecodedBytes;  // the bound on a record's JSON text
+  bool too_large_ = false;                              // why the last WriteJson failed
 };
 
 }  // namespace hotrow::ingest

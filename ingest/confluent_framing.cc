@@ -27,22 +27,28 @@ bool ParseConfluentHeader(std::string_view value, uint32_t* schema_id, std::stri
   return true;
 }
 
-bool ParseMessageIndexes(std::string_view in, std::vector<int>* indexes, std::string_view* rest) {
+bool ParseMessageIndexes(std::string_view in, std::vector<int>* indexes, std::string_view* rest,
+                         bool legacy) {
   indexes->clear();
   uint64_t raw = 0;
   if (!ReadVarint(&in, &raw)) return false;
-  const int64_t count = Unzigzag(raw);
+  if (legacy && raw > kMaxMessageIndexes) return false;
+  const int64_t count = legacy ? static_cast<int64_t>(raw) : Unzigzag(raw);
   if (count < 0 || static_cast<uint64_t>(count) > kMaxMessageIndexes) return false;
   if (count == 0) {
     indexes->push_back(0);
   } else {
     for (int64_t i = 0; i < count; ++i) {
       if (!ReadVarint(&in, &raw)) return false;
-      const int64_t index = Unzigzag(raw);
+      if (legacy && raw > INT32_MAX) return false;
+      const int64_t index = legacy ? static_cast<int64_t>(raw) : Unzigzag(raw);
       if (index < 0 || index > INT32_MAX) return false;
       indexes->push_back(static_cast<int>(index));
     }
   }
+  // [0] written long cannot be the zigzag form (see the header); in the legacy form it is a
+  // writer's choice that no writer makes either.
+  if (count == 1 && (*indexes)[0] == 0) return false;
   *rest = in;
   return true;
 }
@@ -53,9 +59,14 @@ void AppendConfluentHeader(uint32_t schema_id, std::string* out) {
   out->append(header, sizeof header);
 }
 
-void AppendMessageIndexes(const std::vector<int>& indexes, std::string* out) {
+void AppendMessageIndexes(const std::vector<int>& indexes, std::string* out, bool legacy) {
   if (indexes.size() == 1 && indexes[0] == 0) {
     out->push_back(0);
+    return;
+  }
+  if (legacy) {
+    AppendVarint(indexes.size(), out);
+    for (int index : indexes) AppendVarint(static_cast<uint64_t>(index), out);
     return;
   }
   AppendZigzag(static_cast<int64_t>(indexes.size()), out);

@@ -29,12 +29,19 @@ bool ParseConfluentHeader(std::string_view value, uint32_t* schema_id, std::stri
 
 // Reads the Protobuf message-index list at the start of `in`; `*rest` is the message after it.
 // False on a truncated or overlong varint, a negative count or index, or more than
-// kMaxMessageIndexes indexes.
-bool ParseMessageIndexes(std::string_view in, std::vector<int>* indexes, std::string_view* rest);
+// kMaxMessageIndexes indexes, and on what cannot be the zigzag form: [0] written long (count 1,
+// index 0), which no zigzag writer writes (they all write the single byte 0) but which is how the
+// legacy form of a two-level path [0, n] reads (02 00 n), the rest then misread as the message.
+//
+// `legacy`: the form python3-confluent-kafka before 1.8.2 writes (Confluent's
+// use.deprecated.format): the count and the indexes as plain varints, [0] the single byte 0.
+// Zigzag and legacy agree on the byte 0 and differ on every other path.
+bool ParseMessageIndexes(std::string_view in, std::vector<int>* indexes, std::string_view* rest,
+                         bool legacy = false);
 
 // The writers' side, for `hotrow produce` and tests.
 void AppendConfluentHeader(uint32_t schema_id, std::string* out);
-// Writes [0] as the single byte 0, as Confluent's serializers do.
-void AppendMessageIndexes(const std::vector<int>& indexes, std::string* out);
+// Writes [0] as the single byte 0, as Confluent's serializers do; `legacy`: plain varints.
+void AppendMessageIndexes(const std::vector<int>& indexes, std::string* out, bool legacy = false);
 
 }  // namespace hotrow::ingest

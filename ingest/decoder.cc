@@ -3,8 +3,10 @@
 #include "ingest/decoder.h"
 
 #include <cstdio>
+#include <new>
 
 #include "ingest/avro_decoder.h"
+#include "ingest/ingestor.h"
 #include "ingest/protobuf_decoder.h"
 #include "ingest/schema_registry.h"
 
@@ -61,6 +63,19 @@ Result<std::unique_ptr<SchemaSource>> Registry(const FormatOptions& options) {
 
 }  // namespace
 
+DecodeStatus DecodeRecord(Decoder* decoder, std::string_view value, std::string* json,
+                          const char** reject, std::string* detail) {
+  try {
+    return decoder->Decode(value, json, reject, detail);
+  } catch (const std::bad_alloc&) {
+    json->clear();
+    json->shrink_to_fit();
+    *reject = kRejectTooLarge;
+    *detail = "decoding it ran out of memory";
+    return DecodeStatus::kReject;
+  }
+}
+
 Result<std::unique_ptr<Decoder>> MakeDecoder(const FormatOptions& options) {
   const bool registry = !options.registry_url.empty();
   switch (options.format) {
@@ -70,12 +85,14 @@ Result<std::unique_ptr<Decoder>> MakeDecoder(const FormatOptions& options) {
       if (registry) {
         Result<std::unique_ptr<SchemaSource>> source = Registry(options);
         if (!source.ok()) return source.status();
-        return std::unique_ptr<Decoder>(AvroDecoder::WithRegistry(std::move(*source)));
+        return std::unique_ptr<Decoder>(
+            AvroDecoder::WithRegistry(std::move(*source), options.max_decoded_bytes));
       }
       Result<std::string> schema =
           ReadFileNamed("ingest.avro.schema_file", options.avro_schema_file);
       if (!schema.ok()) return schema.status();
-      Result<std::unique_ptr<AvroDecoder>> decoder = AvroDecoder::WithSchema(*schema);
+      Result<std::unique_ptr<AvroDecoder>> decoder =
+          AvroDecoder::WithSchema(*schema, options.max_decoded_bytes);
       if (!decoder.ok()) {
         return Status::InvalidArgument("ingest.avro.schema_file: " + options.avro_schema_file +
                                        ": " + decoder.status().message());
@@ -86,13 +103,14 @@ Result<std::unique_ptr<Decoder>> MakeDecoder(const FormatOptions& options) {
       if (registry) {
         Result<std::unique_ptr<SchemaSource>> source = Registry(options);
         if (!source.ok()) return source.status();
-        return std::unique_ptr<Decoder>(ProtobufDecoder::WithRegistry(std::move(*source)));
+        return std::unique_ptr<Decoder>(ProtobufDecoder::WithRegistry(
+            std::move(*source), options.max_decoded_bytes, options.protobuf_legacy_indexes));
       }
       Result<std::string> set =
           ReadFileNamed("ingest.protobuf.descriptor_set", options.protobuf_descriptor_set);
       if (!set.ok()) return set.status();
-      Result<std::unique_ptr<ProtobufDecoder>> decoder =
-          ProtobufDecoder::WithDescriptorSet(*set, options.protobuf_message);
+      Result<std::unique_ptr<ProtobufDecoder>> decoder = ProtobufDecoder::WithDescriptorSet(
+          *set, options.protobuf_message, options.max_decoded_bytes);
       if (!decoder.ok()) {
         return Status::InvalidArgument(
             "ingest.protobuf.descriptor_set: " + options.protobuf_descriptor_set + ": " +

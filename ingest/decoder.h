@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -8,6 +9,10 @@
 #include "common/status.h"
 
 namespace hotrow::ingest {
+
+// The default bound on the JSON text of one decoded record (ingest.max_decoded_bytes): 16 MiB,
+// room for a 1 MiB record that grows several times (booleans 5x, doubles 3x).
+inline constexpr size_t kDefaultMaxDecodedBytes = size_t{16} << 20;
 
 // The encodings of a record value that ingest.format names (CONTRACT.md "Input formats").
 enum class Format {
@@ -41,8 +46,15 @@ struct FormatOptions {
   // ingest.protobuf.message (the message's full name) for unframed records.
   std::string protobuf_descriptor_set;
   std::string protobuf_message;
+  // ingest.protobuf.legacy_indexes: framed records carry the message-index list as
+  // python3-confluent-kafka before 1.8.2 writes it (plain varints; Confluent's
+  // use.deprecated.format) rather than zigzag. Default: false.
+  bool protobuf_legacy_indexes = false;
   // How long a registry request may take to connect and answer. Default: 5 s.
   int64_t registry_timeout_ms = 5000;
+  // ingest.max_decoded_bytes: the most JSON text one record may decode to; a record that would
+  // decode to more is rejected too_large, checked before the text grows. Default: 16 MiB.
+  size_t max_decoded_bytes = kDefaultMaxDecodedBytes;
 };
 
 // What Decoder::Decode made of a value.
@@ -66,6 +78,12 @@ class Decoder {
   virtual DecodeStatus Decode(std::string_view value, std::string* json, const char** reject,
                               std::string* detail) = 0;
 };
+
+// decoder->Decode, with what no decoder can vouch against turned into a rejected record rather
+// than a dead poller: a std::bad_alloc (the record asked for more memory than there is) is
+// too_large.
+DecodeStatus DecodeRecord(Decoder* decoder, std::string_view value, std::string* json,
+                          const char** reject, std::string* detail);
 
 // The decoder of `options.format`: nullptr for JSON. Fails with InvalidArgument (a one-line
 // message naming the key) for a bad combination of keys, an unreadable file, a schema that does

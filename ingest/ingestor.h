@@ -32,10 +32,11 @@ inline constexpr const char* kRejectNotFramed = "not_framed";  // no Confluent m
 inline constexpr const char* kRejectUnknownSchema = "unknown_schema";  // the registry has no such id
 inline constexpr const char* kRejectBadAvro = "bad_avro";          // does not read under its schema
 inline constexpr const char* kRejectBadProtobuf = "bad_protobuf";  // does not read as its message
+inline constexpr const char* kRejectTooLarge = "too_large";  // decodes past max_decoded_bytes
 inline constexpr const char* kRejectReasons[] = {
     kRejectNotJson,   kRejectNoId,       kRejectIdTooLong,     kRejectBadTime,
     kRejectExpired,   kRejectFuture,     kRejectIdNotUtf8,     kRejectNotFramed,
-    kRejectUnknownSchema, kRejectBadAvro, kRejectBadProtobuf};
+    kRejectUnknownSchema, kRejectBadAvro, kRejectBadProtobuf, kRejectTooLarge};
 // The reasons a record of ingest.format json can be rejected for (the others are the decoders').
 inline constexpr const char* kJsonRejectReasons[] = {
     kRejectNotJson, kRejectNoId,  kRejectIdTooLong, kRejectBadTime,

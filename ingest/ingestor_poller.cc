@@ -179,7 +179,7 @@ bool IngestorImpl::HandleMessage(rd_kafka_message_t* msg) {
   if (decoder_ != nullptr) {
     const char* reason = kRejectNotJson;
     std::string detail;
-    switch (decoder_->Decode(view.value, &decoded_, &reason, &detail)) {
+    switch (DecodeRecord(decoder_.get(), view.value, &decoded_, &reason, &detail)) {
       case DecodeStatus::kOk:
         view.value = decoded_;
         break;

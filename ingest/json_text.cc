@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <vector>
@@ -47,6 +48,18 @@ void AppendJsonString(std::string_view text, std::string* out) {
   }
   out->append(text.data() + plain_from, text.size() - plain_from);
   out->push_back('"');
+}
+
+size_t JsonStringSize(std::string_view text) {
+  size_t size = text.size() + 2;
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    const bool short_escape =
+        c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f';
+    size += short_escape ? 1 : 5;
+  }
+  return size;
 }
 
 bool IsUtf8(std::string_view bytes) { return simdjson::validate_utf8(bytes.data(), bytes.size()); }
@@ -135,39 +148,68 @@ void AppendFloating(Float value, std::string* out) {
 void AppendDouble(double value, std::string* out) { AppendFloating(value, out); }
 void AppendFloat(float value, std::string* out) { AppendFloating(value, out); }
 
-void AppendDecimal(std::string_view big_endian, int scale, std::string* out) {
-  std::vector<uint8_t> magnitude(big_endian.begin(), big_endian.end());
-  const bool negative = !magnitude.empty() && (magnitude[0] & 0x80) != 0;
-  if (negative) {  // two's complement: invert and add one
-    for (uint8_t& b : magnitude) b = static_cast<uint8_t>(~b);
-    for (size_t i = magnitude.size(); i-- > 0;) {
-      if (++magnitude[i] != 0) break;
+bool AppendDecimal(std::string_view big_endian, int scale, size_t max_size, std::string* out) {
+  const auto* p = reinterpret_cast<const uint8_t*>(big_endian.data());
+  size_t n = big_endian.size();
+  const bool negative = n > 0 && (p[0] & 0x80) != 0;
+  // Sign extension carries no digit: 00 before a positive byte, ff before a negative one.
+  const uint8_t extension = negative ? 0xff : 0x00;
+  while (n > 1 && p[0] == extension && ((p[1] & 0x80) != 0) == negative) {
+    ++p;
+    --n;
+  }
+  if (n == 1 && p[0] == 0) n = 0;
+  if (n > kMaxDecimalBytes) return false;
+  // 8 bits are at most 2.40824 digits: the text's size bound, checked before converting.
+  const uint64_t max_digits = n * 8 * 30103 / 100000 + 1;
+  const int64_t wide_scale = scale;
+  const uint64_t zeros = wide_scale < 0 ? static_cast<uint64_t>(-wide_scale) : 0;
+  const uint64_t fraction = wide_scale > 0 ? static_cast<uint64_t>(wide_scale) : 0;
+  const uint64_t max_text = 2 + std::max(max_digits + zeros, fraction + 1);  // sign and point
+  if (out->size() > max_size || max_text > max_size - out->size()) return false;
+
+  // The magnitude as big-endian 32-bit words (two's complement undone), then repeated division
+  // by 10^9: nine digits per pass over the words.
+  std::vector<uint32_t> words((n + 3) / 4, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t from_right = n - 1 - i;
+    uint8_t b = negative ? static_cast<uint8_t>(~p[i]) : p[i];
+    words[words.size() - 1 - from_right / 4] |= uint32_t{b} << (8 * (from_right % 4));
+  }
+  if (negative) {  // ~x + 1
+    for (size_t i = words.size(); i-- > 0;) {
+      if (++words[i] != 0) break;
     }
   }
-  // Repeated division by 10 of the big-endian magnitude: digits from the right.
-  std::string digits;
+  std::vector<uint32_t> chunks;  // base 10^9, least significant first
   size_t first = 0;
-  while (first < magnitude.size() && magnitude[first] == 0) ++first;
-  while (first < magnitude.size()) {
-    uint32_t rem = 0;
-    for (size_t i = first; i < magnitude.size(); ++i) {
-      const uint32_t cur = (rem << 8) | magnitude[i];
-      magnitude[i] = static_cast<uint8_t>(cur / 10);
-      rem = cur % 10;
+  while (first < words.size() && words[first] == 0) ++first;
+  while (first < words.size()) {
+    uint64_t rem = 0;
+    for (size_t i = first; i < words.size(); ++i) {
+      const uint64_t cur = (rem << 32) | words[i];
+      words[i] = static_cast<uint32_t>(cur / 1'000'000'000);
+      rem = cur % 1'000'000'000;
     }
-    digits.push_back(static_cast<char>('0' + rem));
-    while (first < magnitude.size() && magnitude[first] == 0) ++first;
+    chunks.push_back(static_cast<uint32_t>(rem));
+    while (first < words.size() && words[first] == 0) ++first;
   }
-  if (scale < 0) {  // a negative scale multiplies by powers of ten
-    if (!digits.empty()) digits.insert(0, static_cast<size_t>(-scale), '0');
-    scale = 0;
+  std::string digits;  // most significant first, no leading zero; empty for 0
+  for (size_t i = chunks.size(); i-- > 0;) {
+    char text[10];
+    char* end = std::to_chars(text, text + sizeof text, chunks[i]).ptr;
+    if (i + 1 < chunks.size()) digits.append(9 - static_cast<size_t>(end - text), '0');
+    digits.append(text, static_cast<size_t>(end - text));
   }
-  while (digits.size() <= static_cast<size_t>(scale)) digits.push_back('0');
+  if (!digits.empty()) digits.append(zeros, '0');
+  if (digits.size() <= fraction) digits.insert(0, fraction + 1 - digits.size(), '0');
   if (negative) out->push_back('-');
-  for (size_t i = digits.size(); i-- > 0;) {
-    out->push_back(digits[i]);
-    if (i == static_cast<size_t>(scale) && scale > 0) out->push_back('.');
+  out->append(digits, 0, digits.size() - fraction);
+  if (fraction > 0) {
+    out->push_back('.');
+    out->append(digits, digits.size() - fraction, fraction);
   }
+  return true;
 }
 
 }  // namespace hotrow::ingest

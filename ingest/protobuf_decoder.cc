@@ -167,6 +167,34 @@ void AppendDefault(const FieldDescriptor* f, std::string* out) {
   }
 }
 
+// What a check before a small append allows for: a number, a literal, punctuation.
+constexpr uint64_t kSmallAppend = 64;
+
+// At most the size of AppendScalar's text for an enum field: its longest symbol.
+[[gnu::noinline]] uint64_t EnumSize(const FieldDescriptor* f) {
+  uint64_t longest = 0;
+  for (int i = 0; i < f->enum_type()->value_count(); ++i) {
+    longest = std::max<uint64_t>(longest, f->enum_type()->value(i)->name().size());
+  }
+  return kSmallAppend + 6 * longest;
+}
+
+// At most the size of AppendScalar's text for f.
+inline uint64_t ScalarSize(const FieldDescriptor* f) {
+  return f->type() == FieldDescriptor::TYPE_ENUM ? EnumSize(f) : kSmallAppend;
+}
+
+// At most the size of AppendDefault's text for f.
+uint64_t DefaultSize(const FieldDescriptor* f) {
+  if (f->cpp_type() == FieldDescriptor::CPPTYPE_ENUM) {
+    return kSmallAppend + 6 * f->default_value_enum()->name().size();
+  }
+  if (f->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
+    return kSmallAppend + 6 * f->default_value_string().size();
+  }
+  return kSmallAppend;
+}
+
 // Reads the fields of one message's wire bytes into *fields (unknown fields skipped).
 bool ReadFields(const Descriptor* d, std::string_view in, std::vector<WireField>* fields,
                 std::string* detail) {
@@ -229,12 +257,13 @@ ProtobufDecoder::ProtobufDecoder() = default;
 ProtobufDecoder::~ProtobufDecoder() = default;
 
 Result<std::unique_ptr<ProtobufDecoder>> ProtobufDecoder::WithDescriptorSet(
-    std::string_view descriptor_set, const std::string& message) {
+    std::string_view descriptor_set, const std::string& message, size_t max_decoded_bytes) {
   google::protobuf::FileDescriptorSet set;
   if (!set.ParseFromArray(descriptor_set.data(), static_cast<int>(descriptor_set.size()))) {
     return Status::InvalidArgument("not a serialized FileDescriptorSet");
   }
   std::unique_ptr<ProtobufDecoder> decoder(new ProtobufDecoder());
+  decoder->max_decoded_bytes_ = max_decoded_bytes;
   decoder->single_pool_ = std::make_unique<DescriptorPool>(DescriptorPool::generated_pool());
   for (const FileDescriptorProto& file : set.file()) {
     if (decoder->single_pool_->FindFileByName(file.name()) != nullptr) continue;
@@ -252,8 +281,10 @@ Result<std::unique_ptr<ProtobufDecoder>> ProtobufDecoder::WithDescriptorSet(
 }
 
 std::unique_ptr<ProtobufDecoder> ProtobufDecoder::WithRegistry(
-    std::unique_ptr<SchemaSource> registry) {
+    std::unique_ptr<SchemaSource> registry, size_t max_decoded_bytes, bool legacy_indexes) {
   std::unique_ptr<ProtobufDecoder> decoder(new ProtobufDecoder());
+  decoder->max_decoded_bytes_ = max_decoded_bytes;
+  decoder->legacy_indexes_ = legacy_indexes;
   decoder->registry_ = std::move(registry);
   return decoder;
 }
@@ -272,9 +303,14 @@ LoadOutcome Fail(const Status& status) {
           status.message(), nullptr};
 }
 
-// Builds `schema` (its references first) into `pool`.
-LoadOutcome LoadInto(SchemaSource* registry, const RegistrySchema& schema, int depth,
-                     DescriptorPool* pool) {
+// Builds `schema` (its references first) into `pool` as the file `name`. The names the files
+// carry are not used: Confluent's registry answers ?format=serialized with every file named
+// "default", the root and each reference alike. A reference is built under its import path (the
+// reference's name, which is what its importer's dependency list says), the root under a name
+// of its own, as Confluent's clients do; otherwise the root would be found as its first
+// reference and records read as the imported message.
+LoadOutcome LoadInto(SchemaSource* registry, const RegistrySchema& schema, const std::string& name,
+                     int depth, DescriptorPool* pool) {
   if (depth > kMaxReferenceDepth) {
     return {DecodeStatus::kReject, "references nested deeper than 32", nullptr};
   }
@@ -286,8 +322,12 @@ LoadOutcome LoadInto(SchemaSource* registry, const RegistrySchema& schema, int d
     Result<RegistrySchema> referenced =
         registry->BySubjectVersion(ref.subject, ref.version, /*serialized=*/true);
     if (!referenced.ok()) return Fail(referenced.status());
-    LoadOutcome loaded = LoadInto(registry, *referenced, depth + 1, pool);
-    if (loaded.status != DecodeStatus::kOk) return loaded;
+    LoadOutcome loaded = LoadInto(registry, *referenced, ref.name, depth + 1, pool);
+    if (loaded.status != DecodeStatus::kOk) {
+      loaded.detail = "reference " + ref.name + " (subject " + ref.subject + " version " +
+                      std::to_string(ref.version) + "): " + loaded.detail;
+      return loaded;
+    }
   }
   std::string bytes;
   FileDescriptorProto proto;
@@ -295,9 +335,7 @@ LoadOutcome LoadInto(SchemaSource* registry, const RegistrySchema& schema, int d
       !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return {DecodeStatus::kReject, "not a base64 FileDescriptorProto", nullptr};
   }
-  if (const FileDescriptor* existing = pool->FindFileByName(proto.name())) {
-    return {DecodeStatus::kOk, "", existing};
-  }
+  proto.set_name(name);
   FirstError error;
   const FileDescriptor* file = pool->BuildFileCollectingErrors(proto, &error);
   if (file == nullptr) return {DecodeStatus::kReject, "does not build: " + error.text, nullptr};
@@ -308,10 +346,14 @@ LoadOutcome LoadInto(SchemaSource* registry, const RegistrySchema& schema, int d
 
 DecodeStatus ProtobufDecoder::SchemaFor(uint32_t id, Schema** schema, const char** reject,
                                         std::string* detail) {
-  auto it = by_id_.find(id);
-  if (it != by_id_.end()) {
-    *schema = it->second.get();
+  if (Schema* made = by_id_.Find(id)) {
+    *schema = made;
     return DecodeStatus::kOk;
+  }
+  if (const std::string* failure = by_id_.Failure(id)) {
+    *reject = kRejectUnknownSchema;
+    *detail = *failure;
+    return DecodeStatus::kReject;
   }
   Result<RegistrySchema> fetched = registry_->ById(id, /*serialized=*/true);
   LoadOutcome loaded;
@@ -320,16 +362,21 @@ DecodeStatus ProtobufDecoder::SchemaFor(uint32_t id, Schema** schema, const char
     loaded = Fail(fetched.status());
   } else {
     made->pool = std::make_unique<DescriptorPool>(DescriptorPool::generated_pool());
-    loaded = LoadInto(registry_.get(), *fetched, 0, made->pool.get());
+    // No import path can name the root: a reference of that name would be a cycle.
+    loaded = LoadInto(registry_.get(), *fetched, "<schema id " + std::to_string(id) + ">", 0,
+                      made->pool.get());
   }
   if (loaded.status != DecodeStatus::kOk) {
     *detail = "schema id " + std::to_string(id) + ": " + loaded.detail;
-    if (loaded.status == DecodeStatus::kReject) *reject = kRejectUnknownSchema;
+    if (loaded.status == DecodeStatus::kReject) {
+      *reject = kRejectUnknownSchema;
+      // The id itself unknown is remembered by RememberNotFound; the rest here.
+      if (fetched.ok()) by_id_.RememberFailure(id, *detail);
+    }
     return loaded.status;
   }
   made->file = loaded.file;
-  *schema = made.get();
-  by_id_[id] = std::move(made);
+  *schema = by_id_.Insert(id, std::move(made));
   return DecodeStatus::kOk;
 }
 
@@ -343,7 +390,8 @@ DecodeStatus ProtobufDecoder::Locate(std::string_view value, const Descriptor** 
   }
   uint32_t id = 0;
   std::string_view rest;
-  if (!ParseConfluentHeader(value, &id, &rest) || !ParseMessageIndexes(rest, &indexes_, body)) {
+  if (!ParseConfluentHeader(value, &id, &rest) ||
+      !ParseMessageIndexes(rest, &indexes_, body, legacy_indexes_)) {
     *reject = kRejectNotFramed;
     *detail = "no Confluent framing (magic byte 0, schema id, message indexes)";
     return DecodeStatus::kReject;
@@ -366,9 +414,27 @@ DecodeStatus ProtobufDecoder::Locate(std::string_view value, const Descriptor** 
   return DecodeStatus::kOk;
 }
 
+bool ProtobufDecoder::TooLarge(std::string* detail) {
+  too_large_ = true;
+  *detail = "decodes to more than " + std::to_string(max_decoded_bytes_) +
+            " bytes of JSON (ingest.max_decoded_bytes)";
+  return false;
+}
+
+bool ProtobufDecoder::RoomForString(const std::string& out, std::string_view text, uint64_t extra,
+                                    std::string* detail) {
+  // Scanned for escapes only when its worst case (6 bytes a byte) would not fit.
+  if (out.size() <= max_decoded_bytes_ &&
+      6 * uint64_t{text.size()} + 2 + extra <= max_decoded_bytes_ - out.size()) {
+    return true;
+  }
+  return Room(out, JsonStringSize(text) + extra, detail);
+}
+
 bool ProtobufDecoder::Transcode(const Descriptor* message, std::string_view body, std::string* json,
                                 std::string* detail) {
   json->clear();
+  too_large_ = false;
   return Message(message, body, 0, json, detail);
 }
 
@@ -379,7 +445,7 @@ DecodeStatus ProtobufDecoder::Decode(std::string_view value, std::string* json, 
   DecodeStatus s = Locate(value, &message, &body, reject, detail);
   if (s != DecodeStatus::kOk) return s;
   if (!Transcode(message, body, json, detail)) {
-    *reject = kRejectBadProtobuf;
+    *reject = too_large_ ? kRejectTooLarge : kRejectBadProtobuf;
     return DecodeStatus::kReject;
   }
   return DecodeStatus::kOk;
@@ -391,6 +457,7 @@ bool ProtobufDecoder::Message(const Descriptor* d, std::string_view in, size_t d
     *detail = "messages nested deeper than 100";
     return false;
   }
+  if (!Room(*out, kSmallAppend, detail)) return false;
   if (scratch_.size() <= depth) scratch_.resize(depth + 1);
   // Owned by this depth until the message is written; deeper calls use the next slots (a
   // resize may move the vectors, so the reference is taken again after each nested call).
@@ -409,9 +476,11 @@ bool ProtobufDecoder::Message(const Descriptor* d, std::string_view in, size_t d
           *detail = f->full_name() + ": a string that is not valid UTF-8";
           return false;
         }
+        if (!RoomForString(*out, w.bytes, 0, detail)) return false;
         AppendJsonString(w.bytes, out);
         return true;
       case FieldDescriptor::TYPE_BYTES:
+        if (!Room(*out, (w.bytes.size() + 2) / 3 * 4 + 2, detail)) return false;
         out->push_back('"');
         AppendBase64(w.bytes, out);
         out->push_back('"');
@@ -419,6 +488,7 @@ bool ProtobufDecoder::Message(const Descriptor* d, std::string_view in, size_t d
       case FieldDescriptor::TYPE_MESSAGE:
         return Message(f->message_type(), w.bytes, depth + 1, out, detail);
       default:
+        if (!Room(*out, ScalarSize(f), detail)) return false;
         AppendScalar(f, w.number, out);
         return true;
     }
@@ -439,6 +509,7 @@ bool ProtobufDecoder::Message(const Descriptor* d, std::string_view in, size_t d
         (f->containing_oneof() != nullptr || f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE)) {
       continue;
     }
+    if (!RoomForString(*out, f->name(), kSmallAppend, detail)) return false;
     if (!first) out->push_back(',');
     first = false;
     AppendJsonString(f->name(), out);
@@ -490,6 +561,7 @@ bool ProtobufDecoder::Message(const Descriptor* d, std::string_view in, size_t d
           *detail = f->full_name() + ": a malformed map entry";
           return false;
         }
+        if (!Room(*out, kSmallAppend, detail)) return false;
         if (k > begin) out->push_back(',');
         // The key as text: a string as is, a number or bool as its JSON text.
         if (key->type() == FieldDescriptor::TYPE_STRING) {
@@ -509,6 +581,7 @@ bool ProtobufDecoder::Message(const Descriptor* d, std::string_view in, size_t d
           } else {
             AppendDefault(key, &text);
           }
+          if (!RoomForString(*out, text, 2, detail)) return false;
           AppendJsonString(text, out);
         }
         out->push_back(':');
@@ -517,6 +590,7 @@ bool ProtobufDecoder::Message(const Descriptor* d, std::string_view in, size_t d
         } else if (value->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
           if (!Message(value->message_type(), {}, depth + 1, out, detail)) return false;
         } else {
+          if (!Room(*out, DefaultSize(value), detail)) return false;
           AppendDefault(value, out);
         }
       }
@@ -538,18 +612,21 @@ bool ProtobufDecoder::Message(const Descriptor* d, std::string_view in, size_t d
               *detail = f->full_name() + ": a truncated packed run";
               return false;
             }
+            if (!Room(*out, ScalarSize(f), detail)) return false;
             if (!first_item) out->push_back(',');
             first_item = false;
             AppendScalar(f, v, out);
           }
           continue;
         }
+        if (!Room(*out, 1, detail)) return false;
         if (!first_item) out->push_back(',');
         first_item = false;
         if (!element(f, w)) return false;
       }
       out->push_back(']');
     } else if (absent) {
+      if (!Room(*out, DefaultSize(f), detail)) return false;
       AppendDefault(f, out);
     } else {
       const WireField w = scratch_[depth][end - 1];  // the last occurrence wins

@@ -9,6 +9,7 @@
 
 #include "common/status.h"
 #include "ingest/decoder.h"
+#include "ingest/schema_cache.h"
 #include "ingest/schema_registry.h"
 
 namespace google::protobuf {
@@ -41,12 +42,16 @@ namespace hotrow::ingest {
 //   records are the bare message;
 // - a registry: records carry Confluent's framing with the message-index list; the schema of each
 //   id (GET /schemas/ids/{id}?format=serialized) and its references (recursively, GET
-//   /subjects/{s}/versions/{v}?format=serialized) go into a pool of their own, kept for the life
-//   of the decoder.
+//   /subjects/{s}/versions/{v}?format=serialized) go into a pool of their own, kept in
+//   schema_cache.h (the least recently used evicted past kMaxCachedSchemas, a failure remembered
+//   for 10 s). The registry names every serialized file "default": a reference is built under
+//   its import path (the reference's name), the root under a name of its own.
 //
 // Rejects: not_framed, unknown_schema (a 404 for the id or a reference, not a PROTOBUF schema, a
-// descriptor that does not build, a message index outside the schema), bad_protobuf. kWait when
-// the registry cannot be asked.
+// descriptor that does not build, a message index outside the schema), bad_protobuf, too_large
+// (its JSON text would pass max_decoded_bytes: checked before each append, so a repeated field of
+// empty messages that each write every default cannot grow memory or CPU past the bound). kWait
+// when the registry cannot be asked.
 //
 // Thread-safety: not thread-safe; one per thread.
 class ProtobufDecoder final : public Decoder {
@@ -54,10 +59,15 @@ class ProtobufDecoder final : public Decoder {
   // Unframed records of `message` (a full name), described in `descriptor_set` (a serialized
   // FileDescriptorSet, imports included). InvalidArgument when it does not parse or build, or
   // lacks the message.
-  static Result<std::unique_ptr<ProtobufDecoder>> WithDescriptorSet(std::string_view descriptor_set,
-                                                                    const std::string& message);
+  static Result<std::unique_ptr<ProtobufDecoder>> WithDescriptorSet(
+      std::string_view descriptor_set, const std::string& message,
+      size_t max_decoded_bytes = kDefaultMaxDecodedBytes);
   // Framed records, schemas from `registry`.
-  static std::unique_ptr<ProtobufDecoder> WithRegistry(std::unique_ptr<SchemaSource> registry);
+  // `legacy_indexes`: the message-index list as python3-confluent-kafka before 1.8.2 writes it
+  // (confluent_framing.h).
+  static std::unique_ptr<ProtobufDecoder> WithRegistry(
+      std::unique_ptr<SchemaSource> registry, size_t max_decoded_bytes = kDefaultMaxDecodedBytes,
+      bool legacy_indexes = false);
   ~ProtobufDecoder() override;
 
   DecodeStatus Decode(std::string_view value, std::string* json, const char** reject,
@@ -84,13 +94,27 @@ class ProtobufDecoder final : public Decoder {
   DecodeStatus SchemaFor(uint32_t id, Schema** schema, const char** reject, std::string* detail);
   bool Message(const google::protobuf::Descriptor* d, std::string_view in, size_t depth,
                std::string* out, std::string* detail);
+  // Whether `n` more bytes fit in `out` under max_decoded_bytes_; when not, sets too_large_ and
+  // *detail. Checked before every append.
+  bool Room(const std::string& out, uint64_t n, std::string* detail) {
+    if (out.size() <= max_decoded_bytes_ && n <= max_decoded_bytes_ - out.size()) [[likely]] {
+      return true;
+    }
+    return TooLarge(detail);
+  }
+  [[gnu::noinline]] bool TooLarge(std::string* detail);
+  bool RoomForString(const std::string& out, std::string_view text, uint64_t extra,
+                     std::string* detail);
 
   std::unique_ptr<SchemaSource> registry_;  // null when unframed
   std::unique_ptr<google::protobuf::DescriptorPool> single_pool_;
   const google::protobuf::Descriptor* single_ = nullptr;  // the message when unframed
-  std::map<uint32_t, std::unique_ptr<Schema>> by_id_;     // when framed
+  SchemaCache<Schema> by_id_;                             // when framed
   std::vector<int> indexes_;                              // scratch: the message-index list
   std::vector<std::vector<WireField>> scratch_;           // the fields read, per nesting depth
+  size_t max_decoded_bytes_ = kDefaultMaxDecodedBytes;    // the bound on a record's JSON text
+  bool too_large_ = false;                                // why the last Transcode failed
+  bool legacy_indexes_ = false;                           // the message indexes unzigzagged
 };
 
 }  // namespace hotrow::ingest

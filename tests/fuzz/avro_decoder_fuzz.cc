@@ -5,8 +5,10 @@
 // other id 404; odd: unframed, every record of the rich schema); the rest is the record value.
 //
 // Properties: a decode is never kWait (the registry here always answers); a reject names
-// not_framed, unknown_schema or bad_avro (unframed: bad_avro only) and says why; an accepted
-// value is valid JSON (nlohmann reads it), an object under the record schema.
+// not_framed, unknown_schema, bad_avro or too_large (unframed: bad_avro or too_large) and says
+// why; an accepted value is valid JSON (nlohmann reads it), an object under the record schema;
+// the size oracle: the text, accepted or not, never passes the decoder's bound (16 KiB here, so
+// that inputs of a few hundred bytes reach it: an array of nulls in the union schema).
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -19,6 +21,8 @@
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {
+
+constexpr size_t kFuzzLimit = 16 << 10;
 
 using hotrow::Result;
 using hotrow::Status;
@@ -57,9 +61,10 @@ class FixedRegistry final : public hotrow::ingest::SchemaSource {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  static auto framed = hotrow::ingest::AvroDecoder::WithRegistry(std::make_unique<FixedRegistry>());
+  static auto framed =
+      hotrow::ingest::AvroDecoder::WithRegistry(std::make_unique<FixedRegistry>(), kFuzzLimit);
   static auto unframed = [] {
-    auto made = hotrow::ingest::AvroDecoder::WithSchema(kRecordSchema);
+    auto made = hotrow::ingest::AvroDecoder::WithSchema(kRecordSchema, kFuzzLimit);
     FUZZ_CHECK(made.ok());
     return std::move(made).value();
   }();
@@ -70,10 +75,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const char* reject = nullptr;
   const DecodeStatus status = decoder->Decode(value, &json, &reject, &detail);
   FUZZ_CHECK(status != DecodeStatus::kWait);
+  FUZZ_CHECK(json.size() <= kFuzzLimit);
   if (status == DecodeStatus::kReject) {
     FUZZ_CHECK(reject != nullptr && !detail.empty());
     const std::string r = reject;
-    FUZZ_CHECK(r == hotrow::ingest::kRejectBadAvro ||
+    FUZZ_CHECK(r == hotrow::ingest::kRejectBadAvro || r == hotrow::ingest::kRejectTooLarge ||
                (is_framed && (r == hotrow::ingest::kRejectNotFramed ||
                               r == hotrow::ingest::kRejectUnknownSchema)));
     return 0;

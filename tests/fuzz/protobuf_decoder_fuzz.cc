@@ -5,8 +5,10 @@
 // a schema with two messages, one nested type, a map, a oneof and every scalar kind; any other id
 // 404; odd: unframed, every record the schema's second message); the rest is the record value.
 //
-// Properties: never kWait; a reject names not_framed, unknown_schema or bad_protobuf (unframed:
-// bad_protobuf only) and says why; an accepted value is a JSON object (nlohmann reads it).
+// Properties: never kWait; a reject names not_framed, unknown_schema, bad_protobuf or too_large
+// (unframed: bad_protobuf or too_large) and says why; an accepted value is a JSON object (nlohmann
+// reads it); the size oracle: the text, accepted or not, never passes the decoder's bound (16 KiB
+// here, so that inputs of a few hundred bytes reach it).
 #include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/text_format.h>
 
@@ -22,6 +24,8 @@
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {
+
+constexpr size_t kFuzzLimit = 16 << 10;
 
 using hotrow::Result;
 using hotrow::Status;
@@ -102,7 +106,8 @@ class FixedRegistry final : public hotrow::ingest::SchemaSource {
 std::unique_ptr<hotrow::ingest::ProtobufDecoder> Unframed() {
   google::protobuf::FileDescriptorSet set;
   *set.add_file() = File();
-  auto made = hotrow::ingest::ProtobufDecoder::WithDescriptorSet(set.SerializeAsString(), "f.All");
+  auto made = hotrow::ingest::ProtobufDecoder::WithDescriptorSet(set.SerializeAsString(), "f.All",
+                                                                 kFuzzLimit);
   FUZZ_CHECK(made.ok());
   return std::move(made).value();
 }
@@ -112,7 +117,7 @@ std::unique_ptr<hotrow::ingest::ProtobufDecoder> Unframed() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   static auto framed =
-      hotrow::ingest::ProtobufDecoder::WithRegistry(std::make_unique<FixedRegistry>());
+      hotrow::ingest::ProtobufDecoder::WithRegistry(std::make_unique<FixedRegistry>(), kFuzzLimit);
   static auto unframed = Unframed();
   const bool is_framed = (data[0] & 1) == 0;
   hotrow::ingest::ProtobufDecoder* decoder = is_framed ? framed.get() : unframed.get();
@@ -121,10 +126,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const char* reject = nullptr;
   const DecodeStatus status = decoder->Decode(value, &json, &reject, &detail);
   FUZZ_CHECK(status != DecodeStatus::kWait);
+  FUZZ_CHECK(json.size() <= kFuzzLimit);
   if (status == DecodeStatus::kReject) {
     FUZZ_CHECK(reject != nullptr && !detail.empty());
     const std::string r = reject;
-    FUZZ_CHECK(r == hotrow::ingest::kRejectBadProtobuf ||
+    FUZZ_CHECK(r == hotrow::ingest::kRejectBadProtobuf || r == hotrow::ingest::kRejectTooLarge ||
                (is_framed && (r == hotrow::ingest::kRejectNotFramed ||
                               r == hotrow::ingest::kRejectUnknownSchema)));
     return 0;

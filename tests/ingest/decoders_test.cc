@@ -66,6 +66,33 @@ TEST(ConfluentFramingTest, MessageIndexesAreZigzagWithASingleZeroForTheFirst) {
   EXPECT_FALSE(ParseMessageIndexes("\x82\x01", &indexes, &rest));  // 65 indexes: too many
 }
 
+TEST(ConfluentFramingTest, TheLegacyFormIsNeverMisreadAsZigzag) {
+  // python3-confluent-kafka before 1.8.2 writes [0, 9] as 02 00 09: read as zigzag it would be
+  // [0] and a message starting with 09 (a fixed64 field). [0] written long is no zigzag writer's.
+  std::vector<int> indexes;
+  std::string_view rest;
+  const std::string legacy_0_9("\x02\x00\x09msg", 6);
+  EXPECT_FALSE(ParseMessageIndexes(legacy_0_9, &indexes, &rest));
+  ASSERT_TRUE(ParseMessageIndexes(legacy_0_9, &indexes, &rest, /*legacy=*/true));
+  EXPECT_EQ(indexes, (std::vector<int>{0, 9}));
+  EXPECT_EQ(rest, "msg");
+  // A one-level path [3] (01 03) and a three-level one (03 ...): negative counts as zigzag.
+  EXPECT_FALSE(ParseMessageIndexes(std::string_view("\x01\x03", 2), &indexes, &rest));
+  ASSERT_TRUE(ParseMessageIndexes(std::string_view("\x01\x03", 2), &indexes, &rest, true));
+  EXPECT_EQ(indexes, std::vector<int>{3});
+  // Both forms agree on the first message, and each reads what its writer writes.
+  for (bool legacy : {false, true}) {
+    for (const std::vector<int>& v : std::vector<std::vector<int>>{{0}, {3}, {0, 9}, {2, 1, 7}}) {
+      std::string out;
+      AppendMessageIndexes(v, &out, legacy);
+      ASSERT_TRUE(ParseMessageIndexes(out, &indexes, &rest, legacy)) << legacy;
+      EXPECT_EQ(indexes, v);
+    }
+  }
+  EXPECT_FALSE(ParseMessageIndexes(std::string_view("\x02\x00", 2), &indexes, &rest, true));
+  EXPECT_FALSE(ParseMessageIndexes("\x41", &indexes, &rest, true));  // 65 indexes
+}
+
 TEST(JsonTextTest, StringsAreEscapedAndBytesBase64) {
   std::string out;
   AppendJsonString("a\"b\\c\n\x01\xc3\xa9", &out);
@@ -87,7 +114,7 @@ TEST(JsonTextTest, StringsAreEscapedAndBytesBase64) {
 TEST(JsonTextTest, DecimalsAreTwosComplementWithTheScale) {
   auto decimal = [](std::string bytes, int scale) {
     std::string out;
-    AppendDecimal(bytes, scale, &out);
+    EXPECT_TRUE(AppendDecimal(bytes, scale, kDefaultMaxDecodedBytes, &out));
     return out;
   };
   EXPECT_EQ(decimal("\x30\x39", 2), "123.45");   // 12345
@@ -405,6 +432,19 @@ TEST_F(ProtobufTranscoderTest, FramedRecordsNameTheirMessageThroughTheRegistry) 
   EXPECT_STREQ(reject, kRejectUnknownSchema);
   EXPECT_EQ(decoder->Decode("{}", &json_text, &reject, &detail), DecodeStatus::kReject);
   EXPECT_STREQ(reject, kRejectNotFramed);
+
+  // Legacy indexes (python3-confluent-kafka before 1.8.2): [1] is 01 02 zigzag, 01 01 plain; the
+  // plain form is not_framed unless the decoder is told to read it.
+  value.clear();
+  AppendConfluentHeader(7, &value);
+  AppendMessageIndexes({1}, &value, /*legacy=*/true);
+  value += std::string("\x08\x2a", 2);
+  EXPECT_EQ(decoder->Decode(value, &json_text, &reject, &detail), DecodeStatus::kReject);
+  EXPECT_STREQ(reject, kRejectNotFramed);
+  auto legacy = ProtobufDecoder::WithRegistry(std::make_unique<OneSchema>(b64),
+                                              kDefaultMaxDecodedBytes, /*legacy_indexes=*/true);
+  ASSERT_EQ(legacy->Decode(value, &json_text, &reject, &detail), DecodeStatus::kOk) << detail;
+  EXPECT_EQ(json::parse(json_text)["i32"], 42);
 
   // A registry that cannot be asked is no reject: the record waits.
   auto down = ProtobufDecoder::WithRegistry(std::make_unique<OneSchema>(b64, true));

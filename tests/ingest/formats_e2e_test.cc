@@ -329,6 +329,20 @@ TEST_F(FormatsE2ETest, ProtobufFromConfluentsSerializerWithKeyHeaderAndTimestamp
   EXPECT_EQ(s["rejected"]["not_framed"], 1);
 }
 
+TEST_F(FormatsE2ETest, AvroSchemaReferencingAnotherSubjectIsResolvedBySubjectAndVersion) {
+  // ReadingRef names hotrow.test.Site, which subject site-value defines: a schema reference.
+  Python({"avro-ref", "--topic", "aref", "--count", "40", "--expected", dir_.Sub("aref.jsonl")});
+  StartServe("aref", {"ingest.format=avro", "ingest.schema_registry.url=" + registry_url_,
+                      "ingest.id_field=device_id", "ingest.ts_field=\"@timestamp\""});
+  ASSERT_TRUE(AwaitCounts(40)) << Stats().dump();
+  ExpectEveryRecordOnce(Expected(dir_.Sub("aref.jsonl")), ScanBySeq());
+  // The id asked once, however many records carry it.
+  std::istringstream log(ReadFile(dir_.Sub("registry.log")));
+  std::vector<std::string> asked;
+  for (std::string line; std::getline(log, line);) asked.push_back(line);
+  EXPECT_EQ(asked.size(), 1u) << ReadFile(dir_.Sub("registry.log"));
+}
+
 TEST_F(FormatsE2ETest, RegistryDownHoldsThePartitionsAndLosesNothingWhenItIsBack) {
   // Schema 1 reaches hotrow while the registry is up; schema 2 is registered then, but its
   // records arrive while the registry is down, alternating with records of schema 1 (which

@@ -11,6 +11,10 @@ tests, and the JSON an independent decoder makes of each record (the tests' orac
             the oracle is protobuf's json_format.MessageToDict(preserving_proto_field_name,
             including_default_value_fields) of the message parsed back, 64-bit integers as
             numbers.
+  avro-ref  an Avro schema naming a type another subject defines (a schema reference): both
+            registered through the registry's REST API (AvroProducer 1.7.0 cannot register
+            references), records written by python3-avro's DatumWriter with the referenced type
+            parsed first, framed as Confluent frames them; the oracle is DatumReader's datum.
   raw       sends the values of a file of hex lines as they are (records encoded earlier, or bad).
 
 Each produced record adds a line {"seq": N, "event": <oracle JSON>} to --expected; with --encode
@@ -94,12 +98,55 @@ def run_avro(args, out):
     producer.flush(30)
 
 
+SITE_AVSC = {"type": "record", "name": "Site", "namespace": "hotrow.test",
+             "fields": [{"name": "name", "type": "string"}, {"name": "floor", "type": "int"}]}
+READING_REF_AVSC = {"type": "record", "name": "ReadingRef", "namespace": "hotrow.test",
+                    "fields": [{"name": "device_id", "type": "string"},
+                               {"name": "seq", "type": "long"},
+                               {"name": "site", "type": "Site"},
+                               {"name": "spare", "type": ["null", "hotrow.test.Site"]}]}
+
+
+def run_avro_ref(args, out):
+    import avro.name
+    import avro.schema
+    import requests
+    import struct
+    from avro.io import BinaryDecoder, BinaryEncoder, DatumReader, DatumWriter
+    from confluent_kafka import Producer
+
+    def register(subject, body):
+        r = requests.post("%s/subjects/%s/versions" % (args.registry, subject), json=body)
+        r.raise_for_status()
+        return r.json()["id"]
+    register("site-value", {"schema": json.dumps(SITE_AVSC)})
+    sid = register(args.topic + "-value", {
+        "schema": json.dumps(READING_REF_AVSC),
+        "references": [{"name": "hotrow.test.Site", "subject": "site-value", "version": 1}]})
+    names = avro.name.Names()
+    avro.schema.make_avsc_object(SITE_AVSC, names)
+    schema = avro.schema.make_avsc_object(READING_REF_AVSC, names)
+    producer = Producer({"bootstrap.servers": args.bootstrap})
+    for n in range(args.count):
+        i = args.start + n
+        value = {"device_id": "dev-%d" % (i % 7), "seq": i,
+                 "site": {"name": "site-%d" % (i % 4), "floor": i % 9},
+                 "spare": None if i % 2 else {"name": "spare", "floor": -i}}
+        buf = io.BytesIO()
+        DatumWriter(schema).write(value, BinaryEncoder(buf))
+        framed = b"\0" + struct.pack(">I", sid) + buf.getvalue()
+        datum = DatumReader(schema).read(BinaryDecoder(io.BytesIO(framed[5:])))
+        producer.produce(args.topic, value=framed, timestamp=args.ts_base + i)
+        out.write(json.dumps({"seq": i, "event": datum}) + "\n")
+    producer.flush(30)
+
+
 def compile_proto():
     work = tempfile.mkdtemp(prefix="hotrow-proto-")
-    subprocess.run(["protoc", "-I", HERE, "--python_out", work, "sensor.proto", "site.proto"],
+    subprocess.run(["protoc", "-I", HERE, "--python_out", work, "reading.proto", "site.proto"],
                    check=True)
     sys.path.insert(0, work)
-    return importlib.import_module("sensor_pb2")
+    return importlib.import_module("reading_pb2")
 
 
 def numbers_for_64_bits(d, descriptor):
@@ -183,7 +230,7 @@ def run_raw(args):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["avro", "protobuf", "raw"])
+    p.add_argument("mode", choices=["avro", "avro-ref", "protobuf", "raw"])
     p.add_argument("--bootstrap", required=True)
     p.add_argument("--topic", required=True)
     p.add_argument("--registry", default="")
@@ -199,7 +246,7 @@ def main():
     if args.mode == "raw":
         return run_raw(args)
     with open(args.expected, "a") as out:
-        (run_avro if args.mode == "avro" else run_protobuf)(args, out)
+        {"avro": run_avro, "avro-ref": run_avro_ref, "protobuf": run_protobuf}[args.mode](args, out)
     print("produced %d" % args.count, flush=True)
 
 

@@ -11,8 +11,12 @@ Python serializers and hotrow use:
   GET  /subjects/{subject}/versions/{version|latest}[?format=serialized]
   GET  /subjects
 
-A schema is returned as it was registered (Confluent's Python Protobuf serializer registers the
-base64 FileDescriptorProto, which is also what `?format=serialized` answers with). Ids are global
+A schema is returned as it was registered, except a Protobuf one asked `?format=serialized`: the
+real registry answers with the FileDescriptorProto it builds from the schema
+(ProtobufSchema.formattedString("serialized")), in which every file is named "default", the root
+and each reference alike (the root's dependency list still names its imports by their paths), and
+so does this one. Confluent's Python Protobuf serializer registers the base64 FileDescriptorProto;
+the real registry would answer a plain GET with the .proto text, this one with what was registered. Ids are global
 and the same schema text gets the same id, as in the real registry. Unknown ids and subjects are
 404 with error_code 40403 / 40401. The state is kept in --state so that a registry stopped and
 started again (the outage test) serves the same ids. Every GET /schemas/ids is appended to --log.
@@ -27,6 +31,15 @@ import os
 import sys
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def renamed_default(b64):
+    """The base64 FileDescriptorProto `b64`, its file named "default" as the real registry names
+    every file it serializes."""
+    from google.protobuf import descriptor_pb2
+    proto = descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(b64))
+    proto.name = "default"
+    return base64.b64encode(proto.SerializeToString()).decode()
 
 
 class Registry:
@@ -60,9 +73,11 @@ class Registry:
         self.save()
         return int(sid)
 
-    def answer(self, sid, subject=None, version=None):
+    def answer(self, sid, subject=None, version=None, serialized=False):
         entry = self.schemas[str(sid)]
         out = {"schema": entry["schema"]}
+        if serialized and entry["schemaType"] == "PROTOBUF":
+            out["schema"] = renamed_default(entry["schema"])
         if entry["schemaType"] != "AVRO":
             out["schemaType"] = entry["schemaType"]
         if entry["references"]:
@@ -82,6 +97,9 @@ def main():
     registry = Registry(args.state)
     expected_auth = ("Basic " + base64.b64encode(args.user_info.encode()).decode()
                      if args.user_info else None)
+
+    def serialized(query):
+        return query.get("format", [""])[0] == "serialized"
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -118,7 +136,8 @@ def main():
                         f.write(self.path + "\n")
                 if segments[2] not in registry.schemas:
                     return self.reply(404, {"error_code": 40403, "message": "Schema not found"})
-                return self.reply(200, registry.answer(segments[2]))
+                return self.reply(200, registry.answer(segments[2],
+                                                       serialized=serialized(query)))
             if len(segments) == 4 and segments[0] == "subjects" and segments[2] == "versions":
                 versions = registry.subjects.get(segments[1])
                 if not versions:
@@ -126,7 +145,8 @@ def main():
                 v = len(versions) if segments[3] == "latest" else int(segments[3])
                 if v < 1 or v > len(versions):
                     return self.reply(404, {"error_code": 40402, "message": "Version not found"})
-                return self.reply(200, registry.answer(versions[v - 1], segments[1], v))
+                return self.reply(200, registry.answer(versions[v - 1], segments[1], v,
+                                                       serialized=serialized(query)))
             if segments == ["subjects"]:
                 return self.reply(200, sorted(registry.subjects))
             self.reply(404, {"error_code": 404, "message": "unknown path"})
