@@ -36,7 +36,9 @@ namespace hotrow::service {
 //   memory).
 // - Stop stops fetching and writes the open batch with its offsets (Ingestor::Stop), stops the
 //   HTTP server (running scans are cut), stops housekeeping and closes the store, in that order:
-//   once ingestion has stopped, everything consumed is durable.
+//   once ingestion has stopped, everything consumed is durable. With standbys, the heads stop
+//   naming followed partitions first, and the standby consumer stops only after the HTTP server
+//   (it keeps what a peer's second round may ask for fresh until then).
 //
 // Thread-safety: Stop() from one thread; the accessors from any.
 class Server {
