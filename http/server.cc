@@ -48,6 +48,7 @@ void HttpServer::Impl::Warn(const std::string& message) {
 void HttpServer::Impl::Handle(const httplib::Request& req, httplib::Response& res) {
   // A standby request names its partitions for this request only (TakeLocalFlag sets them).
   cluster::SetStandbyRequest({});
+  SetPeerProven(ProvesPeer(req, backend.credentials));
   try {
     Dispatch(req, res);
   } catch (const std::exception& e) {

@@ -20,6 +20,7 @@
 
 #include "cluster/group_query.h"
 #include "common/logging.h"
+#include "http/auth.h"
 #include "http/query_params.h"
 #include "http/query_slots.h"
 #include "http/response.h"
@@ -86,13 +87,15 @@ struct HttpServer::Impl {
   QuerySlots slots;
 
   // One query slot, held for the life of a query (a scan: until its last byte). `peer` (a
-  // `?local=true` request) takes it in the peers' lane. Counts how it was got in /metrics.
+  // `?local=true` request) takes it in the peers' lane when the request proves it comes from a
+  // peer (PeerProven: cluster.peer_token_file), else in the clients'. Counts how it was got in
+  // /metrics.
   class QuerySlot {
    public:
     explicit QuerySlot(Impl* impl, bool peer = false)
-        : impl_(impl), lane_(peer ? QueryLane::kPeer : QueryLane::kClient) {
+        : impl_(impl), lane_(peer && PeerProven() ? QueryLane::kPeer : QueryLane::kClient) {
       const SlotOutcome outcome = impl_->slots.Acquire(lane_);
-      impl_->backend.metrics->RecordQuerySlot(peer, outcome);
+      impl_->backend.metrics->RecordQuerySlot(lane_ == QueryLane::kPeer, outcome);
       if (outcome == SlotOutcome::kShed) impl_ = nullptr;
     }
     ~QuerySlot() {

@@ -58,6 +58,7 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
   credentials.tls_cert_file = config.http.tls_cert;
   credentials.tls_key_file = config.http.tls_key;
   credentials.peer_ca_file = config.cluster.peer_ca;
+  credentials.peer_token_file = config.cluster.peer_token_file;
   Result<std::unique_ptr<access::Credentials>> opened = access::Credentials::Open(credentials);
   if (!opened.ok()) return opened.status();
   server->credentials_ = std::move(opened).value();

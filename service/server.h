@@ -53,8 +53,9 @@ class Server {
 
   // The address the HTTP API is bound to, "127.0.0.1:8080" (the real port when 0 was asked).
   std::string http_address() const;
-  // Re-reads http.token_file, http.tls_cert / http.tls_key and cluster.peer_ca (on SIGHUP): the
-  // HTTP server's next handshakes and token checks and the peers' next requests use them. All or
+  // Re-reads http.token_file, http.tls_cert / http.tls_key, cluster.peer_ca and
+  // cluster.peer_token_file (on SIGHUP): the HTTP server's next handshakes and token checks and the
+  // peers' next requests use them. All or
   // nothing: on failure everything old stays (for peer clients made afterwards too) and the
   // error, naming the file, is returned. Counted in /metrics (hotrow_access_reloads_total).
   Status ReloadAccess();
