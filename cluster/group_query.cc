@@ -98,9 +98,24 @@ PeerCoverage CoverageOf(bool answered, Partitions covered, Partitions stale,
   return PeerCoverage{answered, std::move(covered), std::move(stale)};
 }
 
+// Whether an asked instance's head (of a routed answer) serves a partition the plan did not
+// need and that it no longer vouches for as routable: the map said it was, and the plan dropped
+// it, but it may hold events of the query's ids now (CONTRACT.md "Routing by key").
+bool Unvouched(const LocalHead& head, const RoutePlan* plan) {
+  if (plan == nullptr) return false;
+  for (const store::TopicPartition& tp : head.partitions) {
+    if (!std::binary_search(plan->needed.begin(), plan->needed.end(), tp) &&
+        std::find(head.routable.begin(), head.routable.end(), tp) == head.routable.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Asks the instances `plan` names (every instance without one), then, when every instance asked
-// answered and yet the routed answer is incomplete (a handoff the route map had not seen yet),
-// every instance; counts which it was. An instance that did not answer (busy, too slow, down) is
+// answered and yet the routed answer is incomplete (a handoff the route map had not seen yet), or
+// an asked instance no longer vouches for a partition the plan left out (Unvouched), every
+// instance; counts which it was. An instance that did not answer (busy, too slow, down) is
 // not asked again: asking every instance would not cover its partitions either, and would add load
 // where there is too much.
 template <typename Answer, typename Ask>
@@ -108,7 +123,8 @@ Answer Routed(Cluster* cluster, const std::vector<std::string>& ids, const Ask& 
   const std::optional<RoutePlan> plan = ids.empty() ? std::nullopt : cluster->PlanRoute(ids);
   if (plan) {
     Answer routed = ask(&*plan);
-    if (!routed.status.ok() || routed.coverage.complete || routed.unanswered > 0) {
+    if (!routed.status.ok() || (routed.coverage.complete && !routed.unvouched) ||
+        routed.unanswered > 0) {
       cluster->CountRoute(true, false);
       return routed;
     }
@@ -199,6 +215,7 @@ GroupAskAnswer AskGroupWith(Cluster* cluster, const GroupAsk& ask, const RoutePl
     if (!st.ok()) return st;
     out.accepted[index] = true;
     if (index < first) {
+      out.unvouched = out.unvouched || Unvouched(head, plan);
       cluster->NoteOwnerPositions(head);
       standby[index] = std::move(head.standby);
     } else {
@@ -309,6 +326,7 @@ GroupAnswer AnswerWith(Cluster* cluster, const GroupQuery& q, const RoutePlan* p
   std::vector<query::UnindexedSpan> unindexed;
   if (ask_self && !mine.status.ok()) ++out.unanswered;
   if (ask_self && mine.status.ok()) {
+    out.unvouched = out.unvouched || Unvouched(mine.head, plan);
     cluster->NoteOwnerPositions(mine.head);
     standby[0] = mine.head.standby;
     coverage[0] = CoverageOf(true, mine.head.partitions, mine.head.stale, plan);
@@ -332,6 +350,7 @@ GroupAnswer AnswerWith(Cluster* cluster, const GroupQuery& q, const RoutePlan* p
       events[i + 1].clear();
       continue;
     }
+    out.unvouched = out.unvouched || Unvouched(head, plan);
     cluster->NoteOwnerPositions(head);
     standby[i + 1] = std::move(head.standby);
     coverage[i + 1] = CoverageOf(true, std::move(head.partitions), std::move(head.stale), plan);

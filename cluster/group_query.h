@@ -53,6 +53,9 @@ struct GroupAnswer {
   CoverageDecision coverage;
   // Instances asked whose answer was not had (no answer in time, an error, Busy, refused).
   size_t unanswered = 0;
+  // A routed answer: an asked instance serves a partition the plan left out and no longer vouches
+  // for as routable (the route map was older than that): asked again of every instance.
+  bool unvouched = false;
 };
 GroupAnswer AnswerForGroup(Cluster* cluster, const GroupQuery& q);
 
@@ -80,7 +83,8 @@ struct GroupAskAnswer {
   std::vector<bool> accepted;
   std::vector<Partitions> covered;
   CoverageDecision coverage;
-  size_t unanswered = 0;  // as GroupAnswer's
+  size_t unanswered = 0;   // as GroupAnswer's
+  bool unvouched = false;  // as GroupAnswer's
 };
 // Every instance's answer (the peers' over HTTP in parallel, this one's meanwhile), read and
 // judged as AnswerForGroup does; the caller merges what `parse` kept.
