@@ -33,6 +33,11 @@ Result<std::shared_ptr<const CredentialsSnapshot>> Credentials::Read(uint64_t ge
     if (!token.ok()) return token.status();
     snapshot->token = std::move(token).value();
   }
+  if (!options_.peer_token_file.empty()) {
+    Result<std::string> token = ReadTokenFile(options_.peer_token_file, "cluster.peer_token_file");
+    if (!token.ok()) return token.status();
+    snapshot->peer_token = std::move(token).value();
+  }
   if (tls()) {
     Result<std::shared_ptr<const ServerCertificate>> certificate =
         ServerCertificate::Load(options_.tls_cert_file, options_.tls_key_file);
@@ -67,6 +72,9 @@ std::shared_ptr<const CredentialsSnapshot> Credentials::Current() const {
 Status Credentials::ConfigurePeerClient(const CredentialsSnapshot& snapshot,
                                         httplib::Client* client) const {
   if (!snapshot.token.empty()) client->set_bearer_token_auth(snapshot.token);
+  if (!snapshot.peer_token.empty()) {
+    client->set_default_headers({{kPeerTokenHeader, snapshot.peer_token}});
+  }
   if (!tls()) return Status::Ok();
   // httplib verifies the chain and that the certificate names the host asked (its DNS or IP
   // subjectAltName); this says against which CAs: those read into the snapshot, never the file

@@ -2,10 +2,10 @@
 
 // The access settings of one process, owned in one place (DESIGN.md "Round 3 notes", Modules):
 // the bearer token of http.token_file, the certificate and key of http.tls_cert / http.tls_key and
-// the CAs of cluster.peer_ca. The HTTP server (its TLS and its token gate) and the cluster's peer
-// clients are both handed this object and ask it on every connection or request; neither copies
-// what it holds at start-up, so a SIGHUP (Reload) reaches both (CONTRACT.md, "Cluster mode in
-// production settings").
+// the CAs of cluster.peer_ca, and the peer token of cluster.peer_token_file. The HTTP server (its
+// TLS and its token gate) and the cluster's peer clients are both handed this object and ask it on
+// every connection or request; neither copies what it holds at start-up, so a SIGHUP (Reload)
+// reaches both (CONTRACT.md, "Cluster mode in production settings").
 //
 // Every file is read at Open and at Reload only, and what it holds is kept in memory: nothing
 // reads a file behind the operator's back (an edited file takes effect at the next SIGHUP, not at
@@ -38,7 +38,15 @@ struct CredentialsOptions {
   // cluster.peer_ca: a PEM file of the CAs that peers' certificates must chain to. Empty: the
   // system's CAs. Default: "".
   std::string peer_ca_file;
+  // cluster.peer_token_file: a file holding the peers' own token, which peers send with every
+  // request (kPeerTokenHeader) and without which a `?local=true` request is served as a client's.
+  // Empty: none is sent, and any `?local=true` request is taken for a peer's. Default: "".
+  std::string peer_token_file;
 };
+
+// The header a peer sends its token in (beside the Authorization of http.token_file, which
+// clients hold too).
+inline constexpr const char* kPeerTokenHeader = "X-Hotrow-Peer-Token";
 
 // The certificate chain and private key an HTTPS server presents, read and checked together.
 // Immutable once made; shared by the connections that use it.
@@ -52,6 +60,7 @@ struct CredentialsSnapshot {
   std::string token;                                     // empty: none
   std::shared_ptr<const ServerCertificate> certificate;  // null: plain HTTP
   std::shared_ptr<const TrustedCas> peer_cas;            // null: the system's CAs
+  std::string peer_token;                                // empty: none
 };
 
 // Thread-safety: every method may be called from any thread. Current() is a shared_ptr copy under
@@ -75,14 +84,17 @@ class Credentials {
   bool tls() const { return !options_.tls_cert_file.empty(); }
   // Whether a token is asked and sent. Fixed for the process.
   bool has_token() const { return !options_.token_file.empty(); }
+  // Whether a peer token is asked of `?local=true` requests and sent to peers. Fixed for the
+  // process.
+  bool has_peer_token() const { return !options_.peer_token_file.empty(); }
   // "https" or "http".
   const char* scheme() const { return tls() ? "https" : "http"; }
 
   std::shared_ptr<const CredentialsSnapshot> Current() const;
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
-  // Makes `client` (made for a peer's "scheme://host:port") send the current token and, over
-  // HTTPS, verify the peer's certificate against the CAs of cluster.peer_ca as read into
+  // Makes `client` (made for a peer's "scheme://host:port") send the current token and peer
+  // token and, over HTTPS, verify the peer's certificate against the CAs of cluster.peer_ca as read into
   // `snapshot` (or the system's CAs) and its name against the host asked. The values of
   // `snapshot` are used: a client is tied to one generation. InvalidArgument when OpenSSL refuses
   // the CAs (the client must then not be used: it would verify against the system's CAs).

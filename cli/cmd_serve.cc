@@ -66,8 +66,8 @@ int RunServe(const ServeFlags& flags) {
                                          : "READY=1\nSTATUS=reload failed: " + reloaded.message());
     if (reloaded.ok()) {
       spdlog::info(
-          "serve: SIGHUP received; http.token_file, http.tls_cert, http.tls_key and "
-          "cluster.peer_ca re-read");
+          "serve: SIGHUP received; http.token_file, http.tls_cert, http.tls_key, "
+          "cluster.peer_ca and cluster.peer_token_file re-read");
     } else {
       spdlog::error("serve: SIGHUP received; keeping the old token, certificate and CAs: {}",
                     reloaded.message());

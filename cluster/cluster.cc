@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <set>
+#include <thread>
 
 #include "common/clock.h"
 
@@ -82,10 +83,12 @@ void Cluster::RefreshRoute() {
       peers_->AskAll("/v1/cluster?local=true", [&] { mine = Local(); });
   std::vector<std::optional<LocalHead>> heads(1 + replies.size());
   heads[0] = Head(mine);
+  NoteOwnerPositions(*heads[0]);
   for (size_t i = 0; i < replies.size(); ++i) {
     if (!replies[i].answered) continue;
     LocalHead head;
     if (!ParseClusterLocal(replies[i].body, &head).ok() || !CheckPeer(head).ok()) continue;
+    NoteOwnerPositions(head);
     heads[i + 1] = std::move(head);
   }
   RouteMap map = BuildRouteMap(KnownPartitions(), heads, WallClock::Default()->NowMs());
@@ -167,6 +170,25 @@ std::shared_ptr<const ingest::OwnershipSnapshot> Cluster::LocalShared() const {
 
 QueryView Cluster::View() {
   QueryView view;
+  const std::map<store::TopicPartition, int64_t>& at_least = StandbyRequestPositions();
+  if (!at_least.empty()) {
+    // A standby request names the owner's last positions: its events up to there may have been
+    // given to a client already. The standby consumer writes live, usually a batch behind, so the
+    // store gets there within moments; polled, as writes signal nothing a reader can wait on here.
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(kStandbyCatchUpMs);
+    auto reached = [&] {
+      const std::map<store::TopicPartition, int64_t> stored = store_->StoredOffsets();
+      for (const auto& [tp, offset] : at_least) {
+        auto it = stored.find(tp);
+        if (it == stored.end() || it->second < offset) return false;
+      }
+      return true;
+    };
+    while (!reached() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
   view.ownership = LocalShared();
   const Partitions& asked = StandbyRequest();
   if (!asked.empty()) {
@@ -204,9 +226,10 @@ LocalHead Cluster::Head(const ingest::OwnershipSnapshot& snapshot) const {
   LocalHead head = identity_;
   head.partitions = snapshot.Serving();
   head.stale = snapshot.Stale();
+  const bool naming = naming_standbys_.load();
   for (const ingest::OwnedPartition& p : snapshot.followed) {
     // A partition also owned and serving is answered as owned.
-    if (p.serving() && !snapshot.IsServing(p.topic, p.partition)) {
+    if (naming && p.serving() && !snapshot.IsServing(p.topic, p.partition)) {
       head.standby.push_back({p.topic, p.partition});
     }
   }
@@ -227,7 +250,59 @@ LocalHead Cluster::Head(const ingest::OwnershipSnapshot& snapshot) const {
   std::sort(head.partitions.begin(), head.partitions.end());
   std::sort(head.stale.begin(), head.stale.end());
   head.complete = head.stale.empty();
+  if (enabled() && !head.partitions.empty()) {
+    // The store's offsets now, after the answer's reads: at or past every event they returned.
+    const std::map<store::TopicPartition, int64_t> stored = store_->StoredOffsets();
+    for (const ingest::OwnedPartition& p : snapshot.partitions) {
+      if (!p.serving()) continue;
+      auto it = stored.find({p.topic, p.partition});
+      const int64_t offset = std::max(p.position, it != stored.end() ? it->second : -1);
+      if (offset >= 0) head.positions[{p.topic, p.partition}] = offset;
+    }
+  }
   return head;
+}
+
+void Cluster::NoteOwnerPositions(const LocalHead& owner) {
+  if (owner.positions.empty()) return;
+  std::lock_guard<std::mutex> lock(positions_mu_);
+  for (const store::TopicPartition& tp : owner.partitions) {
+    auto p = owner.positions.find(tp);
+    if (p == owner.positions.end()) continue;
+    int64_t& known = owner_positions_[tp];
+    known = std::max(known, p->second);
+  }
+}
+
+std::map<store::TopicPartition, int64_t> Cluster::OwnerPositionsOf(
+    const Partitions& partitions) const {
+  std::map<store::TopicPartition, int64_t> out;
+  std::lock_guard<std::mutex> lock(positions_mu_);
+  for (const store::TopicPartition& tp : partitions) {
+    auto it = owner_positions_.find(tp);
+    if (it != owner_positions_.end()) out.emplace(tp, it->second);
+  }
+  return out;
+}
+
+size_t Cluster::JudgeStandby(LocalHead* standby) const {
+  std::lock_guard<std::mutex> lock(positions_mu_);
+  if (owner_positions_.empty()) return 0;
+  size_t moved = 0;
+  std::erase_if(standby->partitions, [&](const store::TopicPartition& tp) {
+    auto known = owner_positions_.find(tp);
+    if (known == owner_positions_.end()) return false;
+    auto p = standby->positions.find(tp);
+    if (p != standby->positions.end() && p->second >= known->second) return false;
+    standby->stale.push_back(tp);
+    ++moved;
+    return true;
+  });
+  if (moved > 0) {
+    std::sort(standby->stale.begin(), standby->stale.end());
+    standby->complete = false;
+  }
+  return moved;
 }
 
 query::PartitionFilter Cluster::FilterOf(const ingest::OwnershipSnapshot& snapshot) {

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -167,6 +168,33 @@ class Cluster {
   }
   uint64_t standby_answers() const { return standby_answers_.load(); }
   uint64_t standby_partitions() const { return standby_partitions_.load(); }
+  // A stopping instance (service::Server::Stop): from now on its heads name no partition as a
+  // standby, so no answer chooses it in a first round; a second round that chose it before is
+  // still served (View) for as long as the followed partitions serve.
+  void StopNamingStandbys() { naming_standbys_.store(false); }
+  // Standbys judged by the owner's position (CONTRACT.md "cluster.standby_replicas"): keeps, per
+  // partition, the highest position (LocalHead::positions) an answer of its owner reported to this
+  // instance, from the first rounds' heads and the route map's reads.
+  void NoteOwnerPositions(const LocalHead& owner);
+  // A standby's answer (a second round's): its partitions whose position is below that, or not
+  // given, move from `partitions` to `stale`: a client may have seen their newer events already.
+  // Returns how many moved.
+  size_t JudgeStandby(LocalHead* standby) const;
+  // The positions NoteOwnerPositions kept of `partitions` (those it knows), sent with a standby
+  // round's request so that the standby waits for its store to reach them (View).
+  std::map<store::TopicPartition, int64_t> OwnerPositionsOf(const Partitions& partitions) const;
+  // How long a standby request waits at most for its store to reach the owner's positions: a
+  // standby follows live and is usually a batch behind. Then it answers what it holds, and the
+  // asking instance judges it (JudgeStandby).
+  static constexpr int64_t kStandbyCatchUpMs = 500;
+  // The test hook of AnswerForGroup and AskGroup: runs between an answer's rounds (none: nothing).
+  // Once, before queries.
+  void set_between_rounds_for_test(std::function<void()> hook) {
+    between_rounds_for_test_ = std::move(hook);
+  }
+  void BetweenRounds() const {
+    if (between_rounds_for_test_) between_rounds_for_test_();
+  }
   // cluster.standby_replicas is on here (set_standby was given an ownership).
   bool has_standby() const { return followed_ != nullptr; }
   // The last map (for /v1/cluster).
@@ -202,6 +230,10 @@ class Cluster {
   std::unique_ptr<TopicMetadata> metadata_;
   std::atomic<uint64_t> refused_{0};
   std::atomic<uint64_t> standby_answers_{0}, standby_partitions_{0};
+  std::atomic<bool> naming_standbys_{true};
+  std::function<void()> between_rounds_for_test_;
+  mutable std::mutex positions_mu_;
+  std::map<store::TopicPartition, int64_t> owner_positions_;  // GUARDED_BY(positions_mu_)
 
   std::mutex mu_;
   std::condition_variable wake_;

@@ -68,7 +68,7 @@ bool ReadPeerStatus(Cluster* cluster, const PeerReply& reply, LocalHead* head, s
 }
 
 size_t GroupSize(Cluster* cluster) { return 1 + cluster->peers().options().peers.size(); }
-size_t AnswerSlots(Cluster* cluster) { return 2 * GroupSize(cluster); }
+size_t AnswerSlots(Cluster* cluster) { return (1 + kStandbyRounds) * GroupSize(cluster); }
 
 namespace {
 
@@ -98,9 +98,24 @@ PeerCoverage CoverageOf(bool answered, Partitions covered, Partitions stale,
   return PeerCoverage{answered, std::move(covered), std::move(stale)};
 }
 
+// Whether an asked instance's head (of a routed answer) serves a partition the plan did not
+// need and that it no longer vouches for as routable: the map said it was, and the plan dropped
+// it, but it may hold events of the query's ids now (CONTRACT.md "Routing by key").
+bool Unvouched(const LocalHead& head, const RoutePlan* plan) {
+  if (plan == nullptr) return false;
+  for (const store::TopicPartition& tp : head.partitions) {
+    if (!std::binary_search(plan->needed.begin(), plan->needed.end(), tp) &&
+        std::find(head.routable.begin(), head.routable.end(), tp) == head.routable.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Asks the instances `plan` names (every instance without one), then, when every instance asked
-// answered and yet the routed answer is incomplete (a handoff the route map had not seen yet),
-// every instance; counts which it was. An instance that did not answer (busy, too slow, down) is
+// answered and yet the routed answer is incomplete (a handoff the route map had not seen yet), or
+// an asked instance no longer vouches for a partition the plan left out (Unvouched), every
+// instance; counts which it was. An instance that did not answer (busy, too slow, down) is
 // not asked again: asking every instance would not cover its partitions either, and would add load
 // where there is too much.
 template <typename Answer, typename Ask>
@@ -108,7 +123,8 @@ Answer Routed(Cluster* cluster, const std::vector<std::string>& ids, const Ask& 
   const std::optional<RoutePlan> plan = ids.empty() ? std::nullopt : cluster->PlanRoute(ids);
   if (plan) {
     Answer routed = ask(&*plan);
-    if (!routed.status.ok() || routed.coverage.complete || routed.unanswered > 0) {
+    if (!routed.status.ok() || (routed.coverage.complete && !routed.unvouched) ||
+        routed.unanswered > 0) {
       cluster->CountRoute(true, false);
       return routed;
     }
@@ -120,13 +136,15 @@ Answer Routed(Cluster* cluster, const std::vector<std::string>& ids, const Ask& 
   return ask(nullptr);
 }
 
-// The second round (CONTRACT.md "cluster.standby_replicas"): the partitions `decision` left
+// A standby round (CONTRACT.md "cluster.standby_replicas"): the partitions `decision` left
 // uncovered that an instance said it serves as a standby (`standby[i]`, i: 0 this one, i + 1
 // peers[i]) are asked of one such instance each, restricted to exactly those
 // (`?local=true&standby=t:p,...`), so that none is counted twice and no limit is spent on
 // partitions another instance gives. `local` is this instance's part, run under a StandbyScope
 // when it is asked. Asked only when something is uncovered, so a group whose owners all serve
-// pays nothing.
+// pays nothing. What a round asked of an instance leaves `standby` (Offered): a partition its
+// standby did not give after all (it stopped, or holds less than its owner gave) goes to another
+// standby in the next round, up to kStandbyRounds.
 struct StandbyRound {
   bool asked = false;              // some instance was asked
   std::vector<Partitions> choice;  // per instance, what it was asked for
@@ -141,7 +159,8 @@ StandbyRound AskStandbys(Cluster* cluster, const CoverageDecision& decision,
   std::vector<std::string> targets(round.choice.size() - 1);
   for (size_t i = 1; i < round.choice.size(); ++i) {
     if (round.choice[i].empty()) continue;
-    targets[i - 1] = target + "&standby=" + StandbyParam(round.choice[i]);
+    targets[i - 1] = target + "&standby=" +
+                     StandbyParam(round.choice[i], cluster->OwnerPositionsOf(round.choice[i]));
     round.asked = true;
   }
   std::function<void()> meanwhile;
@@ -149,12 +168,22 @@ StandbyRound AskStandbys(Cluster* cluster, const CoverageDecision& decision,
     round.asked = true;
     meanwhile = [&] {
       StandbyScope scope(round.choice[0]);
+      StandbyPositionsScope positions(cluster->OwnerPositionsOf(round.choice[0]));
       local();
     };
   }
   if (!round.asked) return round;
   round.replies = cluster->peers().AskEach(targets, meanwhile, post_json);
   return round;
+}
+
+// Takes what `round` asked of each instance out of what it offers.
+void Offered(const StandbyRound& round, std::vector<Partitions>* standby) {
+  for (size_t i = 0; i < round.choice.size(); ++i) {
+    std::erase_if((*standby)[i], [&](const store::TopicPartition& tp) {
+      return std::binary_search(round.choice[i].begin(), round.choice[i].end(), tp);
+    });
+  }
 }
 
 GroupAskAnswer AskGroupWith(Cluster* cluster, const GroupAsk& ask, const RoutePlan* plan) {
@@ -173,18 +202,25 @@ GroupAskAnswer AskGroupWith(Cluster* cluster, const GroupAsk& ask, const RoutePl
     out.status = mine.status();
     return out;
   }
-  const size_t first = 1 + replies.size();  // the second round's answers come after
-  std::vector<PeerCoverage> coverage(2 * first);
+  const size_t first = 1 + replies.size();  // the standby rounds' answers come after
+  const size_t slots = (1 + kStandbyRounds) * first;
+  std::vector<PeerCoverage> coverage(slots);
   std::vector<Partitions> standby(first);
-  out.accepted.assign(2 * first, false);
-  out.covered.resize(2 * first);
+  out.accepted.assign(slots, false);
+  out.covered.resize(slots);
   auto read = [&](size_t index, std::string_view body, bool self) {
     LocalHead head;
     Status st = ask.parse(index, body, &head);
     if (st.ok() && !self) st = cluster->CheckPeer(head);
     if (!st.ok()) return st;
     out.accepted[index] = true;
-    if (index < first) standby[index] = std::move(head.standby);
+    if (index < first) {
+      out.unvouched = out.unvouched || Unvouched(head, plan);
+      cluster->NoteOwnerPositions(head);
+      standby[index] = std::move(head.standby);
+    } else {
+      cluster->JudgeStandby(&head);
+    }
     coverage[index] = CoverageOf(true, std::move(head.partitions), std::move(head.stale), plan);
     out.covered[index] = coverage[index].covered;
     return Status::Ok();
@@ -208,27 +244,35 @@ GroupAskAnswer AskGroupWith(Cluster* cluster, const GroupAsk& ask, const RoutePl
     }
   }
   out.coverage = DecideCoverage(ToCover(cluster, plan), coverage);
-  Result<std::string> again = std::string();
-  const StandbyRound round =
-      AskStandbys(cluster, out.coverage, standby, target,
-                  ask.post_body.empty() ? nullptr : &ask.post_body, [&] { again = ask.local(); });
-  if (!round.asked) return out;
-  if (!round.choice[0].empty() && again.ok()) {
-    if (Status st = read(first, *again, true); !st.ok()) {
-      Warn("this instance's own standby answer is not read back: " + st.ToString());
+  bool any_round = false;
+  for (size_t r = 1; r <= kStandbyRounds && !out.coverage.complete; ++r) {
+    const size_t base = r * first;
+    cluster->BetweenRounds();
+    Result<std::string> again = std::string();
+    const StandbyRound round =
+        AskStandbys(cluster, out.coverage, standby, target,
+                    ask.post_body.empty() ? nullptr : &ask.post_body, [&] { again = ask.local(); });
+    if (!round.asked) break;
+    any_round = true;
+    if (!round.choice[0].empty() && again.ok()) {
+      if (Status st = read(base, *again, true); !st.ok()) {
+        Warn("this instance's own standby answer is not read back: " + st.ToString());
+      }
     }
+    for (size_t i = 0; i < round.replies.size(); ++i) {
+      if (!round.replies[i].asked) continue;
+      if (!round.replies[i].answered) {
+        Warn(round.replies[i].peer + " did not answer as a standby: " + round.replies[i].error);
+        continue;
+      }
+      if (Status st = read(base + 1 + i, round.replies[i].body, false); !st.ok()) {
+        Warn("the standby answer of " + round.replies[i].peer + " is refused: " + st.message());
+      }
+    }
+    out.coverage = DecideCoverage(ToCover(cluster, plan), coverage);
+    Offered(round, &standby);
   }
-  for (size_t i = 0; i < round.replies.size(); ++i) {
-    if (!round.replies[i].asked) continue;
-    if (!round.replies[i].answered) {
-      Warn(round.replies[i].peer + " did not answer as a standby: " + round.replies[i].error);
-      continue;
-    }
-    if (Status st = read(first + 1 + i, round.replies[i].body, false); !st.ok()) {
-      Warn("the standby answer of " + round.replies[i].peer + " is refused: " + st.message());
-    }
-  }
-  out.coverage = DecideCoverage(ToCover(cluster, plan), coverage);
+  if (!any_round) return out;
   MarkFromStandby(&out.coverage, first);
   cluster->CountStandby(out.coverage.from_standby.size());
   return out;
@@ -274,13 +318,16 @@ GroupAnswer AnswerWith(Cluster* cluster, const GroupQuery& q, const RoutePlan* p
     out.status = mine.status;
     return out;
   }
-  const size_t first = 1 + replies.size();  // the second round's answers come after
-  std::vector<PeerCoverage> coverage(2 * first);
-  std::vector<std::vector<PeerEvent>> events(2 * first);
+  const size_t first = 1 + replies.size();  // the standby rounds' answers come after
+  const size_t slots = (1 + kStandbyRounds) * first;
+  std::vector<PeerCoverage> coverage(slots);
+  std::vector<std::vector<PeerEvent>> events(slots);
   std::vector<Partitions> standby(first);
   std::vector<query::UnindexedSpan> unindexed;
   if (ask_self && !mine.status.ok()) ++out.unanswered;
   if (ask_self && mine.status.ok()) {
+    out.unvouched = out.unvouched || Unvouched(mine.head, plan);
+    cluster->NoteOwnerPositions(mine.head);
     standby[0] = mine.head.standby;
     coverage[0] = CoverageOf(true, mine.head.partitions, mine.head.stale, plan);
     events[0].reserve(mine.events.size());
@@ -303,18 +350,26 @@ GroupAnswer AnswerWith(Cluster* cluster, const GroupQuery& q, const RoutePlan* p
       events[i + 1].clear();
       continue;
     }
+    out.unvouched = out.unvouched || Unvouched(head, plan);
+    cluster->NoteOwnerPositions(head);
     standby[i + 1] = std::move(head.standby);
     coverage[i + 1] = CoverageOf(true, std::move(head.partitions), std::move(head.stale), plan);
     unindexed.insert(unindexed.end(), head.unindexed.begin(), head.unindexed.end());
   }
   out.coverage = DecideCoverage(ToCover(cluster, plan), coverage);
-  LocalPart again;
-  const StandbyRound round = AskStandbys(cluster, out.coverage, standby, target, nullptr,
-                                         [&] { again = AnswerLocally(cluster, q); });
-  if (round.asked) {
+  bool any_round = false;
+  for (size_t r = 1; r <= kStandbyRounds && !out.coverage.complete; ++r) {
+    const size_t base = r * first;
+    cluster->BetweenRounds();
+    LocalPart again;
+    const StandbyRound round = AskStandbys(cluster, out.coverage, standby, target, nullptr,
+                                           [&] { again = AnswerLocally(cluster, q); });
+    if (!round.asked) break;
+    any_round = true;
     if (!round.choice[0].empty() && again.status.ok()) {
-      coverage[first] = CoverageOf(true, again.head.partitions, again.head.stale, plan);
-      for (const query::Event& e : again.events) events[first].push_back(ToPeerEvent(e));
+      cluster->JudgeStandby(&again.head);
+      coverage[base] = CoverageOf(true, again.head.partitions, again.head.stale, plan);
+      for (const query::Event& e : again.events) events[base].push_back(ToPeerEvent(e));
       unindexed.insert(unindexed.end(), again.head.unindexed.begin(), again.head.unindexed.end());
     }
     for (size_t i = 0; i < round.replies.size(); ++i) {
@@ -325,7 +380,7 @@ GroupAnswer AnswerWith(Cluster* cluster, const GroupQuery& q, const RoutePlan* p
         continue;
       }
       LocalHead head;
-      const size_t index = first + 1 + i;
+      const size_t index = base + 1 + i;
       Status st = ParseLocalAnswer(reply.body, &events[index], &head);
       if (st.ok()) st = cluster->CheckPeer(head);
       if (!st.ok()) {
@@ -333,10 +388,14 @@ GroupAnswer AnswerWith(Cluster* cluster, const GroupQuery& q, const RoutePlan* p
         events[index].clear();
         continue;
       }
+      cluster->JudgeStandby(&head);
       coverage[index] = CoverageOf(true, std::move(head.partitions), std::move(head.stale), plan);
       unindexed.insert(unindexed.end(), head.unindexed.begin(), head.unindexed.end());
     }
     out.coverage = DecideCoverage(ToCover(cluster, plan), coverage);
+    Offered(round, &standby);
+  }
+  if (any_round) {
     MarkFromStandby(&out.coverage, first);
     cluster->CountStandby(out.coverage.from_standby.size());
   }

@@ -53,6 +53,9 @@ struct GroupAnswer {
   CoverageDecision coverage;
   // Instances asked whose answer was not had (no answer in time, an error, Busy, refused).
   size_t unanswered = 0;
+  // A routed answer: an asked instance serves a partition the plan left out and no longer vouches
+  // for as routable (the route map was older than that): asked again of every instance.
+  bool unvouched = false;
 };
 GroupAnswer AnswerForGroup(Cluster* cluster, const GroupQuery& q);
 
@@ -69,7 +72,7 @@ struct GroupAsk {
   // This instance's `?local=true` answer body.
   std::function<Result<std::string>()> local;
   // Reads instance `index`'s answer (0: this one, i + 1: peers[i]; from GroupSize on, the same
-  // instances' standby answers: AnswerSlots) into the caller's state and
+  // instances' standby answers, round by round: AnswerSlots) into the caller's state and
   // its head into `head`; not ok refuses the answer (logged, and its partitions are missing).
   std::function<Status(size_t index, std::string_view body, LocalHead* head)> parse;
 };
@@ -80,14 +83,19 @@ struct GroupAskAnswer {
   std::vector<bool> accepted;
   std::vector<Partitions> covered;
   CoverageDecision coverage;
-  size_t unanswered = 0;  // as GroupAnswer's
+  size_t unanswered = 0;   // as GroupAnswer's
+  bool unvouched = false;  // as GroupAnswer's
 };
 // Every instance's answer (the peers' over HTTP in parallel, this one's meanwhile), read and
 // judged as AnswerForGroup does; the caller merges what `parse` kept.
 GroupAskAnswer AskGroup(Cluster* cluster, const GroupAsk& ask);
 size_t GroupSize(Cluster* cluster);  // this instance and its peers
+// The standby rounds after the first (CONTRACT.md "cluster.standby_replicas"): the second asks
+// one serving standby per partition left uncovered, the third another one for what the second's
+// did not give.
+inline constexpr size_t kStandbyRounds = 2;
 // The indexes GroupAsk::parse may be called with: 0..GroupSize - 1 for the first round, then as
-// many again for the second (the standbys': index GroupSize + i for instance i).
+// many again for each standby round (round r's: index r * GroupSize + i for instance i).
 size_t AnswerSlots(Cluster* cluster);
 
 // One scan, as every instance runs it.

@@ -52,6 +52,22 @@ void AppendLocalHead(const LocalHead& head, std::string* out) {
     }
     out->push_back('}');
   }
+  if (!head.positions.empty()) {
+    out->append(",\"positions\":{");
+    const std::string* topic = nullptr;
+    for (const auto& [tp, offset] : head.positions) {
+      if (topic == nullptr || *topic != tp.topic) {
+        if (topic != nullptr) out->append("],");
+        wire::AppendJsonString(tp.topic, out);
+        out->append(":[");
+        topic = &tp.topic;
+      } else {
+        out->push_back(',');
+      }
+      out->append("[" + std::to_string(tp.partition) + "," + std::to_string(offset) + "]");
+    }
+    out->append("]}");
+  }
   out->append(head.complete ? ",\"complete\":true" : ",\"complete\":false");
 }
 
@@ -111,6 +127,44 @@ Status ReadPartitions(simdjson::ondemand::value value, Partitions* out) {
   return Status::Ok();
 }
 
+// {"t":[[P,OFFSET]...]} (AppendLocalHead's positions).
+Status ReadPositions(simdjson::ondemand::value value,
+                     std::map<store::TopicPartition, int64_t>* out) {
+  simdjson::ondemand::object object;
+  if (value.get_object().get(object) != SUCCESS) {
+    return Status::InvalidArgument("positions is not an object");
+  }
+  for (auto field : object) {
+    std::string_view topic;
+    simdjson::ondemand::array list;
+    if (field.unescaped_key().get(topic) != SUCCESS ||
+        field.value().get_array().get(list) != SUCCESS) {
+      return Status::InvalidArgument("positions is not {topic: [[partition, offset]...]}");
+    }
+    const std::string name(topic);
+    for (auto item : list) {
+      simdjson::ondemand::array pair;
+      int64_t partition = -1, offset = -1;
+      if (item.get_array().get(pair) != SUCCESS) {
+        return Status::InvalidArgument("a position is not [partition, offset]");
+      }
+      size_t n = 0;
+      for (auto number : pair) {
+        int64_t v = 0;
+        if (number.get_int64().get(v) != SUCCESS || n >= 2) {
+          return Status::InvalidArgument("a position is not [partition, offset]");
+        }
+        (n++ == 0 ? partition : offset) = v;
+      }
+      if (n != 2 || partition < 0 || partition > INT32_MAX || offset < 0) {
+        return Status::InvalidArgument("a position is not [partition, offset]");
+      }
+      (*out)[store::TopicPartition{name, static_cast<int32_t>(partition)}] = offset;
+    }
+  }
+  return Status::Ok();
+}
+
 Status ReadUnindexed(simdjson::ondemand::value value, std::vector<query::UnindexedSpan>* out) {
   simdjson::ondemand::array list;
   if (value.get_array().get(list) != SUCCESS) {
@@ -138,6 +192,7 @@ Status ReadHeadMember(std::string_view key, simdjson::ondemand::value value, Loc
   if (key == "standby") return ReadPartitions(value, &head->standby);
   if (key == "unindexed") return ReadUnindexed(value, &head->unindexed);
   if (key == "routable") return ReadPartitions(value, &head->routable);
+  if (key == "positions") return ReadPositions(value, &head->positions);
   if (key == "route_partitions") {
     simdjson::ondemand::object counts;
     if (value.get_object().get(counts) != SUCCESS) {

@@ -37,6 +37,10 @@ struct LocalHead {
   // topic their records were checked against. Empty otherwise (and then not written).
   Partitions routable;
   std::map<std::string, int32_t> route_partitions;
+  // The next offset its store holds (everything before is stored) of each partition it served
+  // for this answer, as it was once the answer was read: what a standby answering later must hold
+  // at least (Cluster::NoteOwnerPositions, JudgeStandby). Only partitions whose offset is known.
+  std::map<store::TopicPartition, int64_t> positions;
   // Every partition it owns served.
   bool complete = false;
   // In /v1/cluster?local=true answers only: whether the instance is ready (ingestion neither
@@ -46,7 +50,7 @@ struct LocalHead {
 };
 
 // ,"partitions":{...},"stale":{...},"group":G,"topics":[...][,"unindexed":[...]]
-// [,"routable":{...},"route_partitions":{"t":N}],"complete":B
+// [,"routable":{...},"route_partitions":{"t":N}][,"positions":{"t":[[P,OFFSET]...]}],"complete":B
 void AppendLocalHead(const LocalHead& head, std::string* out);
 // ,"unindexed":[{"from":MS,"to":MS}...]; nothing when empty.
 void AppendUnindexedJson(const std::vector<query::UnindexedSpan>& spans, std::string* out);

@@ -91,6 +91,9 @@ struct Config {
     int64_t peer_timeout_ms = 2000;
     // PEM file of the CAs that sign the peers' certificates (HTTPS); empty: the system's CAs.
     std::string peer_ca;
+    // A file holding the peers' own token, sent by peers and asked of `?local=true` requests for
+    // the peers' query lane; empty: any `?local=true` request takes the peers' lane.
+    std::string peer_token_file;
     // How long the oldest record the broker holds and an owner's store lacks may have been there
     // for its partition to count toward a complete answer; a duration, 1ms..1h.
     int64_t max_staleness_ms = 5000;

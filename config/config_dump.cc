@@ -132,6 +132,7 @@ std::string EffectiveYaml(const Config& c) {
   out << YAML::Key << "peer_timeout_ms" << YAML::Value
       << FormatDurationMs(c.cluster.peer_timeout_ms);
   out << YAML::Key << "peer_ca" << YAML::Value << c.cluster.peer_ca;
+  out << YAML::Key << "peer_token_file" << YAML::Value << c.cluster.peer_token_file;
   out << YAML::Key << "max_staleness" << YAML::Value
       << FormatDurationMs(c.cluster.max_staleness_ms);
   out << YAML::Key << "route_by_key" << YAML::Value

@@ -585,6 +585,10 @@ const std::vector<KeySpec>& Keys() {
        }},
       {"cluster.peer_ca", [](const YAML::Node& v, const std::string& k,
                              Config* c) { return ReadString(v, k, true, &c->cluster.peer_ca); }},
+      {"cluster.peer_token_file",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         return ReadString(v, k, true, &c->cluster.peer_token_file);
+       }},
       {"cluster.max_staleness",
        [](const YAML::Node& v, const std::string& k, Config* c) {
          return ReadMilliseconds(v, k, 1, 3'600'000,

@@ -29,6 +29,21 @@ std::string_view RefusalMessage(AuthOutcome outcome) {
 
 }  // namespace
 
+namespace {
+thread_local bool peer_proven = false;
+}  // namespace
+
+bool ProvesPeer(const httplib::Request& req, const access::Credentials* credentials) {
+  if (credentials == nullptr || !credentials->has_peer_token()) return true;
+  if (!req.has_header(access::kPeerTokenHeader)) return false;
+  const std::string presented = req.get_header_value(access::kPeerTokenHeader);
+  const std::shared_ptr<const access::CredentialsSnapshot> now = credentials->Current();
+  return !now->peer_token.empty() && access::ConstantTimeEquals(presented, now->peer_token);
+}
+
+void SetPeerProven(bool proven) { peer_proven = proven; }
+bool PeerProven() { return peer_proven; }
+
 std::string_view AuthOutcomeName(AuthOutcome outcome) {
   switch (outcome) {
     case AuthOutcome::kOk:

@@ -16,6 +16,16 @@ namespace hotrow::http {
 
 class Metrics;
 
+// The peers' lane (CONTRACT.md "Query slots"): whether `req` proves it comes from a peer, by the
+// peer token of cluster.peer_token_file (access::kPeerTokenHeader, compared in constant time with
+// the token `credentials` holds now). Without a peer token configured (or no credentials) any
+// request does, as before the key existed.
+bool ProvesPeer(const httplib::Request& req, const access::Credentials* credentials);
+// What ProvesPeer said of the request being served on this thread: set at the start of every
+// request (HttpServer), read when a `?local=true` query takes its slot.
+void SetPeerProven(bool proven);
+bool PeerProven();
+
 // How a request's credentials were judged; the `outcome` label of hotrow_http_auth_total.
 enum class AuthOutcome {
   kOk,

@@ -62,6 +62,7 @@ void HttpServer::Impl::Handle(Request& req, Response& res) {
       tl_queued = false;
     }
   } context(req.context, req.queued);
+  SetPeerProven(ProvesPeer(req, backend.credentials));
   try {
     // The token is judged once, where the request first arrives.
     if (req.context == RunContext::kIoThread && backend.auth != nullptr &&
@@ -87,7 +88,11 @@ void HttpServer::Impl::Answered(int status) { backend.metrics->RecordHttpRespons
 WorkLane HttpServer::Impl::LaneOf(std::string_view raw_query) const {
   bool local = false;
   std::string rest;
-  if (TakeLocalFlag(raw_query, &local, &rest).ok() && local) return WorkLane::kPeer;
+  // A `?local=true` request runs in the peers' lane only when it proves it comes from a peer
+  // (cluster.peer_token_file); else it is a client's.
+  if (TakeLocalFlag(raw_query, &local, &rest).ok() && local && PeerProven()) {
+    return WorkLane::kPeer;
+  }
   return WorkLane::kClient;
 }
 

@@ -19,6 +19,7 @@
 
 #include "cluster/group_query.h"
 #include "common/logging.h"
+#include "http/auth.h"
 #include "http/query_params.h"
 #include "http/query_slots.h"
 #include "http/response.h"
@@ -84,7 +85,9 @@ struct HttpServer::Impl final : RequestHandler {
   QuerySlots slots;
 
   // One query slot, held for the life of a query (a scan: until its last byte). `peer` (a
-  // `?local=true` request) takes it in the peers' lane. Counts how it was got in /metrics.
+  // `?local=true` request) takes it in the peers' lane when the request proves it comes from a
+  // peer (PeerProven: cluster.peer_token_file), else in the clients'. Counts how it was got in
+  // /metrics.
   //
   // The transport runs client queries on as many workers as there are client slots (and peers'
   // on as many as theirs), so on a worker a slot is always free: the wait for one is the wait for
@@ -93,7 +96,7 @@ struct HttpServer::Impl final : RequestHandler {
   class QuerySlot {
    public:
     explicit QuerySlot(Impl* impl, bool peer = false)
-        : impl_(impl), lane_(peer ? QueryLane::kPeer : QueryLane::kClient) {
+        : impl_(impl), lane_(peer && PeerProven() ? QueryLane::kPeer : QueryLane::kClient) {
       SlotOutcome outcome = SlotOutcome::kShed;
       if (CurrentRunContext() != RunContext::kShed) {
         outcome = impl_->slots.Acquire(lane_);
@@ -101,7 +104,7 @@ struct HttpServer::Impl final : RequestHandler {
           outcome = SlotOutcome::kQueued;
         }
       }
-      impl_->backend.metrics->RecordQuerySlot(peer, outcome);
+      impl_->backend.metrics->RecordQuerySlot(lane_ == QueryLane::kPeer, outcome);
       if (outcome == SlotOutcome::kShed) impl_ = nullptr;
     }
     ~QuerySlot() {

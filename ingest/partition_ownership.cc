@@ -131,6 +131,12 @@ void PartitionOwnership::Adopt(const PartitionOwnership& from, const std::string
     copy = it->second;
   }
   copy.adopted = true;
+  // Not the route check (routable, CONTRACT.md "Routing by key"): the other consumer's checks
+  // vouch only for what it stored while it checked, and a standby consumer checks nothing. The
+  // partition is unroutable here until a RouteChecked of this consumer says from when it checks.
+  copy.route_checked_from_ms.reset();
+  copy.route_broken = false;
+  copy.p.route_partitions = 0;
   std::lock_guard<std::mutex> lock(mu_);
   owned_[tp] = std::move(copy);
   ++generation_;

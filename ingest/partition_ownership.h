@@ -132,7 +132,9 @@ class PartitionOwnership {
   // Standbys (cluster.standby_replicas, standby_handover.h): takes (topic, partition)'s state from
   // `from` (the other consumer's ownership of the same store), its freshness included, as if it
   // had been assigned here; a later Assigned that continues the store's run at or after its
-  // position keeps it. No-op when `from` does not hold it.
+  // position keeps it. Never its route check: an adopted partition is not routable until this
+  // consumer's RouteChecked (and then only once the window has passed it). No-op when `from` does
+  // not hold it.
   void Adopt(const PartitionOwnership& from, const std::string& topic, int32_t partition);
   // The partition is revoked or lost: this instance no longer answers for it, whatever its store
   // still holds.
@@ -167,10 +169,10 @@ class PartitionOwnership {
   // for what the broker held at the assignment).
   struct State {
     OwnedPartition p;
-    std::optional<int64_t> run_holds_from_ms;  // Assigned's
+    std::optional<int64_t> run_holds_from_ms;      // Assigned's
     std::optional<int64_t> route_checked_from_ms;  // RouteChecked's; none: not checked
     bool route_broken = false;
-    bool adopted = false;  // Adopt's, until an Assigned continues it
+    bool adopted = false;                          // Adopt's, until an Assigned continues it
     std::deque<std::pair<int64_t, int64_t>> seen;  // (first seen ms, high watermark)
   };
   static constexpr int64_t kSeenLongAgo = INT64_MIN;

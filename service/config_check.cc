@@ -136,6 +136,7 @@ Status CheckConfig(const config::Config& config) {
   credentials.tls_cert_file = config.http.tls_cert;
   credentials.tls_key_file = config.http.tls_key;
   credentials.peer_ca_file = config.cluster.peer_ca;
+  credentials.peer_token_file = config.cluster.peer_token_file;
   Result<std::unique_ptr<access::Credentials>> opened = access::Credentials::Open(credentials);
   if (!opened.ok()) return Status::InvalidArgument(opened.status().message());
   HOTROW_RETURN_IF_ERROR(http::CheckOpenListen(config.http.listen, !config.http.token_file.empty(),

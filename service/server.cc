@@ -46,6 +46,17 @@ void HoldOpenFromEnvironment() {
   while (::access(path, F_OK) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
+// A fault hook for StandbyStopTest (tests/cluster/standby_stop_test.cc), which asks a stopping
+// `hotrow serve` for its followed partitions after its group consumer stopped and before its HTTP
+// server stops: with $HOTROW_TEST_HOLD_STOP naming a file, Stop waits there while that file
+// exists. Unset (always, outside that test): nothing waits.
+void HoldStopForTest() {
+  const char* path = std::getenv("HOTROW_TEST_HOLD_STOP");
+  if (path == nullptr || *path == '\0') return;
+  spdlog::warn("stop: held while {} exists (HOTROW_TEST_HOLD_STOP)", path);
+  while (::access(path, F_OK) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
@@ -62,6 +73,7 @@ Result<std::unique_ptr<Server>> Server::Start(const config::Config& config) {
   credentials.tls_cert_file = config.http.tls_cert;
   credentials.tls_key_file = config.http.tls_key;
   credentials.peer_ca_file = config.cluster.peer_ca;
+  credentials.peer_token_file = config.cluster.peer_token_file;
   Result<std::unique_ptr<access::Credentials>> opened = access::Credentials::Open(credentials);
   if (!opened.ok()) return opened.status();
   server->credentials_ = std::move(opened).value();
@@ -252,28 +264,33 @@ Status Server::Stop() {
     stopped_ = true;
   }
   Status result;
+  // With standbys (CONTRACT.md "cluster.standby_replicas"): the heads stop naming the followed
+  // partitions first, so no peer's answer chooses this instance as a standby from now on; those
+  // that chose it just before are served in their second round while the HTTP server answers: the
+  // standby consumer keeps the followed partitions fresh until the HTTP server has stopped.
+  if (cluster_ && followed_) cluster_->StopNamingStandbys();
+  if (ingestor_) {
+    // The owned partitions are revoked: the standby's ownership adopts those it follows and the
+    // standby consumer continues them from the store's offset (standby_handover.h).
+    spdlog::info("stop: stopping ingestion (writing the open batch and its offsets)");
+    result = ingestor_->Stop();
+    if (!result.ok()) spdlog::error("stop: ingestion: {}", result.ToString());
+  }
+  // The group's records are durable; the standby's are stored with their offsets, so whatever it
+  // has read and not written is read again, whenever it stops.
+  ingestion_stopped_.store(true);
+  HoldStopForTest();
+  if (http_) {
+    spdlog::info("stop: stopping the HTTP server");
+    http_->Stop();
+  }
   if (standby_ingestor_) {
-    // From now on nothing keeps the followed partitions fresh, while the HTTP server still
-    // answers for a moment: they stop serving first, so no answer of a peer chooses this instance
-    // for one in its first round and then finds it gone in its second (the peers' standbys and
-    // owners serve them). The freshness thread no longer asks the standby (set_standby), so
-    // nothing makes them ready again.
     if (cluster_ && followed_) {
       cluster_->set_standby(followed_.get(), nullptr);
       followed_->SetReadiness(false, "this instance is stopping");
     }
     Status st = standby_ingestor_->Stop();
     if (!st.ok()) spdlog::error("stop: standby ingestion: {}", st.ToString());
-  }
-  if (ingestor_) {
-    spdlog::info("stop: stopping ingestion (writing the open batch and its offsets)");
-    result = ingestor_->Stop();
-    if (!result.ok()) spdlog::error("stop: ingestion: {}", result.ToString());
-  }
-  ingestion_stopped_.store(true);
-  if (http_) {
-    spdlog::info("stop: stopping the HTTP server");
-    http_->Stop();
   }
   {
     std::lock_guard<std::mutex> lock(mu_);

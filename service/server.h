@@ -37,7 +37,9 @@ namespace hotrow::service {
 //   memory).
 // - Stop stops fetching and writes the open batch with its offsets (Ingestor::Stop), stops the
 //   HTTP server (running scans are cut), stops housekeeping and closes the store, in that order:
-//   once ingestion has stopped, everything consumed is durable.
+//   once ingestion has stopped, everything consumed is durable. With standbys, the heads stop
+//   naming followed partitions first, and the standby consumer stops only after the HTTP server
+//   (it keeps what a peer's second round may ask for fresh until then).
 //
 // Thread-safety: Stop() from one thread; the accessors from any.
 class Server {
@@ -52,8 +54,9 @@ class Server {
 
   // The address the HTTP API is bound to, "127.0.0.1:8080" (the real port when 0 was asked).
   std::string http_address() const;
-  // Re-reads http.token_file, http.tls_cert / http.tls_key and cluster.peer_ca (on SIGHUP): the
-  // HTTP server's next handshakes and token checks and the peers' next requests use them. All or
+  // Re-reads http.token_file, http.tls_cert / http.tls_key, cluster.peer_ca and
+  // cluster.peer_token_file (on SIGHUP): the HTTP server's next handshakes and token checks and the
+  // peers' next requests use them. All or
   // nothing: on failure everything old stays (for peer clients made afterwards too) and the
   // error, naming the file, is returned. Counted in /metrics (hotrow_access_reloads_total).
   Status ReloadAccess();

@@ -6,6 +6,7 @@
 #include "cluster/device_merge.h"
 #include "cluster/local_answer.h"
 #include "cluster/partition_holders.h"
+#include "cluster/standby_request.h"
 #include "wire/event_json.h"
 
 namespace hotrow::cluster {
@@ -359,6 +360,37 @@ TEST(ClusterCoverageTest, HoldersNameTheServingOwnerElseTheFirstServingStandby) 
                       R"("served_by":null,"from_standby":false,"serving_copies":0})"),
             std::string::npos)
       << json;
+}
+
+TEST(ClusterCoverageTest, AStandbyRequestCarriesTheOwnersPositionsAndAHeadItsOwn) {
+  const Partitions asked = {{"a", 0}, {"b", 3}};
+  const std::string param = StandbyParam(asked, {{{"b", 3}, 1500}, {{"c", 1}, 7}});
+  EXPECT_EQ(param, "a:0,b:3@1500");
+  Result<Partitions> parsed = ParseStandbyParam(param);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(*parsed, asked);
+  SetStandbyRequest(*parsed);
+  EXPECT_EQ(StandbyRequestPositions(),
+            (std::map<store::TopicPartition, int64_t>{{{"b", 3}, 1500}}));
+  SetStandbyRequest({});
+  EXPECT_TRUE(StandbyRequestPositions().empty());
+  for (const char* bad : {"a:0@", "a:0@x", "a:0@-1", "a@5", "a:0@12345678901234567890"}) {
+    EXPECT_FALSE(ParseStandbyParam(bad).ok()) << bad;
+  }
+
+  LocalHead head;
+  head.partitions = {{"a", 0}, {"a", 2}, {"b", 3}};
+  head.positions = {{{"a", 0}, 10}, {{"a", 2}, 0}, {{"b", 3}, 1500}};
+  head.group = "g";
+  std::string text = "{\"events\":[]";
+  AppendLocalHead(head, &text);
+  text.push_back('}');
+  EXPECT_NE(text.find(R"("positions":{"a":[[0,10],[2,0]],"b":[[3,1500]]})"), std::string::npos)
+      << text;
+  std::vector<PeerEvent> events;
+  LocalHead read;
+  ASSERT_TRUE(ParseLocalAnswer(text, &events, &read).ok()) << text;
+  EXPECT_EQ(read.positions, head.positions);
 }
 
 }  // namespace

@@ -121,7 +121,7 @@ class ClusterRouteTest : public ::testing::TestWithParam<KeyPartitioner> {
       o.peers = peers;
       o.brokers = kafka_->bootstrap();
       o.route_by_key = GetParam();
-      o.route_refresh_ms = 1000;
+      o.route_refresh_ms = RouteRefreshMs(i);
       auto instance = Instance::Start(o);
       ASSERT_NE(instance, nullptr);
       instances_.push_back(std::move(instance));
@@ -135,6 +135,12 @@ class ClusterRouteTest : public ::testing::TestWithParam<KeyPartitioner> {
     }
     for (int32_t p = 0; p < kPartitions; ++p) Serve(p / 2, p);
     ASSERT_TRUE(WaitForRouteMap(0, json::object()));
+  }
+
+  // cluster's route_refresh_ms of instance i.
+  virtual int64_t RouteRefreshMs(int i) const {
+    (void)i;
+    return 1000;
   }
 
   void Add(const std::string& id, int32_t partition, int64_t ts) {
@@ -289,6 +295,40 @@ TEST_P(ClusterRouteTest, APartitionHandedOverBeforeTheMapSawItIsAnsweredWholeByA
 }
 
 INSTANTIATE_TEST_SUITE_P(Partitioners, ClusterRouteTest,
+                         ::testing::Values(KeyPartitioner::kMurmur2, KeyPartitioner::kCrc32),
+                         [](const auto& info) { return ingest::KeyPartitionerName(info.param); });
+
+// Instance 1 reads its route map once (then only when asked to): its map says what the group was.
+class ClusterRouteOldMapTest : public ClusterRouteTest {
+ protected:
+  int64_t RouteRefreshMs(int i) const override { return i == 1 ? 3'600'000 : 1000; }
+};
+
+TEST_P(ClusterRouteOldMapTest,
+       AnAskedInstanceThatNoLongerVouchesForAPartitionIsAskedAgainOfEveryone) {
+  // Instance 1's map, read now, names every partition routable.
+  instances_[1]->cluster()->RouteMissed();
+  ASSERT_TRUE(WaitForRouteMap(1, json::object())) << Cluster(1).dump();
+  // Then an event of x (key-partition 4, instance 2's) is stored in partition 5, also instance 2's:
+  // instance 2 no longer vouches for 5, and instance 1's map does not know it.
+  const std::string x = IdIn(4, GetParam());
+  Add(x, 5, base_ + 50'000);  // x's newest
+  instances_[2]->Write({events_[5].back()});
+  instances_[2]->ownership()->RouteBroken("events", 5);
+  const double retried = testing::Get(instances_[1]->port(), "/v1/cluster")
+                             .json()
+                             .at("route_queries")
+                             .at("retried")
+                             .get<double>();
+  const json got = Latest(1, x);
+  ASSERT_TRUE(got.value("complete", false)) << got.dump();
+  EXPECT_EQ(Got(got.at("events")), Want(x, 5)) << got.dump();
+  EXPECT_EQ(Got(got.at("events")).front(),
+            (std::pair<int32_t, int64_t>{5, events_[5].back().offset}));
+  EXPECT_EQ(Cluster(1).at("route_queries").at("retried").get<double>(), retried + 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Partitioners, ClusterRouteOldMapTest,
                          ::testing::Values(KeyPartitioner::kMurmur2, KeyPartitioner::kCrc32),
                          [](const auto& info) { return ingest::KeyPartitionerName(info.param); });
 

@@ -137,7 +137,7 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
           "http.stream_buffer", "http.token_file",
           "http.allow_open", "http.tls_cert", "http.tls_key", "query.threads",
           "query.max_concurrent", "query.queue_wait", "query.last_cache", "query.last_cache_bytes",
-          "cluster.peers", "cluster.peer_timeout_ms", "cluster.peer_ca", "cluster.max_staleness",
+          "cluster.peers", "cluster.peer_timeout_ms", "cluster.peer_ca", "cluster.peer_token_file", "cluster.max_staleness",
           "cluster.route_by_key", "cluster.standby_replicas"));
 }
 
@@ -227,6 +227,10 @@ TEST(ConfigTest, ClusterPeerTimeoutTakesADurationOrMillisecondsUpToAMinute) {
               StartsWith("cluster.standby_replicas: expected an integer from 0 to 15"));
   EXPECT_EQ(LoadOk("", {"cluster.peer_ca=/etc/hotrow/ca.pem"}).cluster.peer_ca,
             "/etc/hotrow/ca.pem");
+  EXPECT_EQ(LoadOk("", {}).cluster.peer_token_file, "");
+  EXPECT_EQ(
+      LoadOk("", {"cluster.peer_token_file=/etc/hotrow/peer.token"}).cluster.peer_token_file,
+      "/etc/hotrow/peer.token");
   EXPECT_EQ(LoadOk("", {}).cluster.peer_timeout_ms, 2000);
   EXPECT_EQ(LoadOk("", {"cluster.peer_timeout_ms=750"}).cluster.peer_timeout_ms, 750);
   EXPECT_EQ(LoadOk("", {"cluster.peer_timeout_ms=5s"}).cluster.peer_timeout_ms, 5000);

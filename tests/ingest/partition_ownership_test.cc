@@ -147,5 +147,48 @@ TEST_F(PartitionOwnershipTest, RevokedIsForgottenAndBumpsTheGeneration) {
   EXPECT_TRUE(own.Snapshot().partitions.empty());
 }
 
+// Routing by key: a partition handed to the standby consumer (which checks nothing it stores) and
+// taken back continues the store's run, so it is routable only by the rule for a resume from the
+// store's offset (CONTRACT.md "Routing by key"), and never while its partition count is unknown.
+TEST_F(PartitionOwnershipTest, APartitionTakenBackFromTheStandbyComesBackUnroutable) {
+  Run(0, store::PartitionRun::kHoldsAll);
+  PartitionOwnership owner(store_.get(), Options());
+  PartitionOwnership standby(store_.get(), Options());
+  owner.Assigned("t", 0, kBeginning, /*high_watermark=*/100);
+  owner.UpdatePosition("t", 0, 100, 100);
+  owner.RouteChecked("t", 0, /*partition_count=*/4, /*checked_from_ms=*/INT64_MIN);
+  ASSERT_TRUE(owner.Snapshot().partitions.at(0).routable);
+
+  // Revoked: the standby adopts it (StandbyHandover::Release) and stores records it never checks.
+  standby.Adopt(owner, "t", 0);
+  owner.Revoked("t", 0);
+  EXPECT_FALSE(standby.Snapshot().partitions.at(0).routable);
+  EXPECT_EQ(standby.Snapshot().partitions.at(0).route_partitions, 0);
+  standby.UpdatePosition("t", 0, 150, 150);
+
+  // Assigned back (StandbyHandover::Take, then Assigned at the store's offset), and the
+  // partition count cannot be read: no RouteChecked. It serves, and is not routable, however long.
+  owner.Adopt(standby, "t", 0);
+  owner.Assigned("t", 0, /*start_offset=*/150, /*high_watermark=*/150);
+  OwnershipSnapshot s = owner.Snapshot();
+  ASSERT_TRUE(s.IsServing("t", 0));
+  EXPECT_FALSE(s.partitions.at(0).routable);
+  EXPECT_EQ(s.partitions.at(0).route_partitions, 0);
+  clock_.Advance(11 * 60 * 1000);  // past the window (store.ttl 10 min)
+  owner.UpdatePosition("t", 0, 150, 150);
+  s = owner.Snapshot();
+  ASSERT_TRUE(s.IsServing("t", 0));
+  EXPECT_FALSE(s.partitions.at(0).routable);
+
+  // The count read: checked from now on, what the store holds from before was not: routable once
+  // that has left the window.
+  const int64_t checked_from = clock_.NowMs() + 1000;
+  owner.RouteChecked("t", 0, 4, checked_from);
+  EXPECT_FALSE(owner.Snapshot().partitions.at(0).routable);
+  clock_.Advance(11 * 60 * 1000);
+  owner.UpdatePosition("t", 0, 150, 150);
+  EXPECT_TRUE(owner.Snapshot().partitions.at(0).routable);
+}
+
 }  // namespace
 }  // namespace hotrow::ingest
