@@ -33,7 +33,7 @@ namespace {
 thread_local bool peer_proven = false;
 }  // namespace
 
-bool ProvesPeer(const httplib::Request& req, const access::Credentials* credentials) {
+bool ProvesPeer(const Request& req, const access::Credentials* credentials) {
   if (credentials == nullptr || !credentials->has_peer_token()) return true;
   if (!req.has_header(access::kPeerTokenHeader)) return false;
   const std::string presented = req.get_header_value(access::kPeerTokenHeader);

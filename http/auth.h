@@ -20,7 +20,7 @@ class Metrics;
 // peer token of cluster.peer_token_file (access::kPeerTokenHeader, compared in constant time with
 // the token `credentials` holds now). Without a peer token configured (or no credentials) any
 // request does, as before the key existed.
-bool ProvesPeer(const httplib::Request& req, const access::Credentials* credentials);
+bool ProvesPeer(const Request& req, const access::Credentials* credentials);
 // What ProvesPeer said of the request being served on this thread: set at the start of every
 // request (HttpServer), read when a `?local=true` query takes its slot.
 void SetPeerProven(bool proven);
