@@ -2,7 +2,6 @@
 
 #include <pthread.h>
 #include <spdlog/spdlog.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -202,9 +201,6 @@ Status IngestorImpl::Init() {
 
   for (auto& lane : lanes_) {
     lane->thread = std::thread([this, lane = lane.get()] {
-      // Answers never wait behind ingest: the store writers run below the HTTP I/O threads and
-      // the query workers (nice 5; setpriority on a thread id sets that thread's alone).
-      setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 5);
       Guarded("writer", [this, lane] { WriteLoop(lane); });
       lane->done.store(true);
       std::lock_guard<std::mutex> lock(seq_mu_);

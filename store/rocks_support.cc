@@ -78,18 +78,6 @@ std::shared_ptr<rocksdb::Logger> NewSpdlogRocksLogger() { return std::make_share
 
 rocksdb::Env* NoFreeSpaceEnv() {
   static NoFreeSpaceEnvImpl env;  // stateless; shared by every store
-  // Answers never wait behind ingest: RocksDB's flush (HIGH pool) and compaction (LOW pool)
-  // threads run at the lowest CPU priority (nice 19), below the HTTP I/O threads and the query
-  // workers. The priority is set by each thread when it next runs, once per process.
-  static const bool lowered = [] {
-    rocksdb::Env* base = rocksdb::Env::Default();
-    base->LowerThreadPoolCPUPriority(rocksdb::Env::Priority::LOW, rocksdb::CpuPriority::kLow)
-        .PermitUncheckedError();
-    base->LowerThreadPoolCPUPriority(rocksdb::Env::Priority::HIGH, rocksdb::CpuPriority::kLow)
-        .PermitUncheckedError();
-    return true;
-  }();
-  (void)lowered;
   return &env;
 }
 
