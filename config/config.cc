@@ -431,7 +431,8 @@ std::string Config::Summary() const {
          " query.threads=" + (query.threads == 0 ? "auto" : std::to_string(query.threads)) +
          " block_cache=" + FormatByteSize(store.block_cache_bytes) +
          " write_buffer=" + FormatByteSize(store.write_buffer_bytes) +
-         " http.threads=" + std::to_string(http.threads) +
+         " http.io_threads=" +
+         (http.io_threads == 0 ? std::string("auto") : std::to_string(http.io_threads)) +
          " query.max_concurrent=" + std::to_string(query.max_concurrent) +
          " query.queue_wait=" + FormatDurationMs(query.queue_wait_ms) +
          " query.last_cache=" + std::to_string(query.last_cache) + "/" +

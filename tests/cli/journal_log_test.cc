@@ -36,8 +36,8 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
-// Runs a `hotrow serve` that logs at three levels and fails fast: a warning (the write-hold
-// hook's), infos, and the error of a store.path that is a file. Returns its stderr.
+// Runs a `hotrow serve` that logs at three levels and fails fast: a warning (the retired
+// http.threads'), infos, and the error of a store.path that is a file. Returns its stderr.
 std::string RunFailingServe(const testing::TempDir& dir, const std::string& stderr_path,
                             const char* journal_stream) {
   WriteFile(dir.Sub("a-file"), "");
@@ -46,13 +46,11 @@ std::string RunFailingServe(const testing::TempDir& dir, const std::string& stde
   } else {
     unsetenv("JOURNAL_STREAM");
   }
-  setenv("HOTROW_TEST_HOLD_WRITES", dir.Sub("never-made").c_str(), 1);
   ChildProcess serve({testing::HotrowBinary(), "serve", "--set", "store.path=" + dir.Sub("a-file"),
-                      "--set", "kafka.brokers=127.0.0.1:1"},
+                      "--set", "kafka.brokers=127.0.0.1:1", "--set", "http.threads=4"},
                      stderr_path);
   const int rc = serve.Wait();
   unsetenv("JOURNAL_STREAM");
-  unsetenv("HOTROW_TEST_HOLD_WRITES");
   EXPECT_NE(rc, 0);
   return ReadFile(stderr_path);
 }
