@@ -23,9 +23,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -55,12 +55,18 @@ Flags ParseFlags(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string name = argv[i];
     const long long v = std::atoll(argv[i + 1]);
-    if (name == "--backlog") f.backlog = v;
-    else if (name == "--devices") f.devices = static_cast<int>(v);
-    else if (name == "--rounds") f.rounds = static_cast<int>(v);
-    else if (name == "--seconds") f.seconds = static_cast<int>(v);
-    else if (name == "--connections") f.connections = static_cast<int>(v);
-    else Die("unknown flag " + name);
+    if (name == "--backlog")
+      f.backlog = v;
+    else if (name == "--devices")
+      f.devices = static_cast<int>(v);
+    else if (name == "--rounds")
+      f.rounds = static_cast<int>(v);
+    else if (name == "--seconds")
+      f.seconds = static_cast<int>(v);
+    else if (name == "--connections")
+      f.connections = static_cast<int>(v);
+    else
+      Die("unknown flag " + name);
   }
   return f;
 }
@@ -105,8 +111,8 @@ class Nginx {
         << "  proxy_temp_path " << dir << "/tmp;\n  fastcgi_temp_path " << dir << "/tmp;\n"
         << "  uwsgi_temp_path " << dir << "/tmp;\n  scgi_temp_path " << dir << "/tmp;\n"
         << "  server {\n    listen 127.0.0.1:" << port << ";\n    root " << dir << "/www;\n"
-        << "    location = /healthz { default_type application/json; return 200 '"
-        << healthz_body << "'; }\n  }\n}\n";
+        << "    location = /healthz { default_type application/json; return 200 '" << healthz_body
+        << "'; }\n  }\n}\n";
     out.close();
     pid_ = fork();
     if (pid_ == 0) {
@@ -188,8 +194,8 @@ int Main(int argc, char** argv) {
   for (int d = 0; d < flags.devices && expected.size() < 100; ++d) {
     char id[32];
     std::snprintf(id, sizeof(id), "dev-%06d", d);
-    std::optional<nlohmann::json> j = GetJson(port, std::string("/v1/events/") + id +
-                                                        "/latest?n=10");
+    std::optional<nlohmann::json> j =
+        GetJson(port, std::string("/v1/events/") + id + "/latest?n=10");
     if (!j || (*j)["events"].empty()) continue;
     expected[id] = (*j)["events"].dump();
     if (one_answer.empty()) one_answer = j->dump() + "\n";
@@ -216,15 +222,14 @@ int Main(int argc, char** argv) {
     bool hotrow;
     std::vector<double> us_per_answer, answers_per_s;
   };
-  std::vector<Load> loads = {{"hotrow latest-10 (cache)", latest_script, port, true, {}, {}},
-                             {"nginx file, same size", file_script, nginx_port, false, {}, {}},
-                             {"hotrow /healthz", healthz_script, port, true, {}, {}},
-                             {"nginx return 200, same bytes", healthz_script, nginx_port, false,
-                              {}, {}}};
+  std::vector<Load> loads = {
+      {"hotrow latest-10 (cache)", latest_script, port, true, {}, {}},
+      {"nginx file, same size", file_script, nginx_port, false, {}, {}},
+      {"hotrow /healthz", healthz_script, port, true, {}, {}},
+      {"nginx return 200, same bytes", healthz_script, nginx_port, false, {}, {}}};
   for (int round = 0; round < flags.rounds; ++round) {
     for (Load& load : loads) {
-      const std::vector<pid_t> pids =
-          load.hotrow ? std::vector<pid_t>{serve.pid()} : nginx.pids();
+      const std::vector<pid_t> pids = load.hotrow ? std::vector<pid_t>{serve.pid()} : nginx.pids();
       const WrkCounts c = RunWrk(load.script, {load.port}, flags.connections, flags.seconds,
                                  /*cpu=*/1, pids);
       if (c.bad > 0 || c.inexact > 0) {
@@ -247,8 +252,8 @@ int Main(int argc, char** argv) {
                     std::to_string(one_answer.size()) + " bytes, each checked.");
   report.Columns({"load", "server CPU per answer (us)", "answers/s"});
   for (const Load& load : loads) {
-    report.Row({load.name, Fixed(Median(load.us_per_answer), 2),
-                Fixed(Median(load.answers_per_s), 0)});
+    report.Row(
+        {load.name, Fixed(Median(load.us_per_answer), 2), Fixed(Median(load.answers_per_s), 0)});
   }
   Record("http_core.latest_us", Median(loads[0].us_per_answer));
   Record("http_core.nginx_file_us", Median(loads[1].us_per_answer));

@@ -168,7 +168,8 @@ void FillHead(bhttp::response<Body>& r, const Exchange& ex, bool keep_alive) {
     }
     r.insert(name, value);
   }
-  if (!ex.response.content_type.empty()) r.set(bhttp::field::content_type, ex.response.content_type);
+  if (!ex.response.content_type.empty())
+    r.set(bhttp::field::content_type, ex.response.content_type);
   r.keep_alive(keep_alive);
 }
 
@@ -431,9 +432,9 @@ net::awaitable<void> Transport::Impl::Session(Stream& stream,
     req.remote_addr = remote_addr;
     req.remote_port = remote_port;
     ++served;
-    ex->keep_alive = msg.keep_alive() && !stopping.load() &&
-                     (options.keep_alive_max_requests == 0 ||
-                      served < options.keep_alive_max_requests);
+    ex->keep_alive =
+        msg.keep_alive() && !stopping.load() &&
+        (options.keep_alive_max_requests == 0 || served < options.keep_alive_max_requests);
     bool keep = false;
     co_await Answer(stream, ex, &keep);
     if (!keep) co_return;
@@ -508,9 +509,9 @@ net::awaitable<void> Transport::Impl::Answer(Stream& stream, std::shared_ptr<Exc
       phase->store(JobPhase::kAbandoned);
     } else {
       const bool bounded = lane == WorkLane::kClient && rerun;
-      timer->expires_at(bounded ? submitted + std::chrono::milliseconds(
-                                                  options.client_queue_wait_ms)
-                                : Clock::time_point::max());
+      timer->expires_at(bounded
+                            ? submitted + std::chrono::milliseconds(options.client_queue_wait_ms)
+                            : Clock::time_point::max());
       for (;;) {
         co_await timer->async_wait(kAwait);
         const JobPhase now = phase->load();

@@ -15,8 +15,7 @@ uint64_t FilesNeeded(const config::Config& config) {
 Status FitFileLimit(const config::Config& config, bool raise) {
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
-    return Status::IOError(std::string("cannot read the open-file limit: ") +
-                           std::strerror(errno));
+    return Status::IOError(std::string("cannot read the open-file limit: ") + std::strerror(errno));
   }
   if (raise && limit.rlim_cur < limit.rlim_max) {
     rlimit raised = limit;

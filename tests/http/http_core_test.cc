@@ -3,10 +3,10 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -102,7 +102,8 @@ TEST_F(HttpApiTest, PipelinedRequestsAreAnsweredInOrder) {
     statuses.clear();
     bodies = SplitResponses(bytes, &statuses);
     return bodies.size() >= 16;
-  })) << bodies.size() << " answers";
+  })) << bodies.size()
+      << " answers";
   ASSERT_EQ(bodies.size(), 16u);
   for (size_t i = 0; i < 16; ++i) {
     EXPECT_EQ(statuses[i], 200) << i << ": " << bodies[i];
@@ -189,9 +190,10 @@ TEST_F(HttpApiTest, ExpectContinueAndChunkedBodies) {
   StartServer();
   RawConnection conn(http_->port());
   const std::string body = R"({"ids":["dev-1","dev-2"],"n":1})";
-  ASSERT_TRUE(conn.Send("POST /v1/latest HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                        "Expect: 100-continue\r\nContent-Length: " +
-                        std::to_string(body.size()) + "\r\n\r\n"));
+  ASSERT_TRUE(
+      conn.Send("POST /v1/latest HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                "Expect: 100-continue\r\nContent-Length: " +
+                std::to_string(body.size()) + "\r\n\r\n"));
   const std::string go = conn.Read(25, std::chrono::seconds(10));
   EXPECT_EQ(go.substr(0, 25), "HTTP/1.1 100 Continue\r\n\r\n");
   ASSERT_TRUE(conn.Send(body));
@@ -200,14 +202,15 @@ TEST_F(HttpApiTest, ExpectContinueAndChunkedBodies) {
   EXPECT_NE(answer.find("\"dev-2\""), std::string::npos) << answer;
 
   RawConnection chunked(http_->port());
-  ASSERT_TRUE(chunked.Send("POST /v1/latest HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
-                           "Content-Type: application/json\r\n\r\n" +
-                           [&] {
-                             char size[16];
-                             std::snprintf(size, sizeof(size), "%zx", body.size());
-                             return std::string(size);
-                           }() +
-                           "\r\n" + body + "\r\n0\r\n\r\n"));
+  ASSERT_TRUE(
+      chunked.Send("POST /v1/latest HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                   "Content-Type: application/json\r\n\r\n" +
+                   [&] {
+                     char size[16];
+                     std::snprintf(size, sizeof(size), "%zx", body.size());
+                     return std::string(size);
+                   }() +
+                   "\r\n" + body + "\r\n0\r\n\r\n"));
   const std::string second = chunked.Read(1 << 16);
   EXPECT_EQ(StatusOfRawResponse(second), 200) << second;
   EXPECT_NE(second.find("\"dev-1\""), std::string::npos) << second;
