@@ -30,10 +30,6 @@ thread_local bool tl_queued = false;
 
 }  // namespace
 
-int DefaultIoThreads() {
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-}
-
 RunContext CurrentRunContext() { return tl_context; }
 bool CurrentRequestQueued() { return tl_queued; }
 

@@ -1,9 +1,11 @@
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "common/status.h"
 #include "http/metrics.h"
@@ -27,8 +29,11 @@ namespace hotrow::http {
 
 class Authenticator;
 
-// The number of cores (at least 1): http.io_threads' default.
-int DefaultIoThreads();
+// The number of cores (at least 1): http.io_threads' default. Inline: config/ reads it, and the
+// fuzz targets link config/ without http/.
+inline int DefaultIoThreads() {
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 struct HttpServerOptions {
   // "host:port" to listen on ("[::1]:8080" for IPv6). Port 0 picks a free port: see port().
