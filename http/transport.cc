@@ -461,14 +461,16 @@ net::awaitable<void> Transport::Impl::Answer(Stream& stream, std::shared_ptr<Exc
     auto timer = std::make_shared<net::steady_timer>(executor);
     auto phase = std::make_shared<std::atomic<JobPhase>>(JobPhase::kQueued);
     auto finished_whole = std::make_shared<bool>(false);
+    // Whether it found no worker idle (it waits for a query slot: SlotOutcome::kQueued).
+    auto behind_busy = std::make_shared<std::atomic<bool>>(false);
     const Clock::time_point submitted = Clock::now();
-    auto job = [this, ex, timer, phase, finished_whole, executor, rerun, chunked, head_only,
-                submitted, &stream] {
+    auto job = [this, ex, timer, phase, finished_whole, behind_busy, executor, rerun, chunked,
+                head_only, &stream] {
       JobPhase queued = JobPhase::kQueued;
       if (!phase->compare_exchange_strong(queued, JobPhase::kRunning)) return;
       if (rerun) {
         ex->request.context = RunContext::kWorker;
-        ex->request.queued = Clock::now() - submitted > std::chrono::milliseconds(1);
+        ex->request.queued = behind_busy->load();
         handler->Handle(ex->request, ex->response);
       }
       Response& r = ex->response;
@@ -503,7 +505,7 @@ net::awaitable<void> Transport::Impl::Answer(Stream& stream, std::shared_ptr<Exc
     if (lane == WorkLane::kPeer && rerun) {
       submitted_ok = pool.TrySubmitNow(job);
     } else {
-      pool.Submit(job);
+      behind_busy->store(pool.Submit(job));
     }
     if (!submitted_ok) {
       phase->store(JobPhase::kAbandoned);

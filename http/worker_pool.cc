@@ -18,16 +18,18 @@ WorkerPool::WorkerPool(std::string name, int threads) {
 
 WorkerPool::~WorkerPool() { Stop(); }
 
-void WorkerPool::Submit(std::function<void()> job) {
+bool WorkerPool::Submit(std::function<void()> job) {
   {
     std::lock_guard lock(mu_);
     if (!stopping_) {
+      const bool behind_busy = idle_ <= queue_.size();
       queue_.push_back(std::move(job));
       ready_.notify_one();
-      return;
+      return behind_busy;
     }
   }
   job();
+  return false;
 }
 
 bool WorkerPool::TrySubmitNow(std::function<void()> job) {

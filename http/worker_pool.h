@@ -24,7 +24,8 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   // Queues `job`. After Stop, runs it on the calling thread (so that whatever waits on it ends).
-  void Submit(std::function<void()> job);
+  // True when no worker was idle for it: it waits behind busy workers.
+  bool Submit(std::function<void()> job);
   // Queues `job` only when a worker is idle now (and none of the queued jobs is waiting for it);
   // else false and `job` is dropped.
   bool TrySubmitNow(std::function<void()> job);
