@@ -160,7 +160,9 @@ TEST_F(NotifyTest, ALongStoreOpenExtendsTheStartTimeoutThenReady) {
   Message extend;
   ASSERT_TRUE(notify_.AwaitMessage("EXTEND_TIMEOUT_USEC=30000000", seconds(60), &extend))
       << notify_.Transcript() << ServeLog();
-  EXPECT_TRUE(extend.Has("STATUS=opening the store at " + dir_.Sub("store"))) << extend.text;
+  // The status names the store; on a loaded machine the first one already says how long it took.
+  const std::string status = "\nSTATUS=opening the store at " + dir_.Sub("store");
+  EXPECT_NE(("\n" + extend.text).find(status), std::string::npos) << extend.text;
   EXPECT_EQ(notify_.Transcript().find("READY=1"), std::string::npos) << notify_.Transcript();
   EXPECT_FALSE(std::ifstream(dir_.Sub("store") + "/CURRENT").good()) << "the open was not held";
   // Released, the open ends and READY=1 follows.
