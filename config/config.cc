@@ -388,7 +388,6 @@ live::StreamHubOptions Config::ToStreamHubOptions() const {
 http::HttpServerOptions Config::ToHttpOptions() const {
   http::HttpServerOptions options;
   options.listen = http.listen;
-  options.threads = http.threads;
   if (http.io_threads > 0) options.io_threads = http.io_threads;
   options.max_connections = static_cast<size_t>(http.max_connections);
   options.idle_timeout_ms = http.idle_timeout_ms;

@@ -78,7 +78,7 @@ struct Config {
   } http;
   struct Query {
     int threads = 0;          // 0: the number of cores; else 1..256
-    int max_concurrent = 12;  // queries at once before 503; 1..http.threads-1
+    int max_concurrent = 12;  // queries at once before 503; 1..1023
     int64_t queue_wait_ms = 1000;  // a query beyond max_concurrent waits this long; 0..60 s
     int last_cache = 16;      // events kept per id by the last-N cache; 0..1000, 0: off
     int64_t last_cache_bytes = int64_t{64} << 20;  // query.last_cache_bytes, a size
@@ -109,8 +109,8 @@ struct Config {
   store::StoreOptions ToStoreOptions() const;
   ingest::IngestOptions ToIngestOptions() const;
   query::QueryOptions ToQueryOptions() const;
-  // listen, threads, max_queries (= query.max_concurrent) and the TLS files; the rest keeps its
-  // defaults.
+  // listen, io_threads, the connection limits, max_queries (= query.max_concurrent) and the TLS
+  // files; the rest keeps its defaults.
   http::HttpServerOptions ToHttpOptions() const;
   // http.max_streams and http.stream_buffer.
   live::StreamHubOptions ToStreamHubOptions() const;
@@ -129,10 +129,14 @@ Result<Config> LoadConfig(const std::string& file, const std::vector<std::string
 // (`hotrow check-config` prints it): every key of the table, defaults included, in the table's
 // order. The values of kafka.properties whose names say they hold a secret (password, secret,
 // ssl.key.*, sasl.oauthbearer.config) are written as "<hidden>", since the output goes to logs.
-// Every key of ConfigKeyNames() must appear in it (config_dump.cc; tests/config checks).
+// Every key of ConfigKeyNames() must appear in it (config_dump.cc; tests/config checks); the
+// retired keys do not, so that the printed configuration reads back without their warnings.
 std::string EffectiveYaml(const Config& config);
 
-// The names of every key of the table, "kafka.brokers" ... "cluster.max_staleness", in order.
+// The names of every key of the table, "kafka.brokers" ... "cluster.max_staleness", in order;
+// the retired keys (still read, with a warning, and ignored) are not among them.
 std::vector<std::string> ConfigKeyNames();
+// The retired keys: "http.threads".
+std::vector<std::string> RetiredConfigKeyNames();
 
 }  // namespace hotrow::config

@@ -105,8 +105,6 @@ std::string EffectiveYaml(const Config& c) {
   out << YAML::Key << "http" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "listen" << YAML::Value << c.http.listen;
   out << YAML::Key << "io_threads" << YAML::Value << c.http.io_threads;
-  out << YAML::Key << "threads" << YAML::Value << c.http.threads
-      << YAML::Comment("retired: read and ignored (io_threads)");
   out << YAML::Key << "max_connections" << YAML::Value << c.http.max_connections;
   out << YAML::Key << "idle_timeout" << YAML::Value << FormatDurationMs(c.http.idle_timeout_ms);
   out << YAML::Key << "header_timeout" << YAML::Value

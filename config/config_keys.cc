@@ -648,9 +648,16 @@ bool IsSection(std::string_view name) {
   return false;
 }
 
+std::vector<std::string> RetiredConfigKeyNames() { return {"http.threads"}; }
+
 std::vector<std::string> ConfigKeyNames() {
+  const std::vector<std::string> retired = RetiredConfigKeyNames();
   std::vector<std::string> names;
-  for (const KeySpec& spec : Keys()) names.emplace_back(spec.name);
+  for (const KeySpec& spec : Keys()) {
+    if (std::find(retired.begin(), retired.end(), spec.name) == retired.end()) {
+      names.emplace_back(spec.name);
+    }
+  }
   return names;
 }
 

@@ -42,9 +42,6 @@ struct HttpServerOptions {
   // I/O threads (http.io_threads): they read requests, answer health checks and cached latest-N,
   // and write every answer and stream; nothing on them waits. Default: the number of cores.
   int io_threads = DefaultIoThreads();
-  // Retired with cpp-httplib's thread per connection (http.threads); ignored. Default: 256.
-  int threads = 256;
-  size_t queued_connections = 256;
   // Open connections at most, streams included (http.max_connections); more are closed as they
   // are accepted, and counted. Default: 10000.
   size_t max_connections = 10000;
@@ -55,8 +52,8 @@ struct HttpServerOptions {
   // holds its buffer and nothing else. Default: 10 s.
   int64_t header_timeout_ms = 10000;
   // Client queries (latest, range, scan, ...) worked on at once; one more waits up to
-  // `queue_wait_ms` for a slot, then is answered 503. Kept below `threads` so that /healthz,
-  // /readyz and /metrics are answered however many queries arrive. Default: 12.
+  // `queue_wait_ms` for a slot, then is answered 503. Each has a worker of its own (the client
+  // lane), so /healthz, /readyz and /metrics are answered however many queries arrive. Default: 12.
   int max_queries = 12;
   // How long a client query beyond `max_queries` waits for a slot; 0: refused at once.
   // Default: 1 s.

@@ -43,6 +43,13 @@ TEST(ConfigDumpTest, EveryKeyOfTheTableIsPrinted) {
   }
 }
 
+TEST(ConfigDumpTest, RetiredKeysAreNotPrinted) {
+  const std::string yaml = EffectiveYaml(Config());
+  for (const std::string& key : config::RetiredConfigKeyNames()) {
+    EXPECT_FALSE(HasKey(yaml, key)) << key << " is retired but printed:\n" << yaml;
+  }
+}
+
 TEST(ConfigDumpTest, ReadsBackToTheSameConfiguration) {
   testing::TempDir dir;
   const std::vector<std::vector<std::string>> settings = {
@@ -92,6 +99,8 @@ TEST(ConfigDumpTest, ReadsBackToTheSameConfiguration) {
     testing::WriteFile(file, yaml);
     Result<Config> again = LoadConfig(file, {});
     ASSERT_TRUE(again.ok()) << again.status().ToString() << "\n" << yaml;
+    // What check-config prints feeds back without a warning (no retired key in it).
+    EXPECT_TRUE(again->warnings.empty()) << again->warnings.front() << "\n" << yaml;
     EXPECT_EQ(EffectiveYaml(*again), yaml);
   }
 }

@@ -164,7 +164,7 @@ TEST_F(HttpApiTest, IdleConnectionsBeyondTheThreadCountDoNotStopTheServer) {
   OpenStore();
   Fill({"dev"}, 10, 16);
   HttpServerOptions options;
-  options.threads = 2;
+  options.io_threads = 1;
   options.max_queries = 1;
   options.read_timeout_ms = 300;
   options.idle_timeout_ms = 1000;
