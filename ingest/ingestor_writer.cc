@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "common/thread_priority.h"
 #include "ingest/ingestor_impl.h"
 
 namespace hotrow::ingest::internal {
@@ -28,6 +29,7 @@ size_t WriterCount(int requested) {
 void IngestorImpl::WriteLoop(WriterLane* lane) {
   const std::string name = "hotrow-write" + std::to_string(lane->index);
   NameThread(name.c_str());
+  RunAsBatchThread();
   while (true) {
     std::unique_ptr<Batch> batch;
     if (!lane->queue.wait_dequeue_timed(batch, std::chrono::milliseconds(100))) {

@@ -2,13 +2,13 @@
 // off the writer's thread"): the queue, the cache's thread, and the catch-up every read makes.
 
 #include <pthread.h>
-#include <sched.h>
 #include <sys/resource.h>
 #include <time.h>
 
 #include <algorithm>
 #include <cstring>
 
+#include "common/thread_priority.h"
 #include "query/last_cache.h"
 
 namespace hotrow::query {
@@ -88,8 +88,7 @@ void LastCache::ApplyLoop() {
   pthread_setname_np(pthread_self(), "hotrow-cache");
   // A batch thread: its wake-up does not preempt the writer that queued the rows (on a busy
   // machine the writer lost its CPU to the thread at every Write).
-  sched_param param{};
-  pthread_setschedparam(pthread_self(), SCHED_BATCH, &param);
+  RunAsBatchThread();
   for (;;) {
     std::shared_ptr<const QueuedWrite> write;
     {

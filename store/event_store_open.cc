@@ -127,6 +127,7 @@ Status RocksEventStore::Init() {
   db_opt.enable_pipelined_write = true;
   table_changes_ = std::make_shared<TableChanges>();
   db_opt.listeners.push_back(table_changes_);
+  db_opt.listeners.push_back(std::make_shared<BackgroundAsBatch>());
   if (opt.table_file_deleted_hook) {
     db_opt.listeners.push_back(std::make_shared<TableFileDeletions>(opt.table_file_deleted_hook));
   }

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "common/sanitizers.h"
+#include "common/thread_priority.h"
 
 #ifdef HOTROW_TSAN
 extern "C" void AnnotateIgnoreReadsBegin(const char* file, int line);
@@ -33,8 +34,9 @@ class SpdlogRocksLogger final : public rocksdb::Logger {
     if (level < GetInfoLogLevel()) return;
     char line[1024];
     std::vsnprintf(line, sizeof(line), format, ap);
-    spdlog::log(level >= rocksdb::InfoLogLevel::ERROR_LEVEL ? spdlog::level::err : spdlog::level::warn,
-                "rocksdb: {}", line);
+    spdlog::log(
+        level >= rocksdb::InfoLogLevel::ERROR_LEVEL ? spdlog::level::err : spdlog::level::warn,
+        "rocksdb: {}", line);
   }
 };
 
@@ -74,7 +76,9 @@ uint64_t DirectoryBytes(const std::string& path) {
   return total;
 }
 
-std::shared_ptr<rocksdb::Logger> NewSpdlogRocksLogger() { return std::make_shared<SpdlogRocksLogger>(); }
+std::shared_ptr<rocksdb::Logger> NewSpdlogRocksLogger() {
+  return std::make_shared<SpdlogRocksLogger>();
+}
 
 rocksdb::Env* NoFreeSpaceEnv() {
   static NoFreeSpaceEnvImpl env;  // stateless; shared by every store
@@ -91,6 +95,14 @@ rocksdb::Status WriteToDb(rocksdb::DB* db, const rocksdb::WriteOptions& options,
 #else
   return db->Write(options, batch);
 #endif
+}
+
+void BackgroundAsBatch::OnFlushBegin(rocksdb::DB*, const rocksdb::FlushJobInfo&) {
+  RunAsBatchThread();
+}
+
+void BackgroundAsBatch::OnCompactionBegin(rocksdb::DB*, const rocksdb::CompactionJobInfo&) {
+  RunAsBatchThread();
 }
 
 }  // namespace hotrow::store

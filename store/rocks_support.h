@@ -42,6 +42,14 @@ class TableChanges final : public rocksdb::EventListener {
   std::atomic<uint64_t> count_{0};
 };
 
+// Puts RocksDB's flush and compaction threads under SCHED_BATCH (common/thread_priority.h) the
+// first time each runs a job: RocksDB has no hook at a pool thread's start, but these run on it.
+class BackgroundAsBatch final : public rocksdb::EventListener {
+ public:
+  void OnFlushBegin(rocksdb::DB*, const rocksdb::FlushJobInfo&) override;
+  void OnCompactionBegin(rocksdb::DB*, const rocksdb::CompactionJobInfo&) override;
+};
+
 // Calls `hook` with the path of every table file RocksDB deleted, on the thread that deleted it.
 class TableFileDeletions final : public rocksdb::EventListener {
  public:

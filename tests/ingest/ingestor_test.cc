@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "common/logging.h"
+#include "common/thread_priority.h"
 #include "common/time_format.h"
 #include "ingest/dead_letter.h"
 #include "ingest/embedded_kafka.h"
@@ -28,6 +29,7 @@
 #include "tests/ingest/kafka_test_util.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/threads.h"
 
 namespace hotrow::ingest {
 namespace {
@@ -231,6 +233,27 @@ TEST_P(IngestorTest, BadRecordsAreCountedDeadLetteredNeverStoredAndThePartitionM
               std::string(kTopic) + "/0@" + std::to_string(2 * i + 1));
   }
   EXPECT_TRUE(ingestor->Stop().ok());
+}
+
+TEST_P(IngestorTest, StoreWritersRunAsBatchThreadsAndThePollerDoesNot) {
+  // Answers never wait behind ingest (common/thread_priority.h): the writers run under
+  // SCHED_BATCH; the poller, which only decodes and batches, keeps the default policy.
+  TempDir dir;
+  auto store = OpenStore(dir.Sub("store"));
+  ASSERT_NE(store, nullptr);
+  auto ingestor = StartIngestor(Options("batch-group"), store.get());
+  ASSERT_NE(ingestor, nullptr);
+  auto all_batch = [](const std::vector<int>& tids) {
+    return std::all_of(tids.begin(), tids.end(), [](int tid) { return IsBatchThread(tid); });
+  };
+  EXPECT_TRUE(WaitFor([&] {
+    const std::vector<int> writers = hotrow::testing::ThreadsNamed("hotrow-write");
+    return writers.size() == static_cast<size_t>(writers_) && all_batch(writers);
+  })) << "the store writers do not run as batch threads";
+  const std::vector<int> pollers = hotrow::testing::ThreadsNamed("hotrow-poll");
+  ASSERT_EQ(pollers.size(), 1u);
+  EXPECT_FALSE(IsBatchThread(pollers[0]));
+  ASSERT_TRUE(ingestor->Stop().ok());
 }
 
 TEST_P(IngestorTest, StopWritesTheOpenBatchAndCommitsItsOffsets) {

@@ -4,13 +4,19 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "common/clock.h"
+#include "common/thread_priority.h"
 #include "keying/row_key.h"
 #include "store/event_store.h"
 #include "tests/store/numbered_events.h"
+#include "tests/support/threads.h"
 
 namespace hotrow::store::bucket_compaction_test {
 namespace {
+
+using testing::ThreadsNamed;
 
 constexpr int64_t kNow = 1'700'000'040'000;
 constexpr int64_t kBucketMs = 60'000;
@@ -87,6 +93,31 @@ TEST_F(BucketCompactionTest, TheBucketBeingWrittenIsLeftAlone) {
   store->WaitForCompactions();
   EXPECT_EQ(BucketAt(*store, current).sorted_runs, 2);  // one table file per reopen
   EXPECT_EQ(RowsIn(*store, current), 2000u);
+}
+
+bool AnyBatch(const std::vector<int>& tids) {
+  for (int tid : tids) {
+    if (IsBatchThread(tid)) return true;
+  }
+  return false;
+}
+
+TEST_F(BucketCompactionTest, FlushAndCompactionThreadsRunAsBatchThreads) {
+  // Answers never wait behind ingest: the threads that flushed and compacted run under
+  // SCHED_BATCH (common/thread_priority.h), the thread that asked does not.
+  // Two flushed files of one closed bucket: a compaction that merges them (one file would be
+  // moved, not compacted, and RocksDB tells no listener of a move).
+  auto store = std::move(EventStore::Open(Options()).value());
+  for (int round = 0; round < 2; ++round) {
+    WriteEvents(store.get(), round * 1000, 1000, kClosedStart + round * 1000);
+    clock_.Advance(31'000);
+    ASSERT_TRUE(store->DropExpiredBuckets().ok());  // flushes the quiet bucket, queues compaction
+    store->WaitForCompactions();
+  }
+  EXPECT_EQ(BucketAt(*store, kClosedStart).sorted_runs, 1);
+  EXPECT_TRUE(AnyBatch(ThreadsNamed("rocksdb:high"))) << "no flush thread runs as batch";
+  EXPECT_TRUE(AnyBatch(ThreadsNamed("rocksdb:low"))) << "no compaction thread runs as batch";
+  EXPECT_FALSE(IsBatchThread());
 }
 
 }  // namespace
