@@ -61,7 +61,6 @@ std::unique_ptr<Instance> Instance::Start(const InstanceOptions& options) {
   }
   http::HttpServerOptions http_options;
   http_options.listen = in->address();
-  http_options.threads = 8;
   http_options.max_queries = 6;
   http::HttpBackend backend{in->store_.get(), in->engine_.get(), nullptr, in->metrics_.get()};
   backend.auth = in->auth_.get();
