@@ -66,9 +66,9 @@ struct Flags {
   int rounds = 5;     // alternations of single / fan-out
   int queries = 600;  // latest-10 queries per target and round
   int sample_ids = 50;
-  int ingest_runs = 2;  // alternations of 1 and 2 instances ingesting the backlog  // ids whose
-                        // answers are checked before measuring
-  int load_rounds = 3;  // alternations of the wrk loads (group / single, few / many connections)
+  int ingest_runs = 2;   // alternations of 1 and 2 instances ingesting the backlog  // ids whose
+                         // answers are checked before measuring
+  int load_rounds = 3;   // alternations of the wrk loads (group / single, few / many connections)
   int load_seconds = 3;  // each wrk load's length
   int load_ids = 1000;   // ids the wrk loads ask, each answer checked against the single's
 };
@@ -272,12 +272,9 @@ std::map<std::string, std::string> ExpectedEvents(int single_port, int group_por
     const std::string path = "/v1/events/" + id + "/latest?n=10";
     httplib::Result want = single.Get(path);
     if (!want || want->status != 200) Die("latest-10 of " + id + " failed on the single");
-    const size_t at = want->body.find("\"events\":[");
-    const size_t end = want->body.rfind(']');
-    if (at == std::string::npos || end == std::string::npos || end < at) {
-      Die("unexpected answer: " + want->body);
-    }
-    expected[id] = want->body.substr(at, end - at + 1);
+    const std::optional<std::string> events = EventsText(want->body);
+    if (!events) Die("unexpected answer: " + want->body);
+    expected[id] = *events;
     if (expected.size() <= 50) {
       httplib::Result got = group.Get(path);
       if (!got || got->status != 200 || got->body.find(expected[id]) == std::string::npos) {
@@ -296,7 +293,7 @@ struct LoadFigures {
   // its device id with librdkafka's default partitioner).
   double routed_few = 0, routed_many = 0, routed_few_cpu = 0, routed_many_cpu = 0;
   double routed_share = 0;  // of the routed group's per-id queries, those that asked the owners
-  double single_few = 0, single_many = 0;     // one instance's at 3 x kFew, 3 x kMany
+  double single_few = 0, single_many = 0;  // one instance's at 3 x kFew, 3 x kMany
   // The same per CPU second of the servers (wrk's and the machine's other load left out).
   double group_few_cpu = 0, group_many_cpu = 0, single_few_cpu = 0, single_many_cpu = 0;
   double group_many_bad_share = 0;      // share of non-2xx answers at kMany per instance
@@ -353,8 +350,8 @@ LoadFigures MeasureLoad(Group& single, Group& group, Group& routed, const Flags&
         "cluster_bench: load round %d, routed by key: complete exact answers/s %d/instance %.0f, "
         "%d/instance %.0f (%lld not 2xx, %lld inexact) | per server CPU second %.0f, %.0f\n",
         r, f.kFew, rf.ExactPerSecond(), f.kMany, rm.ExactPerSecond(),
-        static_cast<long long>(rm.bad), static_cast<long long>(rm.inexact),
-        rf.ExactPerCpuSecond(), rm.ExactPerCpuSecond());
+        static_cast<long long>(rm.bad), static_cast<long long>(rm.inexact), rf.ExactPerCpuSecond(),
+        rm.ExactPerCpuSecond());
     group_few.push_back(gf.ExactPerSecond());
     group_many.push_back(gm.ExactPerSecond());
     single_few.push_back(sf.ExactPerSecond());
@@ -571,7 +568,8 @@ int Main(int argc, char** argv) {
   PrintRatio("cluster routed by key: group best answers/s / single best",
              "cluster_load_exact_per_s_routed_best", "cluster_load_exact_per_s_single_best");
   PrintRatio("cluster routed by key: group best / single best, per server CPU s",
-             "cluster_load_exact_per_cpu_s_routed_best", "cluster_load_exact_per_cpu_s_single_best");
+             "cluster_load_exact_per_cpu_s_routed_best",
+             "cluster_load_exact_per_cpu_s_single_best");
   PrintRatio("cluster routed by key: answers/s 32 conns/instance / 4",
              "cluster_load_exact_per_s_routed_32", "cluster_load_exact_per_s_routed_4");
   PrintRatio("cluster (fan-out p50 - local p50) / healthz p50", "cluster_fanout_over_local_p50_us",

@@ -18,6 +18,7 @@
 
 #include <netinet/in.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -116,6 +117,7 @@ class Nginx {
     out.close();
     pid_ = fork();
     if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGQUIT);  // a bench that dies (Die) takes its nginx with it
       cpu_set_t cpus;
       CPU_ZERO(&cpus);
       CPU_SET(cpu, &cpus);
@@ -170,6 +172,10 @@ int Main(int argc, char** argv) {
   }
   char dir_template[] = "/tmp/hotrow-http-core-XXXXXX";
   const std::string dir = mkdtemp(dir_template);
+  // nginx's worker drops root for `nobody`: it must be able to read the file it serves.
+  std::filesystem::permissions(
+      dir, std::filesystem::perms::others_read | std::filesystem::perms::others_exec,
+      std::filesystem::perm_options::add);
   std::filesystem::create_directories(dir + "/www");
   std::filesystem::create_directories(dir + "/tmp");
 
@@ -194,11 +200,12 @@ int Main(int argc, char** argv) {
   for (int d = 0; d < flags.devices && expected.size() < 100; ++d) {
     char id[32];
     std::snprintf(id, sizeof(id), "dev-%06d", d);
-    std::optional<nlohmann::json> j =
-        GetJson(port, std::string("/v1/events/") + id + "/latest?n=10");
-    if (!j || (*j)["events"].empty()) continue;
-    expected[id] = (*j)["events"].dump();
-    if (one_answer.empty()) one_answer = j->dump() + "\n";
+    const std::optional<std::string> body =
+        GetBody(port, std::string("/v1/events/") + id + "/latest?n=10");
+    const std::optional<std::string> events = body ? EventsText(*body) : std::nullopt;
+    if (!events || *events == "\"events\":[]") continue;
+    expected[id] = *events;
+    if (one_answer.empty()) one_answer = *body;
   }
   if (expected.empty()) Die("no id answered");
   const std::string latest_script = WriteExactLatestScript(dir, expected);

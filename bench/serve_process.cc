@@ -2,8 +2,8 @@
 
 #include <errno.h>  // program_invocation_short_name
 #include <fcntl.h>
-#include <sched.h>
 #include <httplib.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -82,13 +82,19 @@ std::string ServeBinary() {
   return binary;
 }
 
-std::optional<nlohmann::json> GetJson(int port, const std::string& path) {
+std::optional<std::string> GetBody(int port, const std::string& path) {
   httplib::Client client("127.0.0.1", port);
   client.set_connection_timeout(std::chrono::seconds(1));
   client.set_read_timeout(std::chrono::seconds(10));
   httplib::Result res = client.Get(path);
   if (!res || res->status != 200) return std::nullopt;
-  nlohmann::json doc = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+  return std::move(res->body);
+}
+
+std::optional<nlohmann::json> GetJson(int port, const std::string& path) {
+  const std::optional<std::string> body = GetBody(port, path);
+  if (!body) return std::nullopt;
+  nlohmann::json doc = nlohmann::json::parse(*body, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return std::nullopt;
   return doc;
 }

@@ -37,6 +37,9 @@ std::string ReadFile(const std::string& path);
 // The hotrow binary to run: $HOTROW_BIN, by default build/hotrow. Dies when it is not executable.
 std::string ServeBinary();
 
+// GET of `path` from the instance on 127.0.0.1:`port`: its body as sent; nullopt unless 200.
+std::optional<std::string> GetBody(int port, const std::string& path);
+
 // GET of a JSON document from the instance on 127.0.0.1:`port`; nullopt when it does not answer
 // 200 with JSON.
 std::optional<nlohmann::json> GetJson(int port, const std::string& path);

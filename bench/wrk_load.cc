@@ -64,6 +64,13 @@ end
   return path;
 }
 
+std::optional<std::string> EventsText(const std::string& body) {
+  const size_t at = body.find("\"events\":[");
+  const size_t end = body.rfind(']');
+  if (at == std::string::npos || end == std::string::npos || end < at) return std::nullopt;
+  return body.substr(at, end - at + 1);
+}
+
 double ProcessCpuSecondsOf(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -101,7 +108,8 @@ WrkCounts RunWrk(const std::string& script, const std::vector<int>& ports, int c
         script + " http://127.0.0.1:" + std::to_string(port) + " -- " + std::to_string(seed++);
     const std::string command =
         "bash -c 'for fd in /proc/$$/fd/*; do n=${fd##*/}; if [ \"$n\" -gt 2 ]; then "
-        "eval \"exec $n>&-\"; fi; done; exec " + wrk + "' 2>&1";
+        "eval \"exec $n>&-\"; fi; done; exec " +
+        wrk + "' 2>&1";
     FILE* out = popen(command.c_str(), "r");
     if (out == nullptr) Die("cannot run " + command);
     runs.push_back(out);

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,11 @@ namespace hotrow::bench {
 // failure.
 std::string WriteExactLatestScript(const std::string& dir,
                                    const std::map<std::string, std::string>& expected);
+
+// The text `"events":[...]` of a latest-N answer's body, byte for byte as the server wrote it
+// (what WriteExactLatestScript looks for; a reparsed and dumped document differs: key order,
+// numbers); nullopt when the body has none.
+std::optional<std::string> EventsText(const std::string& body);
 
 struct WrkCounts {
   int64_t exact = 0;       // 2xx, complete, the expected events
