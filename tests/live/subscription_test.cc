@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "live/position.h"
@@ -116,6 +117,33 @@ TEST_F(SubscriptionTest, ACutCatchUpAsksAgainFromWhereItEndedOnceItsEventsAreTak
   to.next[kTp] = 8;
   ASSERT_TRUE(subscription_.BeginCatchUp(to, &from));
   EXPECT_EQ(from.NextOf(kTp), 3);
+}
+
+// Where a change of partitions falls among the events a catch-up reads again is unknown: one that
+// reaches a subscription behind makes it too slow (the client resumes), and so does an overflow
+// with a change waiting; what waited is still sent first.
+TEST_F(SubscriptionTest, AChangeOfPartitionsMetDuringACatchUpIsTooSlow) {
+  auto change = std::make_shared<PartitionChange>();
+  change->removed[kTp] = 6;
+  for (int64_t o = 0; o < 6; ++o) subscription_.Push(Event(o));
+  ASSERT_EQ(asked_, 1);
+  EXPECT_TRUE(subscription_.PushChange(change));
+  std::vector<LiveEventPtr> got;
+  EXPECT_EQ(subscription_.Take(Now(), &got), Subscription::State::kTooSlow);
+  EXPECT_NE(subscription_.reason().find("partitions changed"), std::string::npos);
+}
+
+TEST_F(SubscriptionTest, AnOverflowWithAChangeWaitingIsTooSlow) {
+  auto change = std::make_shared<PartitionChange>();
+  change->added[{"t", 1}] = 0;
+  EXPECT_FALSE(subscription_.PushChange(change));
+  for (int64_t o = 0; o < 4; ++o) EXPECT_FALSE(subscription_.Push(Event(o)));
+  EXPECT_TRUE(subscription_.Push(Event(4)));
+  EXPECT_EQ(asked_, 0);
+  std::vector<StreamItem> got;
+  EXPECT_EQ(subscription_.Take(Now(), &got), Subscription::State::kTooSlow);
+  ASSERT_EQ(got.size(), 5u);  // the change, then the events that waited
+  EXPECT_EQ(got[0].change, change);
 }
 
 // Without a catch-up (SetCatchUp never called) an overflow still makes the subscription too slow.
