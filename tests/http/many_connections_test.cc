@@ -279,7 +279,7 @@ TEST_F(ManyConnectionsTest, TenThousandOpenStreamsEachReceiveTheirIdsEvents) {
       kStreams, threads_before, threads_with, static_cast<long long>(rss_before),
       static_cast<long long>(rss_with), per_stream_kib, open_s, static_cast<long long>(kEvents),
       delivered_s);
-  // The gate: at most 16 KiB per plain-HTTP stream.
+  // What a stream may cost with no thread of its own: at most 16 KiB (plain HTTP).
   EXPECT_LE(per_stream_kib, 16.0);
 }
 
