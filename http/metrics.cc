@@ -482,6 +482,10 @@ std::string Metrics::Render(const ingest::IngestStats* ingest, const store::Stor
                          "Reads from the store of live streams whose buffer overflowed (a burst "
                          "faster than their client read), which then went on live",
                          kCounter, static_cast<double>(streams->catch_ups)));
+    out.push_back(Single("hotrow_stream_catch_ups_delayed_total",
+                         "Times a live stream's catch-up found every query slot taken "
+                         "(query.max_concurrent) and waited for one",
+                         kCounter, static_cast<double>(streams->catch_ups_delayed)));
     out.push_back(Single("hotrow_streams_refused_total",
                          "Live streams refused at http.max_streams (503)", kCounter,
                          static_cast<double>(streams->refused)));

@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <mutex>
 #include <tuple>
@@ -15,6 +16,10 @@
 
 namespace hotrow::live {
 namespace {
+
+// How long a catch-up that found every query slot taken waits before it asks again: a query's
+// few milliseconds, so that a slot freed is taken soon without spinning.
+constexpr std::chrono::milliseconds kCatchUpRetry{10};
 
 int64_t FirstBucketEnd(const store::EventStore& store) {
   const auto buckets = store.Buckets();
@@ -104,6 +109,18 @@ void StreamHub::CatchUp(const std::shared_ptr<Subscription>& subscription) {
   catch_ups_.fetch_add(1, std::memory_order_relaxed);
   Result<Replay> replay =
       ReadReplay(store_, engine_, subscription->spec(), from, to, nullptr, options_.max_replay);
+  while (!replay.ok() && replay.status().IsBusy() && subscription->reason().empty()) {
+    // Every query slot is taken (a saturated server): the catch-up waits for one, as a query
+    // would in its queue, rather than end a stream whose client reads. The engine tells no one
+    // when a slot frees, so it asks again shortly; the hub's stop ends the wait.
+    catch_ups_delayed_.fetch_add(1, std::memory_order_relaxed);
+    {
+      std::unique_lock lock(catch_up_mu_);
+      if (catch_up_cv_.wait_for(lock, kCatchUpRetry, [&] { return catch_up_stopping_; })) return;
+    }
+    replay =
+        ReadReplay(store_, engine_, subscription->spec(), from, to, nullptr, options_.max_replay);
+  }
   if (!replay.ok()) {
     if (subscription->TooSlow("too slow, and reading what it missed from the store failed (" +
                               replay.status().message() + "); resume from the last id")) {
@@ -345,6 +362,7 @@ StreamHubStats StreamHub::Stats() const {
   stats.too_slow = too_slow_.load();
   stats.events_sent = sent_.load();
   stats.catch_ups = catch_ups_.load();
+  stats.catch_ups_delayed = catch_ups_delayed_.load();
   return stats;
 }
 

@@ -61,12 +61,13 @@ struct StreamStart {
 };
 
 struct StreamHubStats {
-  uint64_t open = 0;         // subscriptions open now
-  uint64_t opened = 0;       // since start
-  uint64_t refused = 0;      // refused at max_streams
-  uint64_t too_slow = 0;     // closed as too slow (the server fell behind, or a catch-up failed)
-  uint64_t catch_ups = 0;    // reads from the store of a subscription that fell behind
-  uint64_t events_sent = 0;  // counted by the writers of the connections (CountSent)
+  uint64_t open = 0;       // subscriptions open now
+  uint64_t opened = 0;     // since start
+  uint64_t refused = 0;    // refused at max_streams
+  uint64_t too_slow = 0;   // closed as too slow (the server fell behind, or a catch-up failed)
+  uint64_t catch_ups = 0;  // reads from the store of a subscription that fell behind
+  uint64_t catch_ups_delayed = 0;  // times a catch-up found every query slot taken and waited
+  uint64_t events_sent = 0;        // counted by the writers of the connections (CountSent)
 };
 
 // The fan-out of stored events to live streams (CONTRACT.md "Live"; DESIGN.md "Streams after the
@@ -96,6 +97,8 @@ struct StreamHubStats {
 // (live/replay.h, from where the stream stands) and sent before the live ones. A change of
 // partitions still being delivered at that moment makes the subscription too slow instead (the
 // client resumes from its last id): where the change falls among the re-read events is unknown.
+// A read refused because every query slot is taken (a saturated server) waits and asks again:
+// saturation delays a catch-up, it does not end the stream.
 //
 // Thread-safety: every method may be called from any thread. Must outlive its subscriptions'
 // users; the store must outlive it, and it must be removed from the store's observers (or the
@@ -209,7 +212,8 @@ class StreamHub final : public store::WriteObserver {
   const int64_t first_bucket_end_ms_;
 
   std::atomic<size_t> open_{0};  // subscriptions registered; RowsWritten skips all at 0
-  std::atomic<uint64_t> opened_{0}, refused_{0}, too_slow_{0}, sent_{0}, catch_ups_{0};
+  std::atomic<uint64_t> opened_{0}, refused_{0}, too_slow_{0}, sent_{0}, catch_ups_{0},
+      catch_ups_delayed_{0};
   // Changes of partitions queued and not yet pushed to every subscription they go to.
   std::atomic<size_t> changes_undelivered_{0};
 
