@@ -197,9 +197,8 @@ double IngestSeconds(bool streams, size_t events) {
     if (!st.ok()) std::fprintf(stderr, "write: %s\n", st.ToString().c_str());
   }
   const double seconds = Since(start);
-  if (streams && s.hub->Stats().too_slow != 1) {
-    std::fprintf(stderr, "the stalled client was not closed as too slow (%llu)\n",
-                 static_cast<unsigned long long>(s.hub->Stats().too_slow));
+  if (streams && s.hub->Stats().catch_ups < 1) {
+    std::fprintf(stderr, "the stalled client's buffer never overflowed (no catch-up)\n");
   }
   drain.reset();
   if (stalled >= 0) close(stalled);
@@ -241,7 +240,8 @@ int main() {
 
   // 1. Ingest at its maximum rate with 201 streams (one stalled) / with none.
   // 1M events: the stalled client's id (dev-hot, 2 % of them, ~5 MB of messages) overflows the
-  // socket buffers and then its 1000-event buffer, so it is closed as too slow during the run.
+  // socket buffers and then its 1000-event buffer, so it catches up from the store once (a read
+  // on the hub's catch-up thread, not the writer's) and is cut at the write timeout.
   const size_t kEvents = 1'000'000;
   std::vector<double> ratios, with_rates, without_rates;
   for (int round = 0; round < 4; ++round) {
@@ -408,10 +408,13 @@ int main() {
                 Fixed(delivery_p99, 0), Fixed(latest_p99, 0), Fixed(delivery_p99 / latest_p99, 3),
                 "<= 2"});
   }
-  report.Note("The writer is one thread writing batches of 1000 (ingest.writers = 1); the stalled "
-              "client has a 4 KiB receive buffer and never reads; it is closed as too slow after "
-              "http.stream_buffer (1000) events. latest-10 is measured closed-loop on one keep-alive "
-              "connection, not open-loop: the delivery ratio compares like with like only roughly.");
+  report.Note(
+      "The writer is one thread writing batches of 1000 (ingest.writers = 1); the stalled "
+      "client has a 4 KiB receive buffer and never reads; past http.stream_buffer (1000) "
+      "events its stream catches up from the store once (the next waits until that one's "
+      "events are taken) and the transport cuts it after the write timeout. latest-10 is "
+      "measured closed-loop on one keep-alive connection, not open-loop: the delivery "
+      "ratio compares like with like only roughly.");
   report.Write();
   return 0;
 }

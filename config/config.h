@@ -70,7 +70,7 @@ struct Config {
     int64_t idle_timeout_ms = 60000;  // a connection with no request this long is closed
     int64_t header_timeout_ms = 10000;  // a request head not whole this long is cut
     int max_streams = 1000;    // live streams open at once, 1..100000 (each is a connection)
-    int stream_buffer = 1000;  // events waiting per stream before its client is too slow, 1..1000000
+    int stream_buffer = 1000;  // events waiting per stream before it catches up from the store
     std::string token_file;                 // empty: no token asked (loopback only, see allow_open)
     bool allow_open = false;                // true: listen beyond loopback without a token
     std::string tls_cert;                   // PEM certificate (chain); with tls_key: HTTPS

@@ -475,8 +475,17 @@ std::string Metrics::Render(const ingest::IngestStats* ingest, const store::Stor
     out.push_back(Single("hotrow_stream_events_sent_total", "Events sent on live streams",
                          kCounter, static_cast<double>(streams->events_sent)));
     out.push_back(Single("hotrow_streams_too_slow_total",
-                         "Live streams closed because their client read too slowly", kCounter,
-                         static_cast<double>(streams->too_slow)));
+                         "Live streams closed as too slow (the delivery fell behind, or a "
+                         "catch-up could not be made)",
+                         kCounter, static_cast<double>(streams->too_slow)));
+    out.push_back(Single("hotrow_stream_catch_ups_total",
+                         "Reads from the store of live streams whose buffer overflowed (a burst "
+                         "faster than their client read), which then went on live",
+                         kCounter, static_cast<double>(streams->catch_ups)));
+    out.push_back(Single("hotrow_stream_catch_ups_delayed_total",
+                         "Times a live stream's catch-up found every query slot taken "
+                         "(query.max_concurrent) and waited for one",
+                         kCounter, static_cast<double>(streams->catch_ups_delayed)));
     out.push_back(Single("hotrow_streams_refused_total",
                          "Live streams refused at http.max_streams (503)", kCounter,
                          static_cast<double>(streams->refused)));

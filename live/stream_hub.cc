@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <mutex>
 #include <tuple>
@@ -15,6 +16,10 @@
 
 namespace hotrow::live {
 namespace {
+
+// How long a catch-up that found every query slot taken waits before it asks again: a query's
+// few milliseconds, so that a slot freed is taken soon without spinning.
+constexpr std::chrono::milliseconds kCatchUpRetry{10};
 
 int64_t FirstBucketEnd(const store::EventStore& store) {
   const auto buckets = store.Buckets();
@@ -35,6 +40,7 @@ StreamHub::StreamHub(store::EventStore* store, query::QueryEngine* engine, Strea
       started_ms_(store->NowMs()),
       first_bucket_end_ms_(FirstBucketEnd(*store)) {
   deliverer_ = std::thread([this] { DeliverLoop(); });
+  catcher_ = std::thread([this] { CatchUpLoop(); });
 }
 
 StreamHub::~StreamHub() {
@@ -44,7 +50,85 @@ StreamHub::~StreamHub() {
   }
   queue_cv_.notify_all();
   deliverer_.join();
+  {
+    std::lock_guard lock(catch_up_mu_);
+    catch_up_stopping_ = true;
+  }
+  catch_up_cv_.notify_all();
+  catcher_.join();
   CloseAll("the server is stopping");
+}
+
+void StreamHub::AskCatchUp(std::weak_ptr<Subscription> subscription) {
+  {
+    std::lock_guard lock(catch_up_mu_);
+    catch_up_queue_.push_back(std::move(subscription));
+  }
+  catch_up_cv_.notify_one();
+}
+
+void StreamHub::CatchUpLoop() {
+  pthread_setname_np(pthread_self(), "hotrow-catchup");
+  std::unique_lock lock(catch_up_mu_);
+  while (true) {
+    catch_up_cv_.wait(lock, [&] { return catch_up_stopping_ || !catch_up_queue_.empty(); });
+    if (catch_up_stopping_) return;  // the subscriptions are closed next
+    std::shared_ptr<Subscription> subscription = catch_up_queue_.front().lock();
+    catch_up_queue_.pop_front();
+    if (subscription == nullptr) continue;
+    lock.unlock();
+    CatchUp(subscription);
+    lock.lock();
+  }
+}
+
+void StreamHub::CatchUp(const std::shared_ptr<Subscription>& subscription) {
+  StreamPosition from;
+  StreamPosition to;
+  {
+    // Under the lock exclusive, as Subscribe: the offsets read here divide the rows into those
+    // stored (read from the store below) and those every later RowsWritten pushes.
+    std::unique_lock lock(mu_);
+    if (changes_undelivered_.load() > 0) {
+      lock.unlock();
+      if (subscription->TooSlow("too slow: the stream's partitions changed while it caught up "
+                                "from the store; resume from the last id")) {
+        too_slow_.fetch_add(1, std::memory_order_relaxed);
+      }
+      return;
+    }
+    to.made_ms = store_->NowMs();
+    to.next = store_->StoredOffsets();
+    if (owned_known_) {
+      std::map<store::TopicPartition, int64_t> carried;
+      for (const store::TopicPartition& tp : carried_) carried[tp] = to.NextOf(tp);
+      to.next = std::move(carried);
+    }
+    if (!subscription->BeginCatchUp(to, &from)) return;
+  }
+  catch_ups_.fetch_add(1, std::memory_order_relaxed);
+  Result<Replay> replay =
+      ReadReplay(store_, engine_, subscription->spec(), from, to, nullptr, options_.max_replay);
+  while (!replay.ok() && replay.status().IsBusy() && subscription->reason().empty()) {
+    // Every query slot is taken (a saturated server): the catch-up waits for one, as a query
+    // would in its queue, rather than end a stream whose client reads. The engine tells no one
+    // when a slot frees, so it asks again shortly; the hub's stop ends the wait.
+    catch_ups_delayed_.fetch_add(1, std::memory_order_relaxed);
+    {
+      std::unique_lock lock(catch_up_mu_);
+      if (catch_up_cv_.wait_for(lock, kCatchUpRetry, [&] { return catch_up_stopping_; })) return;
+    }
+    replay =
+        ReadReplay(store_, engine_, subscription->spec(), from, to, nullptr, options_.max_replay);
+  }
+  if (!replay.ok()) {
+    if (subscription->TooSlow("too slow, and reading what it missed from the store failed (" +
+                              replay.status().message() + "); resume from the last id")) {
+      too_slow_.fetch_add(1, std::memory_order_relaxed);
+    }
+    return;
+  }
+  subscription->FinishCatchUp(std::move(replay->events), replay->truncated);
 }
 
 void StreamHub::DeliverLoop() {
@@ -58,7 +142,10 @@ void StreamHub::DeliverLoop() {
     lock.unlock();
     for (const Matched& m : batch) {
       if (m.change != nullptr) {
-        for (const std::shared_ptr<Subscription>& s : m.to) s->PushChange(m.change);
+        for (const std::shared_ptr<Subscription>& s : m.to) {
+          if (s->PushChange(m.change)) too_slow_.fetch_add(1, std::memory_order_relaxed);
+        }
+        changes_undelivered_.fetch_sub(1);
         continue;
       }
       const LiveEventPtr event = MakeEvent(m.key, m.id, m.payload);
@@ -112,6 +199,8 @@ Result<StreamStart> StreamHub::Subscribe(const StreamSpec& spec, const StreamPos
     }
     subscription = std::make_shared<Subscription>(spec, options_.max_buffered, std::move(start),
                                                   std::move(tag));
+    subscription->SetCatchUp(
+        [this, weak = std::weak_ptr<Subscription>(subscription)] { AskCatchUp(weak); });
     switch (spec.kind) {
       case StreamSpec::Kind::kId:
         by_id_.emplace(spec.id, subscription);
@@ -259,6 +348,7 @@ void StreamHub::SetOwnedPartitions(const std::vector<store::TopicPartition>& own
   batch.push_back(std::move(m));
   std::lock_guard queue_lock(queue_mu_);
   undelivered_ += 1;
+  changes_undelivered_.fetch_add(1);
   const bool was_empty = queue_.empty();
   queue_.push_back(std::move(batch));
   if (was_empty) queue_cv_.notify_one();
@@ -271,6 +361,8 @@ StreamHubStats StreamHub::Stats() const {
   stats.refused = refused_.load();
   stats.too_slow = too_slow_.load();
   stats.events_sent = sent_.load();
+  stats.catch_ups = catch_ups_.load();
+  stats.catch_ups_delayed = catch_ups_delayed_.load();
   return stats;
 }
 

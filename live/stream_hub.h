@@ -34,8 +34,8 @@ namespace hotrow::live {
 struct StreamHubOptions {
   // Streams open at once (http.max_streams); one more is refused (Busy). Default: 1000.
   size_t max_streams = 1000;
-  // Events waiting to be sent per stream before its client is too slow (http.stream_buffer);
-  // a latest stream counts ids. Default: 1000.
+  // Events waiting to be sent per stream before it falls behind and catches up from the store
+  // (http.stream_buffer); a latest stream counts ids. Default: 1000.
   size_t max_buffered = 1000;
   // Stored events matched to streams and not yet handed to them by the delivery thread; beyond
   // it, the streams of a further batch's events are closed as too slow (the server fell behind).
@@ -61,11 +61,13 @@ struct StreamStart {
 };
 
 struct StreamHubStats {
-  uint64_t open = 0;         // subscriptions open now
-  uint64_t opened = 0;       // since start
-  uint64_t refused = 0;      // refused at max_streams
-  uint64_t too_slow = 0;     // closed because their client was too slow
-  uint64_t events_sent = 0;  // counted by the writers of the connections (CountSent)
+  uint64_t open = 0;       // subscriptions open now
+  uint64_t opened = 0;     // since start
+  uint64_t refused = 0;    // refused at max_streams
+  uint64_t too_slow = 0;   // closed as too slow (the server fell behind, or a catch-up failed)
+  uint64_t catch_ups = 0;  // reads from the store of a subscription that fell behind
+  uint64_t catch_ups_delayed = 0;  // times a catch-up found every query slot taken and waited
+  uint64_t events_sent = 0;        // counted by the writers of the connections (CountSent)
 };
 
 // The fan-out of stored events to live streams (CONTRACT.md "Live"; DESIGN.md "Streams after the
@@ -87,6 +89,16 @@ struct StreamHubStats {
 // the store's offsets read then are the stream's start; every later stored row is pushed, every
 // earlier one is below them. A resume then replays from the store the events between the client's
 // position and that start (live/replay.h), so the join has neither a gap nor a duplicate.
+//
+// A subscription whose bounded buffer overflows (a burst faster than its client's socket) falls
+// behind (live/subscription.h) and is caught up by the hub's catch-up thread (`hotrow-catchup`):
+// under the lock exclusive, as Subscribe, the store's offsets become the offsets from which it
+// takes live events again, then the events it owes below them are read from the store
+// (live/replay.h, from where the stream stands) and sent before the live ones. A change of
+// partitions still being delivered at that moment makes the subscription too slow instead (the
+// client resumes from its last id): where the change falls among the re-read events is unknown.
+// A read refused because every query slot is taken (a saturated server) waits and asks again:
+// saturation delays a catch-up, it does not end the stream.
 //
 // Thread-safety: every method may be called from any thread. Must outlive its subscriptions'
 // users; the store must outlive it, and it must be removed from the store's observers (or the
@@ -174,6 +186,11 @@ class StreamHub final : public store::WriteObserver {
   void Push(Subscription& subscription, const LiveEventPtr& event) {
     if (subscription.Push(event)) too_slow_.fetch_add(1, std::memory_order_relaxed);
   }
+  // Queues `subscription` for the catch-up thread (Subscription::SetCatchUp).
+  void AskCatchUp(std::weak_ptr<Subscription> subscription);
+  // Reads what a subscription that fell behind owes, as the class comment says.
+  void CatchUp(const std::shared_ptr<Subscription>& subscription);
+  void CatchUpLoop();  // the catch-up thread
   LiveEventPtr MakeEvent(const keying::RowKey& key, std::string_view id,
                          std::string_view payload) const;
   static std::string IndexKey(std::string_view field, std::string_view value);
@@ -195,7 +212,10 @@ class StreamHub final : public store::WriteObserver {
   const int64_t first_bucket_end_ms_;
 
   std::atomic<size_t> open_{0};  // subscriptions registered; RowsWritten skips all at 0
-  std::atomic<uint64_t> opened_{0}, refused_{0}, too_slow_{0}, sent_{0};
+  std::atomic<uint64_t> opened_{0}, refused_{0}, too_slow_{0}, sent_{0}, catch_ups_{0},
+      catch_ups_delayed_{0};
+  // Changes of partitions queued and not yet pushed to every subscription they go to.
+  std::atomic<size_t> changes_undelivered_{0};
 
   mutable std::shared_mutex mu_;
   // Guarded by mu_.
@@ -222,7 +242,16 @@ class StreamHub final : public store::WriteObserver {
   std::deque<std::vector<Matched>> queue_;
   size_t undelivered_ = 0;  // rows in queue_ and in the batch being delivered
   bool stopping_ = false;
-  std::thread deliverer_;  // last: started once the rest is built
+
+  std::mutex catch_up_mu_;
+  std::condition_variable catch_up_cv_;
+  // Guarded by catch_up_mu_: the subscriptions that asked, in order (each asks once per fall).
+  std::deque<std::weak_ptr<Subscription>> catch_up_queue_;
+  bool catch_up_stopping_ = false;
+
+  // Last: started once the rest is built.
+  std::thread deliverer_;
+  std::thread catcher_;
 };
 
 }  // namespace hotrow::live

@@ -46,7 +46,9 @@ Subscription::Subscription(StreamSpec spec, size_t max_buffered, StreamPosition 
     : spec_(std::move(spec)),
       max_buffered_(max_buffered),
       start_(std::move(start)),
-      tag_(std::move(tag)) {}
+      tag_(std::move(tag)),
+      floor_(start_),
+      live_next_(start_) {}
 
 template <typename Out>
 Subscription::State Subscription::TakeLocked(std::unique_lock<std::mutex>& lock,
@@ -56,8 +58,8 @@ Subscription::State Subscription::TakeLocked(std::unique_lock<std::mutex>& lock,
   // threads, which must never block); time_point::min() in a wait_until would not return.
   if (deadline > std::chrono::steady_clock::now()) {
     ready_.wait_until(lock, deadline, [&] {
-      return !replay_.empty() || !close_after_replay_.empty() || !queue_.empty() ||
-             state_ != State::kOpen;
+      return !replay_.empty() || !close_after_replay_.empty() ||
+             (!queue_.empty() && !catching_up_) || state_ != State::kOpen;
     });
   }
   for (LiveEventPtr& e : replay_) out(StreamItem{std::move(e), nullptr});
@@ -69,13 +71,33 @@ Subscription::State Subscription::TakeLocked(std::unique_lock<std::mutex>& lock,
       reason_ = std::move(close_after_replay_);
     }
     close_after_replay_.clear();
-  } else {
-    for (StreamItem& item : queue_) out(std::move(item));
+    queue_.clear();
+    queued_events_ = 0;
+    queued_changes_ = 0;
+    waiting_.clear();
+  } else if (!catching_up_) {
+    // While a catch-up reads, what waits is above its `to` and goes after its events.
+    for (StreamItem& item : queue_) {
+      if (item.event != nullptr) {
+        live_next_.Advance(item.event->tp, item.event->offset);
+      } else {
+        for (const auto& [tp, from] : item.change->added) live_next_.next[tp] = from;
+        for (const auto& [tp, next] : item.change->removed) live_next_.next[tp] = next;
+      }
+      out(std::move(item));
+    }
+    queue_.clear();
+    queued_events_ = 0;
+    queued_changes_ = 0;
+    waiting_.clear();
   }
-  queue_.clear();
-  queued_events_ = 0;
-  waiting_.clear();
-  return state_;
+  const State state = state_;
+  if (CatchUpDueLocked()) {
+    // The replay is taken: the next catch-up may read (its events are then all that waits).
+    lock.unlock();
+    AskCatchUp();
+  }
+  return state;
 }
 
 Subscription::State Subscription::Take(std::chrono::steady_clock::time_point deadline,
@@ -123,12 +145,21 @@ std::string Subscription::reason() const {
 void Subscription::SetReplay(std::vector<LiveEventPtr> events, std::string then_close) {
   {
     std::lock_guard lock(mu_);
-    replay_ = std::move(events);
     close_after_replay_ = std::move(then_close);
     if (!close_after_replay_.empty()) {
+      // Nothing above what the cut replay sends: a catch-up's events would move the client's
+      // position past events it owes and was not sent.
+      replay_ = std::move(events);
       queue_.clear();
       queued_events_ = 0;
+      queued_changes_ = 0;
       waiting_.clear();
+      behind_ = false;
+    } else {
+      // Before a catch-up that fell behind while the resume read the store: the resume's events
+      // are below the start, the catch-up's at or above it.
+      replay_.insert(replay_.begin(), std::make_move_iterator(events.begin()),
+                     std::make_move_iterator(events.end()));
     }
   }
   ready_.notify_all();
@@ -136,11 +167,14 @@ void Subscription::SetReplay(std::vector<LiveEventPtr> events, std::string then_
 }
 
 bool Subscription::Push(const LiveEventPtr& event) {
-  if (event->offset < start_.NextOf(event->tp)) return false;  // stored before the subscription
   bool too_slow = false;
+  bool ask = false;
   {
     std::lock_guard lock(mu_);
-    if (state_ != State::kOpen || !close_after_replay_.empty()) return false;
+    // Below the floor: stored before the subscription (a resume sends it) or before the catch-up
+    // under way (the catch-up sends it).
+    if (event->offset < floor_.NextOf(event->tp)) return false;
+    if (state_ != State::kOpen || !close_after_replay_.empty() || behind_) return false;
     if (spec_.kind == StreamSpec::Kind::kLatest) {
       auto it = waiting_.find(event->id);
       if (it != waiting_.end()) {
@@ -157,10 +191,15 @@ bool Subscription::Push(const LiveEventPtr& event) {
       }
     }
     if (queued_events_ >= max_buffered_) {
-      state_ = State::kTooSlow;
-      too_slow = true;
-      reason_ = "too slow: more than " + std::to_string(max_buffered_) +
-                " events waited to be sent; resume from the last id";
+      if (catch_up_ != nullptr && queued_changes_ == 0) {
+        // A burst: the store holds every event dropped here, and the catch-up reads them.
+        ask = FallBehindLocked();
+      } else {
+        state_ = State::kTooSlow;
+        too_slow = true;
+        reason_ = "too slow: more than " + std::to_string(max_buffered_) +
+                  " events waited to be sent; resume from the last id";
+      }
     } else {
       queue_.push_back(StreamItem{event, nullptr});
       ++queued_events_;
@@ -169,9 +208,70 @@ bool Subscription::Push(const LiveEventPtr& event) {
       }
     }
   }
+  if (ask) AskCatchUp();
   ready_.notify_one();
   Wake();
   return too_slow;
+}
+
+bool Subscription::FallBehindLocked() {
+  queue_.clear();
+  queued_events_ = 0;
+  waiting_.clear();
+  behind_ = true;
+  return CatchUpDueLocked();
+}
+
+bool Subscription::CatchUpDueLocked() {
+  if (!behind_ || catching_up_ || !replay_.empty() || state_ != State::kOpen ||
+      catch_up_ == nullptr) {
+    return false;
+  }
+  catching_up_ = true;
+  return true;
+}
+
+void Subscription::AskCatchUp() {
+  std::shared_ptr<const std::function<void()>> catch_up;
+  {
+    std::lock_guard lock(mu_);
+    catch_up = catch_up_;
+  }
+  if (catch_up != nullptr && *catch_up) (*catch_up)();
+}
+
+void Subscription::SetCatchUp(std::function<void()> catch_up) {
+  std::lock_guard lock(mu_);
+  catch_up_ = std::make_shared<const std::function<void()>>(std::move(catch_up));
+}
+
+bool Subscription::BeginCatchUp(const StreamPosition& to, StreamPosition* from) {
+  std::lock_guard lock(mu_);
+  if (state_ != State::kOpen || !behind_ || !catching_up_) return false;
+  *from = live_next_;
+  floor_ = to;
+  behind_ = false;
+  return true;
+}
+
+void Subscription::FinishCatchUp(std::vector<LiveEventPtr> events, bool truncated) {
+  bool ask = false;
+  {
+    std::lock_guard lock(mu_);
+    catching_up_ = false;
+    if (state_ != State::kOpen || !close_after_replay_.empty()) return;
+    for (LiveEventPtr& e : events) {
+      live_next_.Advance(e->tp, e->offset);
+      replay_.push_back(std::move(e));
+    }
+    // Cut at its limit: what it did not read is above live_next_, and so are the live events
+    // taken since BeginCatchUp; the next catch-up reads them all once these are taken.
+    if (truncated && !behind_) FallBehindLocked();
+    ask = CatchUpDueLocked();
+  }
+  if (ask) AskCatchUp();
+  ready_.notify_all();
+  Wake();
 }
 
 void Subscription::SetWaker(std::function<void()> wake) {
@@ -191,14 +291,27 @@ void Subscription::Wake() {
   if (waker != nullptr && *waker) (*waker)();
 }
 
-void Subscription::PushChange(const PartitionChangePtr& change) {
+bool Subscription::PushChange(const PartitionChangePtr& change) {
+  bool too_slow = false;
   {
     std::lock_guard lock(mu_);
-    if (state_ != State::kOpen || !close_after_replay_.empty()) return;
-    queue_.push_back(StreamItem{nullptr, change});
+    if (state_ != State::kOpen || !close_after_replay_.empty()) return false;
+    if (behind_ || catching_up_) {
+      // Where the change falls among the events the catch-up reads again is not known here: the
+      // client resumes from its last id instead (the store answers for each partition).
+      state_ = State::kTooSlow;
+      too_slow = true;
+      reason_ =
+          "too slow: the stream's partitions changed while it caught up from the store; "
+          "resume from the last id";
+    } else {
+      queue_.push_back(StreamItem{nullptr, change});
+      ++queued_changes_;
+    }
   }
   ready_.notify_one();
   Wake();
+  return too_slow;
 }
 
 }  // namespace hotrow::live

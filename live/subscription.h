@@ -73,8 +73,20 @@ struct StreamSpec {
 //   a newer event of an id replaces the one waiting and goes to the back, so that each partition's
 //   events stay in offset order. Events of one id in different partitions may still arrive older
 //   after newer (each partition is sent in offset order): a client keeps the newest by ts. The
-//   other streams keep every event. More than `max_buffered` waiting makes the subscription too
-//   slow: nothing more is taken, what waits is still sent, then the client is told and closed.
+//   other streams keep every event.
+// - More than `max_buffered` waiting (a burst faster than the client's socket takes it: one
+//   batch of 1,500 events of an id is pushed at once) makes the subscription fall behind: what
+//   waited is dropped, nothing more is taken, and it asks its catch-up (SetCatchUp; the hub's
+//   catch-up thread) to read from the store what it owes from where it stands, as a resume would
+//   (live/replay.h): BeginCatchUp, under the hub's lock, sets the offsets from which live events
+//   are taken again, and FinishCatchUp hands it the stored events below them, which Take sends
+//   before any live event taken since. A catch-up cut at its limit falls behind again once its
+//   events are taken, and the next continues. So a reading client loses nothing, gets nothing
+//   twice and keeps each partition's order; one that reads nothing is closed by its writer's
+//   write timeout, not here. Without a catch-up, or with a change of partitions waiting (the
+//   store cannot say where a change falls among the events it re-reads), falling behind makes
+//   the subscription too slow instead: what waited is still sent, then the client is told and
+//   closed.
 //
 // Thread-safety: every method may be called from any thread.
 class Subscription {
@@ -119,8 +131,23 @@ class Subscription {
   // True when this event made the subscription too slow (it was not taken).
   bool Push(const LiveEventPtr& event);
   // Called by the hub when the partitions it carries change, after every event of them it pushed
-  // before. Never makes the subscription too slow (changes are rare and small).
-  void PushChange(const PartitionChangePtr& change);
+  // before. Changes are rare and small: they never make a queue overflow; one that reaches a
+  // subscription catching up makes it too slow (true), as the class comment says.
+  bool PushChange(const PartitionChangePtr& change);
+
+  // `catch_up` is called (outside the lock, at most once per fall) when the subscription fell
+  // behind and wants the hub to read what it owes from the store (BeginCatchUp, FinishCatchUp).
+  // Set once, before it is registered; without it, falling behind is too slow.
+  void SetCatchUp(std::function<void()> catch_up);
+  // The catch-up's first step, with the hub's lock held exclusive (no row is being matched):
+  // live events at or above `to` (the store's offsets now) are taken again from here on, and
+  // *from gets where the stream stands (every event below it was taken or is waiting in the
+  // replay). False when the subscription is no longer open or not behind.
+  bool BeginCatchUp(const StreamPosition& to, StreamPosition* from);
+  // The catch-up's events: those owed between `from` and `to`, per partition in offset order,
+  // sent before the live events taken since BeginCatchUp. `truncated`: more were owed (the
+  // subscription falls behind again once these are taken, and the next catch-up continues).
+  void FinishCatchUp(std::vector<LiveEventPtr> events, bool truncated);
 
   // `wake` is called (outside the lock, from whichever thread made it so) whenever Take may
   // have something new: an event, the replay, or the end. For a writer that waits without a
@@ -141,6 +168,15 @@ class Subscription {
   std::string close_after_replay_;    // guarded by mu_; SetReplay's then_close
   std::list<StreamItem> queue_;       // guarded by mu_
   size_t queued_events_ = 0;          // guarded by mu_: the events in queue_
+  size_t queued_changes_ = 0;         // guarded by mu_: the changes in queue_
+  // Guarded by mu_. Live events below `floor_` are not taken (start_, then each catch-up's
+  // `to`); `live_next_` is where the stream stands past the replay: the floor advanced over
+  // every live event taken and every catch-up event handed over.
+  StreamPosition floor_;
+  StreamPosition live_next_;
+  bool behind_ = false;       // guarded by mu_: fell behind; live events are not taken
+  bool catching_up_ = false;  // guarded by mu_: a catch-up was asked and has not finished
+  std::shared_ptr<const std::function<void()>> catch_up_;  // guarded by mu_
   // kLatest: where each id's waiting event is in queue_.
   std::unordered_map<std::string, std::list<StreamItem>::iterator> waiting_;  // guarded by mu_
   std::shared_ptr<const std::function<void()>> waker_;                        // guarded by mu_
@@ -151,6 +187,12 @@ class Subscription {
   State TakeLocked(std::unique_lock<std::mutex>& lock,
                    std::chrono::steady_clock::time_point deadline, Out&& out);
   void Wake();
+  // Drops what waits and stops taking live events. REQUIRES: mu_ held; catch_up_ set; no change
+  // waiting. True when a catch-up is to be asked now (none under way, the replay taken).
+  bool FallBehindLocked();
+  // Whether a catch-up is to be asked now, and marks it asked. REQUIRES: mu_ held.
+  bool CatchUpDueLocked();
+  void AskCatchUp();
 };
 
 }  // namespace hotrow::live

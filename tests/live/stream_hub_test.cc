@@ -8,9 +8,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -20,6 +23,7 @@
 #include "query/query_engine.h"
 #include "store/event_store.h"
 #include "tests/support/event_gen.h"
+#include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
 namespace hotrow::live {
@@ -395,6 +399,58 @@ TEST_F(StreamHubTest, CloseWhereClosesOnlyTheSubscriptionsItAccepts) {
   EXPECT_EQ(state, Subscription::State::kOpen);
   // Closed ones are not counted again.
   EXPECT_EQ(hub_->CloseWhere([](const Subscription&) { return true; }, "stop"), 1u);
+}
+
+// A catch-up on a saturated server (every query slot taken) waits for a slot instead of ending a
+// stream whose client reads: once the slot frees it reads, and the subscription gets every event.
+TEST_F(StreamHubTest, ACatchUpWaitsForAQuerySlotWhenEveryOneIsTaken) {
+  query::QueryOptions q;
+  q.threads = 2;
+  q.max_concurrent_queries = 1;
+  engine_ = std::make_unique<query::QueryEngine>(store_.get(), q);
+  StreamHubOptions options;
+  options.max_buffered = 10;
+  Start(options);
+  Write("held", 1, 1, kNowMs - kMinute);
+  // The one slot, held by a query whose client has not taken its first event yet.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool holding = false;
+  bool release = false;
+  std::thread holder([&] {
+    const query::EventSink sink = [&](const query::Event&) {
+      std::unique_lock lock(mu);
+      holding = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return release; });
+      return true;
+    };
+    EXPECT_TRUE(engine_->RangeEach("held", 0, kNowMs + kMinute, sink).ok());
+  });
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return holding; });
+  }
+  Result<StreamStart> started = hub_->Subscribe(Id("a"), nullptr);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  Write("a", 0, 50, kNowMs - kMinute);  // one batch: its 11th event overflows the buffer
+  EXPECT_TRUE(testing::WaitFor([&] { return hub_->Stats().catch_ups_delayed >= 1; }));
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  holder.join();
+  std::vector<StreamItem> got;
+  EXPECT_TRUE(testing::WaitFor([&] {
+    started->subscription->Take(std::chrono::steady_clock::now(), &got);
+    return got.size() >= 50 || !started->subscription->reason().empty();
+  }));
+  EXPECT_EQ(started->subscription->reason(), "");
+  std::vector<Place> expected;
+  for (int64_t o = 0; o < 50; ++o) expected.emplace_back("t", 0, o);
+  EXPECT_EQ(Places(got), expected);
+  EXPECT_EQ(hub_->Stats().too_slow, 0u);
 }
 
 }  // namespace
