@@ -1,7 +1,5 @@
 #include "access/credentials.h"
 
-#include <httplib.h>
-
 #include "access/tls.h"
 #include "access/token_file.h"
 
@@ -67,24 +65,6 @@ Status Credentials::Reload() {
 std::shared_ptr<const CredentialsSnapshot> Credentials::Current() const {
   std::lock_guard<std::mutex> lock(mu_);
   return current_;
-}
-
-Status Credentials::ConfigurePeerClient(const CredentialsSnapshot& snapshot,
-                                        httplib::Client* client) const {
-  if (!snapshot.token.empty()) client->set_bearer_token_auth(snapshot.token);
-  if (!snapshot.peer_token.empty()) {
-    client->set_default_headers({{kPeerTokenHeader, snapshot.peer_token}});
-  }
-  if (!tls()) return Status::Ok();
-  // httplib verifies the chain and that the certificate names the host asked (its DNS or IP
-  // subjectAltName); this says against which CAs: those read into the snapshot, never the file
-  // (which may have changed, or broken, since).
-  client->enable_server_certificate_verification(true);
-  if (snapshot.peer_cas != nullptr && !snapshot.peer_cas->VerifyWith(client->ssl_context())) {
-    return Status::InvalidArgument("cluster.peer_ca: OpenSSL refused the CAs of " +
-                                   options_.peer_ca_file + " for a peer client");
-  }
-  return Status::Ok();
 }
 
 }  // namespace hotrow::access

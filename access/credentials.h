@@ -20,11 +20,6 @@
 
 #include "common/status.h"
 
-namespace httplib {
-class Client;
-class Server;
-}  // namespace httplib
-
 namespace hotrow::access {
 
 struct CredentialsOptions {
@@ -92,13 +87,6 @@ class Credentials {
 
   std::shared_ptr<const CredentialsSnapshot> Current() const;
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
-
-  // Makes `client` (made for a peer's "scheme://host:port") send the current token and peer
-  // token and, over HTTPS, verify the peer's certificate against the CAs of cluster.peer_ca as read into
-  // `snapshot` (or the system's CAs) and its name against the host asked. The values of
-  // `snapshot` are used: a client is tied to one generation. InvalidArgument when OpenSSL refuses
-  // the CAs (the client must then not be used: it would verify against the system's CAs).
-  Status ConfigurePeerClient(const CredentialsSnapshot& snapshot, httplib::Client* client) const;
 
  private:
   explicit Credentials(CredentialsOptions options) : options_(std::move(options)) {}

@@ -78,6 +78,8 @@ Cluster::~Cluster() {
 }
 
 void Cluster::RefreshRoute() {
+  // Peers are asked once the HTTP server runs: until then no map (every instance is asked).
+  if (!peers_->attached()) return;
   ingest::OwnershipSnapshot mine;
   std::vector<PeerReply> replies =
       peers_->AskAll("/v1/cluster?local=true", [&] { mine = Local(); });
@@ -100,8 +102,9 @@ std::optional<RoutePlan> Cluster::PlanRoute(const std::vector<std::string>& ids)
   if (!routing()) return std::nullopt;
   std::lock_guard<std::mutex> lock(route_mu_);
   if (route_stale_) return std::nullopt;
-  return cluster::PlanRoute(route_map_, options_.route_by_key, ids, 1 + peers_->options().peers.size(),
-                            WallClock::Default()->NowMs(), 2 * options_.route_refresh_ms);
+  return cluster::PlanRoute(route_map_, options_.route_by_key, ids,
+                            1 + peers_->options().peers.size(), WallClock::Default()->NowMs(),
+                            2 * options_.route_refresh_ms);
 }
 
 void Cluster::RouteMissed() {
@@ -244,7 +247,8 @@ LocalHead Cluster::Head(const ingest::OwnershipSnapshot& snapshot) const {
     }
     for (const std::string& topic : disagree) {
       head.route_partitions.erase(topic);
-      std::erase_if(head.routable, [&](const store::TopicPartition& tp) { return tp.topic == topic; });
+      std::erase_if(head.routable,
+                    [&](const store::TopicPartition& tp) { return tp.topic == topic; });
     }
   }
   std::sort(head.partitions.begin(), head.partitions.end());

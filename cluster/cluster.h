@@ -14,10 +14,10 @@
 
 #include "access/credentials.h"
 #include "cluster/coverage.h"
-#include "cluster/standby_request.h"
 #include "cluster/local_answer.h"
 #include "cluster/peer_client.h"
 #include "cluster/route.h"
+#include "cluster/standby_request.h"
 #include "cluster/topic_metadata.h"
 #include "ingest/ingestor.h"
 #include "ingest/partition_ownership.h"
@@ -58,7 +58,6 @@ struct ClusterOptions {
   int64_t route_refresh_ms = 1000;
 };
 
-
 // Answers that took partitions from standbys, and the partitions so taken (/metrics).
 struct StandbyCounts {
   uint64_t answers = 0;
@@ -91,9 +90,9 @@ struct QueryView {
 // The fan-out itself (ask, decide coverage, merge) is in cluster/group_query.h.
 //
 // Threads: hotrow-fresh (reads the ingestor's positions and readiness every
-// freshness_refresh_ms), hotrow-metadata (TopicMetadata), hotrow-peer (PeerClients) and, with
-// route_by_key, hotrow-route (reads the group's heads every route_refresh_ms), only with peers;
-// all owned and joined by the destructor.
+// freshness_refresh_ms), hotrow-metadata (TopicMetadata) and, with route_by_key, hotrow-route
+// (reads the group's heads every route_refresh_ms), only with peers; all owned and joined by the
+// destructor. Peers are asked on the HTTP server's runtime (PeerClients::Attach).
 //
 // Thread-safety: every method may be called from any thread, except set_ingestor and set_engine
 // (once each, before queries).
@@ -244,7 +243,7 @@ class Cluster {
   // Routing.
   mutable std::mutex route_mu_;
   std::condition_variable route_wake_;
-  RouteMap route_map_;      // GUARDED_BY(route_mu_)
+  RouteMap route_map_;        // GUARDED_BY(route_mu_)
   bool route_stale_ = false;  // GUARDED_BY(route_mu_): read it again now
   std::atomic<uint64_t> routed_{0}, everyone_{0}, retried_{0};
   std::thread route_;

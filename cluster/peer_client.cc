@@ -1,260 +1,183 @@
 #include "cluster/peer_client.h"
 
-#include <httplib.h>
-
-#include <algorithm>
-#include <atomic>
 #include <condition_variable>
-
-#include "query/thread_pool.h"
+#include <optional>
+#include <string_view>
+#include <utility>
 
 namespace hotrow::cluster {
 
 namespace {
 
-// httplib's timeouts as (seconds, microseconds).
-void SetTimeouts(httplib::Client* client, int64_t ms) {
-  const time_t sec = static_cast<time_t>(ms / 1000);
-  const time_t usec = static_cast<time_t>((ms % 1000) * 1000);
-  client->set_connection_timeout(sec, usec);
-  client->set_read_timeout(sec, usec);
-  client->set_write_timeout(sec, usec);
-}
+// What the replies of one AskEachAsync gather in until the last comes back.
+struct Gathering {
+  std::mutex mu;
+  std::vector<PeerReply> replies;  // guarded by mu
+  size_t left = 0;                 // guarded by mu
+  PeerClients::Replies done;
+};
 
-// Idle keep-alive clients kept per peer.
-constexpr size_t kMaxIdlePerPeer = 16;
+// Waits on the calling thread for replies handed to a Replies callback.
+struct Waiter {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<std::vector<PeerReply>> replies;  // guarded by mu
+
+  PeerClients::Replies Callback(const std::shared_ptr<Waiter>& self) {
+    return [self](std::vector<PeerReply> got) {
+      std::lock_guard lock(self->mu);
+      self->replies = std::move(got);
+      self->cv.notify_all();
+    };
+  }
+  std::vector<PeerReply> Wait() {
+    // Each request has its timeouts, and a stopping runtime answers what it cuts.
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return replies.has_value(); });
+    return std::move(*replies);
+  }
+};
+
+constexpr const char* kNotRunning = "this instance's HTTP server is not running";
 
 }  // namespace
 
-PeerClients::PeerClients(PeerClientOptions options) : options_(std::move(options)) {
-  if (!options_.peers.empty()) {
-    const int threads = static_cast<int>(std::min<size_t>(64, 4 * options_.peers.size()));
-    pool_ = std::make_unique<query::ThreadPool>(threads, "hotrow-peer");
-  }
-}
+PeerClients::PeerClients(PeerClientOptions options) : options_(std::move(options)) {}
 
 PeerClients::~PeerClients() = default;
 
-PeerClients::Pooled PeerClients::Take(const std::string& peer) {
-  const uint64_t generation = options_.credentials->generation();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::vector<Pooled>& idle = idle_[peer];
-    while (!idle.empty()) {
-      Pooled pooled = std::move(idle.back());
-      idle.pop_back();
-      // Made with older credentials: dropped, so that the new token and CAs are used.
-      if (pooled.generation == generation) return pooled;
-    }
-  }
-  const std::shared_ptr<const access::CredentialsSnapshot> now = options_.credentials->Current();
-  Pooled pooled;
-  pooled.generation = now->generation;
-  pooled.client =
-      std::make_unique<httplib::Client>(std::string(options_.credentials->scheme()) + "://" + peer);
-  pooled.client->set_keep_alive(true);
-  SetTimeouts(pooled.client.get(), options_.timeout_ms);
-  pooled.configured = options_.credentials->ConfigurePeerClient(*now, pooled.client.get());
-  return pooled;
+void PeerClients::Attach(std::shared_ptr<PeerTransport> transport) {
+  std::lock_guard lock(mu_);
+  transport_ = std::move(transport);
 }
 
-void PeerClients::Return(const std::string& peer, Pooled pooled) {
-  if (pooled.generation != options_.credentials->generation()) return;
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<Pooled>& idle = idle_[peer];
-  if (idle.size() < kMaxIdlePerPeer) idle.push_back(std::move(pooled));
+bool PeerClients::attached() const { return transport() != nullptr; }
+
+std::shared_ptr<PeerTransport> PeerClients::transport() const {
+  std::lock_guard lock(mu_);
+  return transport_;
 }
 
-std::string PeerClients::Explain(const std::string& peer, const Pooled& pooled, int error) {
-  const auto e = static_cast<httplib::Error>(error);
-  std::string why = httplib::to_string(e);
-  const bool tls = options_.credentials->tls();
-  if (tls && e == httplib::Error::SSLServerVerification) {
-    const long verify = pooled.client->get_openssl_verify_result();
-    return why + ": the peer's certificate " +
-           (verify != 0 ? "failed verification (error " + std::to_string(verify) + ")"
-                        : std::string("does not name ") + peer) +
-           " against cluster.peer_ca (or the system's CAs when unset)";
+void PeerClients::AskAllAsync(const std::string& target, const std::string* post_json,
+                              const std::vector<bool>* only, Replies done) {
+  std::vector<std::string> targets(options_.peers.size());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (only == nullptr || (i < only->size() && (*only)[i])) targets[i] = target;
   }
-  // A TLS handshake that fails, or a plain request that gets no HTTP answer back, is what a peer
-  // serving the other scheme causes: ask its open /healthz that way, once, without a token.
-  const bool maybe_mixed = tls ? e == httplib::Error::SSLConnection
-                               : e == httplib::Error::Read || e == httplib::Error::Unknown;
-  if (!maybe_mixed) return why;
-  httplib::Client probe(std::string(tls ? "http" : "https") + "://" + peer);
-  SetTimeouts(&probe, std::min<int64_t>(options_.timeout_ms, 1000));
-  probe.enable_server_certificate_verification(false);  // only to learn the scheme
-  httplib::Result res = probe.Get("/healthz");
-  if (res && res->status == 200) {
-    return why + ": mixed setup: " + peer + " serves " + (tls ? "plain HTTP" : "HTTPS") +
-           " while this instance serves " + (tls ? "HTTPS" : "plain HTTP") +
-           "; every instance of a group must set http.tls_cert and http.tls_key alike";
-  }
-  return why;
+  AskEachAsync(targets, post_json, std::move(done));
 }
 
-PeerReply PeerClients::Ask(const std::string& peer, const std::string& target,
-                           const std::string* post_json) {
-  PeerReply reply;
-  reply.peer = peer;
-  try {
-    Pooled pooled = Take(peer);
-    if (!pooled.configured.ok()) {
-      reply.error = pooled.configured.message();
-      return reply;
+void PeerClients::AskEachAsync(const std::vector<std::string>& targets,
+                               const std::string* post_json, Replies done) {
+  auto gathering = std::make_shared<Gathering>();
+  gathering->replies.resize(options_.peers.size());
+  gathering->done = std::move(done);
+  std::vector<size_t> asked;
+  for (size_t i = 0; i < options_.peers.size(); ++i) {
+    PeerReply& reply = gathering->replies[i];
+    reply.peer = options_.peers[i];
+    if (i < targets.size() && !targets[i].empty()) {
+      asked.push_back(i);
+    } else {
+      reply.asked = false;
+      reply.error = "not asked";
     }
-    httplib::Result res = post_json != nullptr
-                              ? pooled.client->Post(target, *post_json, "application/json")
-                              : pooled.client->Get(target);
-    if (!res) {
-      reply.error = Explain(peer, pooled, static_cast<int>(res.error()));
-      return reply;
-    }
-    reply.status = res->status;
-    reply.body = std::move(res->body);
-    reply.answered = res->status == 200;
-    if (!reply.answered) {
-      reply.error = "HTTP " + std::to_string(res->status);
-      if (res->status == 401) reply.error += ": the peer refused this instance's token";
-    }
-    Return(peer, std::move(pooled));
-  } catch (const std::exception& e) {
-    reply.error = e.what();
   }
-  return reply;
+  gathering->left = asked.size();
+  if (asked.empty()) {
+    gathering->done(std::move(gathering->replies));
+    return;
+  }
+  const std::shared_ptr<PeerTransport> runtime = transport();
+  for (size_t i : asked) {
+    auto arrived = [gathering, i](PeerReply reply) {
+      std::unique_lock lock(gathering->mu);
+      reply.asked = true;
+      gathering->replies[i] = std::move(reply);
+      if (--gathering->left > 0) return;
+      std::vector<PeerReply> all = std::move(gathering->replies);
+      lock.unlock();
+      gathering->done(std::move(all));
+    };
+    if (runtime == nullptr) {
+      PeerReply reply;
+      reply.peer = options_.peers[i];
+      reply.error = kNotRunning;
+      arrived(std::move(reply));
+      continue;
+    }
+    runtime->Ask(options_.peers[i], targets[i], post_json, std::move(arrived));
+  }
 }
 
 std::vector<PeerReply> PeerClients::AskAll(const std::string& target,
                                            const std::function<void()>& meanwhile,
                                            const std::string* post_json,
                                            const std::vector<bool>* only) {
-  std::vector<PeerReply> replies(options_.peers.size());
-  if (only != nullptr) {
-    // The peers left out, and the others asked as a smaller group.
-    std::vector<std::string> asked;
-    std::vector<size_t> where;
-    for (size_t i = 0; i < replies.size(); ++i) {
-      replies[i].peer = options_.peers[i];
-      if (i < only->size() && (*only)[i]) {
-        asked.push_back(options_.peers[i]);
-        where.push_back(i);
-      } else {
-        replies[i].asked = false;
-        replies[i].error = "not asked";
-      }
-    }
-    std::vector<PeerReply> got = AskPeers(asked, target, meanwhile, post_json);
-    for (size_t k = 0; k < got.size(); ++k) replies[where[k]] = std::move(got[k]);
-    return replies;
-  }
-  return AskPeers(options_.peers, target, meanwhile, post_json);
+  auto waiter = std::make_shared<Waiter>();
+  AskAllAsync(target, post_json, only, waiter->Callback(waiter));
+  if (meanwhile) meanwhile();
+  return waiter->Wait();
 }
 
 std::vector<PeerReply> PeerClients::AskEach(const std::vector<std::string>& targets,
                                             const std::function<void()>& meanwhile,
                                             const std::string* post_json) {
-  std::vector<PeerReply> replies(options_.peers.size());
-  std::vector<std::string> asked, asked_targets;
-  std::vector<size_t> where;
-  for (size_t i = 0; i < replies.size(); ++i) {
-    replies[i].peer = options_.peers[i];
-    if (i < targets.size() && !targets[i].empty()) {
-      asked.push_back(options_.peers[i]);
-      asked_targets.push_back(targets[i]);
-      where.push_back(i);
-    } else {
-      replies[i].asked = false;
-      replies[i].error = "not asked";
-    }
-  }
-  std::vector<PeerReply> got = AskPeers(asked, asked_targets, meanwhile, post_json);
-  for (size_t k = 0; k < got.size(); ++k) replies[where[k]] = std::move(got[k]);
-  return replies;
-}
-
-std::vector<PeerReply> PeerClients::AskPeers(const std::vector<std::string>& peers,
-                                             const std::string& target,
-                                             const std::function<void()>& meanwhile,
-                                             const std::string* post_json) {
-  return AskPeers(peers, std::vector<std::string>(peers.size(), target), meanwhile, post_json);
-}
-
-std::vector<PeerReply> PeerClients::AskPeers(const std::vector<std::string>& peers,
-                                             const std::vector<std::string>& targets,
-                                             const std::function<void()>& meanwhile,
-                                             const std::string* post_json) {
-  std::vector<PeerReply> replies(peers.size());
-  if (replies.empty()) {
-    if (meanwhile) meanwhile();
-    return replies;
-  }
-  // The work: one request per peer, then `meanwhile` (task n). Each task is run by whoever claims
-  // it first. This thread sends the last request itself at once, while pool threads take the
-  // rest; then it takes whatever no pool thread has started yet. On a busy machine a pool thread
-  // may be woken long after it was asked (DESIGN.md, "Queries": thread hops are expensive here),
-  // so no task waits for one when this thread is free.
-  const size_t n = replies.size();
-  const size_t tasks = n + (meanwhile ? 1 : 0);
-  struct Shared {
-    std::mutex mu;
-    std::condition_variable cv;
-    size_t left = 0;
-    std::vector<std::atomic<bool>> claimed;
-    explicit Shared(size_t count) : left(count), claimed(count) {}
-  };
-  auto shared = std::make_shared<Shared>(tasks);
-  auto run = [this, shared, n, &peers, &replies, &targets, &meanwhile, post_json](size_t i) {
-    if (shared->claimed[i].exchange(true)) return;
-    if (i < n) {
-      replies[i] = Ask(peers[i], targets[i], post_json);
-    } else {
-      meanwhile();
-    }
-    std::lock_guard<std::mutex> lock(shared->mu);
-    if (--shared->left == 0) shared->cv.notify_all();
-  };
-  for (size_t i = 0; i < tasks; ++i) {
-    if (i != n - 1) pool_->Submit([run, i] { run(i); });
-  }
-  run(n - 1);
-  for (size_t i = tasks; i-- > 0;) run(i);  // the ones no pool thread has started
-  std::unique_lock<std::mutex> lock(shared->mu);
-  shared->cv.wait(lock, [&] { return shared->left == 0; });  // each request has its timeouts
-  return replies;
+  auto waiter = std::make_shared<Waiter>();
+  AskEachAsync(targets, post_json, waiter->Callback(waiter));
+  if (meanwhile) meanwhile();
+  return waiter->Wait();
 }
 
 bool PeerClients::Stream(const std::string& peer, const std::string& target,
                          const std::function<bool(const char*, size_t)>& on_data,
                          std::string* error) {
-  Pooled pooled = Take(peer);
-  if (!pooled.configured.ok()) {
-    *error = pooled.configured.message();
+  const std::shared_ptr<PeerTransport> runtime = transport();
+  if (runtime == nullptr) {
+    *error = kNotRunning;
     return false;
   }
-  int status = 0;
-  bool stopped = false;
-  httplib::Result res = pooled.client->Get(
-      target,
-      [&](const httplib::Response& r) {
-        status = r.status;
-        return r.status == 200;
+  // The runtime hands each piece over and reads on once it is resumed: the pieces are read here,
+  // on the calling thread, one at a time.
+  struct Mailbox {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::optional<std::string_view> piece;  // guarded by mu
+    PeerTransport::Resume resume;           // guarded by mu
+    bool ended = false;                     // guarded by mu
+    bool ok = false;
+    std::string error;
+  };
+  auto box = std::make_shared<Mailbox>();
+  runtime->Stream(
+      peer, target,
+      [box](std::string_view piece, PeerTransport::Resume resume) {
+        std::lock_guard lock(box->mu);
+        box->piece = piece;
+        box->resume = std::move(resume);
+        box->cv.notify_all();
       },
-      [&](const char* data, size_t length) {
-        if (!on_data(data, length)) stopped = true;
-        return !stopped;
+      [box](bool ok, std::string why) {
+        std::lock_guard lock(box->mu);
+        box->ended = true;
+        box->ok = ok;
+        box->error = std::move(why);
+        box->cv.notify_all();
       });
-  if (!res) {
-    if (stopped) return true;
-    *error = status != 0 && status != 200 ? "HTTP " + std::to_string(status)
-                                          : Explain(peer, pooled, static_cast<int>(res.error()));
-    return false;
+  std::unique_lock lock(box->mu);
+  for (;;) {
+    box->cv.wait(lock, [&] { return box->piece.has_value() || box->ended; });
+    if (!box->piece) break;
+    const std::string_view piece = *box->piece;
+    PeerTransport::Resume resume = std::move(box->resume);
+    box->piece.reset();
+    lock.unlock();
+    const bool more = on_data(piece.data(), piece.size());
+    resume(more);
+    lock.lock();
   }
-  if (res->status != 200) {
-    *error = "HTTP " + std::to_string(res->status);
-    return false;
-  }
-  Return(peer, std::move(pooled));
-  return true;
+  if (!box->ok) *error = box->error;
+  return box->ok;
 }
 
 }  // namespace hotrow::cluster

@@ -2,21 +2,13 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "access/credentials.h"
-
-namespace httplib {
-class Client;
-}  // namespace httplib
-
-namespace hotrow::query {
-class ThreadPool;
-}  // namespace hotrow::query
+#include "cluster/peer_transport.h"
 
 namespace hotrow::cluster {
 
@@ -31,29 +23,20 @@ struct PeerClientOptions {
   const access::Credentials* credentials = nullptr;
 };
 
-// One peer's answer to a request.
-struct PeerReply {
-  std::string peer;
-  bool asked = true;      // false: left out of the request (PeerClients::AskAll's `only`)
-  bool answered = false;  // a 200 within the deadline
-  int status = 0;         // HTTP status; 0 when none
-  std::string body;
-  std::string error;  // why not answered, for /v1/cluster and the log
-};
-
-// The HTTP clients an instance asks its peers with (CONTRACT.md, "Cluster mode in production
-// settings"): the scheme this instance serves (https:// with http.tls_*, verified against
-// cluster.peer_ca and naming the peer's host), the current token, keep-alive connections kept per
-// peer. Clients are tied to one generation of the credentials: after a reload, idle clients of an
-// older one are dropped instead of reused, so the next request carries the new token and checks
-// the new CAs.
+// How an instance asks its peers (CONTRACT.md, "Cluster mode in production settings"): every peer
+// in parallel, through the PeerTransport the HTTP server runs (http/peer_transport.h: the
+// server's own I/O threads, keep-alive connections per peer, the scheme this instance serves, the
+// current token and CAs at every request, and an error that says when a peer serves the other
+// scheme). Nothing here holds a thread while a peer answers: the asynchronous calls return at
+// once and call back from the runtime; the blocking ones (AskAll, AskEach, Stream) wait on the
+// calling thread alone, which runs `meanwhile` (this instance's own part) while the requests are
+// in flight. No request is handed to another thread.
 //
-// A request that fails after the connection was made, in a way that a peer serving the other
-// scheme causes, is told apart by asking that peer's /healthz in the other scheme: the error then
-// says the setup is mixed (one instance on HTTPS, another on plain HTTP).
+// Before a transport is attached (the HTTP server not started yet) and after it stopped, every
+// request fails at once, saying so.
 //
-// Threads: a pool of named threads (hotrow-peer), owned and joined by the destructor.
-// Thread-safety: every method may be called from any thread.
+// Thread-safety: every method may be called from any thread. The blocking calls must not be made
+// on the runtime's I/O threads (they would wait on themselves).
 class PeerClients {
  public:
   explicit PeerClients(PeerClientOptions options);
@@ -63,9 +46,18 @@ class PeerClients {
 
   const PeerClientOptions& options() const { return options_; }
 
+  // The runtime requests go through from now on (null: none). Requests in flight keep the one
+  // they started on.
+  void Attach(std::shared_ptr<PeerTransport> transport);
+  bool attached() const;
+
+  // Called once with every peer's reply, in the order of options().peers: on the thread of the
+  // last reply (an I/O thread: it must not block), or on the calling thread when none is asked.
+  using Replies = std::function<void(std::vector<PeerReply>)>;
+
   // GETs `target` ("/v1/...?...") on every peer in parallel, each within timeout_ms, and runs
-  // `meanwhile` (this instance's own part) meanwhile, on the calling thread or a pool thread,
-  // whichever is free first. Returns once all are done; replies in the order of options().peers.
+  // `meanwhile` (this instance's own part) on the calling thread while they are in flight.
+  // Returns once all are done; replies in the order of options().peers.
   // With `post_json`, each peer is sent a POST of that JSON body instead (a list of ids too long
   // for a URL).
   // With `only` (one entry per peer), only the peers it marks true are asked; the others'
@@ -74,43 +66,30 @@ class PeerClients {
                                 const std::function<void()>& meanwhile = nullptr,
                                 const std::string* post_json = nullptr,
                                 const std::vector<bool>* only = nullptr);
+  // As AskAll without waiting: the replies go to `done`.
+  void AskAllAsync(const std::string& target, const std::string* post_json,
+                   const std::vector<bool>* only, Replies done);
 
   // As AskAll, with a target of its own per peer (`targets[i]` for options().peers[i]); a peer
   // whose target is empty is not asked (its reply says `asked` false).
   std::vector<PeerReply> AskEach(const std::vector<std::string>& targets,
                                  const std::function<void()>& meanwhile,
                                  const std::string* post_json = nullptr);
-  // GETs `target` on `peer`, passing the body to `on_data` as it arrives (false from it stops).
-  // False with `error` set when the peer did not answer 200 in time or the stream broke.
+  void AskEachAsync(const std::vector<std::string>& targets, const std::string* post_json,
+                    Replies done);
+
+  // GETs `target` on `peer`, passing the body to `on_data` as it arrives (false from it stops),
+  // on the calling thread: the runtime reads the next piece once `on_data` has returned. False
+  // with `error` set when the peer did not answer 200 in time or the stream broke.
   bool Stream(const std::string& peer, const std::string& target,
               const std::function<bool(const char*, size_t)>& on_data, std::string* error);
 
  private:
-  struct Pooled {
-    uint64_t generation = 0;
-    std::unique_ptr<httplib::Client> client;
-    Status configured;  // not ok: the client cannot verify as asked and must not be used
-  };
-  Pooled Take(const std::string& peer);
-  void Return(const std::string& peer, Pooled pooled);
-  PeerReply Ask(const std::string& peer, const std::string& target, const std::string* post_json);
-  // AskAll over `peers` (a subset of options().peers), replies in their order.
-  std::vector<PeerReply> AskPeers(const std::vector<std::string>& peers, const std::string& target,
-                                  const std::function<void()>& meanwhile,
-                                  const std::string* post_json);
-  // The same with one target per peer.
-  std::vector<PeerReply> AskPeers(const std::vector<std::string>& peers,
-                                  const std::vector<std::string>& targets,
-                                  const std::function<void()>& meanwhile,
-                                  const std::string* post_json);
-  // Why a request that failed with httplib error `error` failed, in words; asks the peer in the
-  // other scheme when that may be the cause.
-  std::string Explain(const std::string& peer, const Pooled& pooled, int error);
+  std::shared_ptr<PeerTransport> transport() const;
 
   const PeerClientOptions options_;
-  std::unique_ptr<query::ThreadPool> pool_;
-  std::mutex mu_;
-  std::map<std::string, std::vector<Pooled>> idle_;  // GUARDED_BY(mu_)
+  mutable std::mutex mu_;
+  std::shared_ptr<PeerTransport> transport_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace hotrow::cluster

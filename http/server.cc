@@ -11,6 +11,7 @@
 
 #include "access/credentials.h"
 #include "access/tls.h"
+#include "cluster/peer_transport.h"
 #include "common/host_port.h"
 #include "http/auth.h"
 #include "http/query_params.h"
@@ -97,8 +98,7 @@ namespace {
 // The routes whose answers `format=rows` rewrites (http/rows_format.h), with the kind of query a
 // bad `format` is counted under; nullopt for every other route, where `format` stays an unknown
 // parameter.
-std::optional<QueryKind> RowsRouteKind(const Request& req,
-                                       const std::vector<std::string>& s,
+std::optional<QueryKind> RowsRouteKind(const Request& req, const std::vector<std::string>& s,
                                        std::string_view raw_query) {
   if (s.size() < 2 || s[0] != "v1") return std::nullopt;
   if (s.size() == 2 && s[1] == "latest") {
@@ -155,8 +155,8 @@ void HttpServer::Impl::Route(const Request& req, const std::vector<std::string>&
   if (OnIoThread()) {
     // Only health and a latest-N the cache answers are answered here; the rest may block.
     const bool cluster = backend.cluster != nullptr && backend.cluster->enabled();
-    const bool cluster_info = segments.size() == 2 && segments[0] == "v1" &&
-                              segments[1] == "cluster";
+    const bool cluster_info =
+        segments.size() == 2 && segments[0] == "v1" && segments[1] == "cluster";
     switch (endpoint) {
       case Endpoint::kHealthz:
       case Endpoint::kReadyz:
@@ -338,6 +338,13 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   if (!transport.ok()) return transport.status();
   impl->transport = std::move(transport).value();
   impl->port = impl->transport->port();
+  if (backend.cluster != nullptr && backend.cluster->enabled()) {
+    // The peers are asked on this server's I/O threads from now on (cluster/peer_client.h).
+    cluster::PeerTransportOptions peers;
+    peers.timeout_ms = backend.cluster->peers().options().timeout_ms;
+    peers.credentials = backend.cluster->peers().options().credentials;
+    backend.cluster->peers().Attach(impl->transport->StartPeerTransport(peers));
+  }
   std::unique_ptr<HttpServer> http(new HttpServer(std::move(impl)));
   spdlog::info("http: listening on {}", http->url());
   return http;
@@ -357,8 +364,6 @@ void HttpServer::AccessReloaded() { impl_->EndStreamsOfRetiredTokens(); }
 
 size_t HttpServer::open_connections() const { return impl_->transport->open_connections(); }
 
-uint64_t HttpServer::refused_connections() const {
-  return impl_->transport->refused_connections();
-}
+uint64_t HttpServer::refused_connections() const { return impl_->transport->refused_connections(); }
 
 }  // namespace hotrow::http

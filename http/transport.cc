@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "common/host_port.h"
+#include "http/peer_transport.h"
 #include "http/worker_pool.h"
 
 namespace hotrow::http {
@@ -128,6 +129,9 @@ struct Transport::Impl {
   int port = 0;
   std::vector<std::thread> io_threads;
   WorkerPool client, peer, other;
+  // The peers' clients made on this io_context (guarded by stop_mu): shut down by Stop while it
+  // still runs.
+  std::vector<std::shared_ptr<AsioPeerTransport>> peer_transports;
 
   WorkerPool& Pool(WorkLane lane) {
     switch (lane) {
@@ -689,6 +693,18 @@ Result<std::unique_ptr<Transport>> Transport::Start(const TransportOptions& opti
 
 Transport::Transport(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
+std::shared_ptr<cluster::PeerTransport> Transport::StartPeerTransport(
+    const cluster::PeerTransportOptions& options) {
+  auto peers = std::make_shared<AsioPeerTransport>(impl_->io, options);
+  std::lock_guard lock(impl_->stop_mu);
+  if (impl_->stopped) {
+    peers->Shutdown(0);
+  } else {
+    impl_->peer_transports.push_back(peers);
+  }
+  return peers;
+}
+
 Transport::~Transport() { Stop(); }
 
 int Transport::port() const { return impl_->port; }
@@ -718,6 +734,11 @@ void Transport::Stop(int64_t drain_ms) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(drain_ms);
   while (self->connections.load() > 0 && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  // The answers in flight have finished (a fan-out among them waited on its peers here); what
+  // else asks peers (the route map's reads) is cut now, while the I/O threads still run.
+  for (const std::shared_ptr<AsioPeerTransport>& peers : self->peer_transports) {
+    peers->Shutdown(1000);
   }
   self->halted.store(true);
   self->io.stop();

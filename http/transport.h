@@ -36,6 +36,11 @@
 #include "common/status.h"
 #include "http/exchange.h"
 
+namespace hotrow::cluster {
+class PeerTransport;
+struct PeerTransportOptions;
+}  // namespace hotrow::cluster
+
 namespace hotrow::http {
 
 struct TransportOptions {
@@ -103,6 +108,12 @@ class Transport {
 
   // Stops as the header says; waits up to `drain_ms` for answers in flight. Idempotent.
   void Stop(int64_t drain_ms = 10000);
+
+  // A client of the group's other instances on these I/O threads (http/peer_transport.h): a
+  // request to a peer holds no thread while it waits. It stops with the transport, after the
+  // answers in flight (which may be waiting on peers) have finished: later requests fail at once.
+  std::shared_ptr<cluster::PeerTransport> StartPeerTransport(
+      const cluster::PeerTransportOptions& options);
 
   struct Impl;
 

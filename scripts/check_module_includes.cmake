@@ -9,7 +9,8 @@ cmake_minimum_required(VERSION 3.22)
 set(adapter_headers
   "rocksdb/|store"
   "librdkafka/|ingest"
-  "httplib.h|access cluster http cli ingest"
+  "httplib.h|access http cli ingest"
+  "boost/|http"
   "avro.h|ingest"
   "avro/|ingest"
   "google/protobuf/|ingest"

@@ -40,8 +40,8 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 constexpr int kA = 0, kB = 1;
-// More failed requests than the idle clients PeerClients keeps per peer (16): each failure drops
-// the client it used, so afterwards none made before remains.
+// More failed requests than the idle connections kept per peer (16, http/peer_transport.h): each
+// failure closes the connection it used, so afterwards none made before remains.
 constexpr int kDrainingRequests = 20;
 
 void WriteFile(const std::string& path, const std::string& text) {
