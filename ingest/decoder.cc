@@ -8,6 +8,7 @@
 #include "ingest/avro_decoder.h"
 #include "ingest/ingestor.h"
 #include "ingest/protobuf_decoder.h"
+#include "ingest/schema_fetcher.h"
 #include "ingest/schema_registry.h"
 
 namespace hotrow::ingest {
@@ -58,7 +59,9 @@ Result<std::unique_ptr<SchemaSource>> Registry(const FormatOptions& options) {
   }
   Result<std::unique_ptr<SchemaSource>> source = OpenSchemaRegistry(registry);
   if (!source.ok()) return source.status();
-  return RememberNotFound(std::move(*source));
+  // Fetched off the decoding thread (the poller), so that a registry that hangs holds only the
+  // partitions whose records wait for it.
+  return FetchInBackground(RememberNotFound(std::move(*source)), options.fetch_stats);
 }
 
 }  // namespace

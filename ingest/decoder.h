@@ -10,6 +10,8 @@
 
 namespace hotrow::ingest {
 
+struct SchemaFetchStats;  // schema_fetcher.h
+
 // The default bound on the JSON text of one decoded record (ingest.max_decoded_bytes): 16 MiB,
 // room for a 1 MiB record that grows several times (booleans 5x, doubles 3x).
 inline constexpr size_t kDefaultMaxDecodedBytes = size_t{16} << 20;
@@ -55,6 +57,9 @@ struct FormatOptions {
   // ingest.max_decoded_bytes: the most JSON text one record may decode to; a record that would
   // decode to more is rejected too_large, checked before the text grows. Default: 16 MiB.
   size_t max_decoded_bytes = kDefaultMaxDecodedBytes;
+  // Where the registry's fetcher (schema_fetcher.h: schemas are fetched off the decoding thread)
+  // counts its fetches; the ingestor reads them. Default: null (counted nowhere).
+  std::shared_ptr<SchemaFetchStats> fetch_stats;
 };
 
 // What Decoder::Decode made of a value.
