@@ -88,14 +88,14 @@ Result<std::unique_ptr<Decoder>> MakeDecoder(const FormatOptions& options) {
       if (registry) {
         Result<std::unique_ptr<SchemaSource>> source = Registry(options);
         if (!source.ok()) return source.status();
-        return std::unique_ptr<Decoder>(
-            AvroDecoder::WithRegistry(std::move(*source), options.max_decoded_bytes));
+        return std::unique_ptr<Decoder>(AvroDecoder::WithRegistry(
+            std::move(*source), options.max_decoded_bytes, options.ts_field));
       }
       Result<std::string> schema =
           ReadFileNamed("ingest.avro.schema_file", options.avro_schema_file);
       if (!schema.ok()) return schema.status();
       Result<std::unique_ptr<AvroDecoder>> decoder =
-          AvroDecoder::WithSchema(*schema, options.max_decoded_bytes);
+          AvroDecoder::WithSchema(*schema, options.max_decoded_bytes, options.ts_field);
       if (!decoder.ok()) {
         return Status::InvalidArgument("ingest.avro.schema_file: " + options.avro_schema_file +
                                        ": " + decoder.status().message());

@@ -60,6 +60,9 @@ struct FormatOptions {
   // Where the registry's fetcher (schema_fetcher.h: schemas are fetched off the decoding thread)
   // counts its fetches; the ingestor reads them. Default: null (counted nowhere).
   std::shared_ptr<SchemaFetchStats> fetch_stats;
+  // ingest.ts_field: a decoder whose schemas give the unit of the integer it names says it
+  // (Decoder::TimeUnitsPerMs). Default: empty (none named).
+  std::string ts_field;
 };
 
 // What Decoder::Decode made of a value.
@@ -82,6 +85,10 @@ class Decoder {
   // *detail.
   virtual DecodeStatus Decode(std::string_view value, std::string* json, const char** reject,
                               std::string* detail) = 0;
+  // What an integer at FormatOptions::ts_field counts per millisecond in the value last decoded
+  // kOk, as its schema says: 1000 for an Avro timestamp-micros, 1000000 for timestamp-nanos.
+  // Default: 1 (milliseconds).
+  virtual int64_t TimeUnitsPerMs() const { return 1; }
 };
 
 // decoder->Decode, with what no decoder can vouch against turned into a rejected record rather

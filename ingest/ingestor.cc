@@ -144,6 +144,7 @@ Status IngestorImpl::Init() {
   {
     FormatOptions format = options_.format;
     format.fetch_stats = fetch_stats_;
+    format.ts_field = options_.ts_field;
     Result<std::unique_ptr<Decoder>> decoder = MakeDecoder(format);
     if (!decoder.ok()) return decoder.status();
     decoder_ = std::move(*decoder);

@@ -188,6 +188,7 @@ bool IngestorImpl::HandleMessage(rd_kafka_message_t* msg) {
     switch (DecodeRecord(decoder_.get(), view.value, &decoded_, &reason, &detail)) {
       case DecodeStatus::kOk:
         view.value = decoded_;
+        view.ts_units_per_ms = decoder_->TimeUnitsPerMs();
         break;
       case DecodeStatus::kReject:
         Reject(cursor, msg, reason, detail, now);
