@@ -107,13 +107,15 @@ Result<std::unique_ptr<Decoder>> MakeDecoder(const FormatOptions& options) {
         Result<std::unique_ptr<SchemaSource>> source = Registry(options);
         if (!source.ok()) return source.status();
         return std::unique_ptr<Decoder>(ProtobufDecoder::WithRegistry(
-            std::move(*source), options.max_decoded_bytes, options.protobuf_legacy_indexes));
+            std::move(*source), options.max_decoded_bytes, options.protobuf_legacy_indexes,
+            options.protobuf_well_known_json));
       }
       Result<std::string> set =
           ReadFileNamed("ingest.protobuf.descriptor_set", options.protobuf_descriptor_set);
       if (!set.ok()) return set.status();
       Result<std::unique_ptr<ProtobufDecoder>> decoder = ProtobufDecoder::WithDescriptorSet(
-          *set, options.protobuf_message, options.max_decoded_bytes);
+          *set, options.protobuf_message, options.max_decoded_bytes,
+          options.protobuf_well_known_json);
       if (!decoder.ok()) {
         return Status::InvalidArgument(
             "ingest.protobuf.descriptor_set: " + options.protobuf_descriptor_set + ": " +

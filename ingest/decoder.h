@@ -52,6 +52,10 @@ struct FormatOptions {
   // python3-confluent-kafka before 1.8.2 writes it (plain varints; Confluent's
   // use.deprecated.format) rather than zigzag. Default: false.
   bool protobuf_legacy_indexes = false;
+  // ingest.protobuf.well_known: true ("json") writes Protobuf's well-known types as proto3's
+  // JSON mapping does (a Timestamp as an RFC 3339 string, usable as ingest.ts_field); false
+  // ("message") as the messages they are. Default: true.
+  bool protobuf_well_known_json = true;
   // How long a registry request may take to connect and answer. Default: 5 s.
   int64_t registry_timeout_ms = 5000;
   // ingest.max_decoded_bytes: the most JSON text one record may decode to; a record that would
