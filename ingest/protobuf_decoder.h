@@ -14,6 +14,7 @@
 
 namespace google::protobuf {
 class Descriptor;
+class FieldDescriptor;
 class DescriptorPool;
 class FileDescriptor;
 }  // namespace google::protobuf
@@ -36,9 +37,11 @@ namespace hotrow::ingest {
 // writes them (protobuf_well_known.h: Timestamp an RFC 3339 string, Duration "1.5s", a wrapper
 // its value, Struct, Value and ListValue the JSON they hold, FieldMask its camelCase paths;
 // Any and Empty as messages), or as the messages they are when well_known_json is false.
-// Unknown fields are skipped; a later occurrence of a singular field wins, and of a oneof's
-// members the last on the wire is written. Groups, a wire type that does not match the field, a
-// string that is not UTF-8, nesting deeper than 100 and truncated input are bad_protobuf.
+// Unknown fields are skipped, unknown groups too; a later occurrence of a singular scalar wins,
+// occurrences of a singular message are merged, of a oneof's members the last on the wire is
+// written, and of map entries with one key the last. A known group field, a wire type that does
+// not match the field, a string that is not UTF-8, nesting deeper than 100 and truncated input
+// are bad_protobuf.
 //
 // Sources of descriptors:
 // - one message of a descriptor set (ingest.protobuf.descriptor_set, ingest.protobuf.message):
@@ -102,6 +105,10 @@ class ProtobufDecoder final : public Decoder {
   // A well-known type's JSON from the fields Message read at `depth` (protobuf_transcode.cc);
   // `element` writes one field occurrence.
   enum class WellKnown { kWritten, kFailed, kNotMapped };
+  // (*keep)[k - begin]: whether map entry k of [begin, end) at `depth` is the last with its
+  // key. Linear in the entries.
+  void MarkLastOfEachKey(const google::protobuf::FieldDescriptor* key, size_t begin, size_t end,
+                         size_t depth, std::vector<char>* keep);
   template <typename Element>
   WellKnown WellKnownType(const google::protobuf::Descriptor* d, size_t depth, Element& element,
                           std::string* out, std::string* detail);

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_set>
 
 #include "ingest/json_text.h"
 #include "ingest/protobuf_decoder.h"
 #include "ingest/protobuf_well_known.h"
+#include "ingest/protobuf_wire.h"
 #include "ingest/varint.h"
 
 namespace hotrow::ingest {
@@ -15,6 +17,7 @@ namespace hotrow::ingest {
 using google::protobuf::Descriptor;
 using google::protobuf::FieldDescriptor;
 using WireField = ProtobufDecoder::WireField;
+using namespace protobuf_wire;  // NOLINT: the wire helpers, this file's vocabulary
 
 namespace {
 
@@ -24,216 +27,6 @@ constexpr size_t kMaxProtobufDepth = 100;
 bool IsNullValue(const FieldDescriptor* f) {
   return f->type() == FieldDescriptor::TYPE_ENUM &&
          f->enum_type()->full_name() == "google.protobuf.NullValue";
-}
-
-bool ReadFixed(std::string_view* in, size_t size, uint64_t* value) {
-  if (in->size() < size) return false;
-  uint64_t v = 0;
-  std::memcpy(&v, in->data(), size);  // little-endian on the wire and on hotrow's platforms
-  in->remove_prefix(size);
-  *value = v;
-  return true;
-}
-
-// The wire type a field of `type` is written with (packed repeated scalars aside).
-int WireTypeOf(FieldDescriptor::Type type) {
-  switch (type) {
-    case FieldDescriptor::TYPE_FIXED64:
-    case FieldDescriptor::TYPE_SFIXED64:
-    case FieldDescriptor::TYPE_DOUBLE:
-      return 1;
-    case FieldDescriptor::TYPE_FIXED32:
-    case FieldDescriptor::TYPE_SFIXED32:
-    case FieldDescriptor::TYPE_FLOAT:
-      return 5;
-    case FieldDescriptor::TYPE_STRING:
-    case FieldDescriptor::TYPE_BYTES:
-    case FieldDescriptor::TYPE_MESSAGE:
-      return 2;
-    case FieldDescriptor::TYPE_GROUP:
-      return 3;
-    default:
-      return 0;
-  }
-}
-
-// Appends the JSON of a scalar (not string, bytes or message) from its wire number.
-void AppendScalar(const FieldDescriptor* f, uint64_t v, std::string* out) {
-  switch (f->type()) {
-    case FieldDescriptor::TYPE_INT32:
-    case FieldDescriptor::TYPE_SFIXED32:
-      AppendInt(static_cast<int32_t>(v), out);
-      break;
-    case FieldDescriptor::TYPE_INT64:
-    case FieldDescriptor::TYPE_SFIXED64:
-      AppendInt(static_cast<int64_t>(v), out);
-      break;
-    case FieldDescriptor::TYPE_UINT32:
-    case FieldDescriptor::TYPE_FIXED32:
-      AppendUint(static_cast<uint32_t>(v), out);
-      break;
-    case FieldDescriptor::TYPE_UINT64:
-    case FieldDescriptor::TYPE_FIXED64:
-      AppendUint(v, out);
-      break;
-    case FieldDescriptor::TYPE_SINT32: {
-      const auto u = static_cast<uint32_t>(v);
-      AppendInt(static_cast<int32_t>((u >> 1) ^ (~(u & 1) + 1)), out);
-      break;
-    }
-    case FieldDescriptor::TYPE_SINT64:
-      AppendInt(static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1)), out);
-      break;
-    case FieldDescriptor::TYPE_BOOL:
-      out->append(v != 0 ? "true" : "false");
-      break;
-    case FieldDescriptor::TYPE_FLOAT: {
-      float x;
-      const auto bits = static_cast<uint32_t>(v);
-      std::memcpy(&x, &bits, sizeof x);
-      AppendFloat(x, out);
-      break;
-    }
-    case FieldDescriptor::TYPE_DOUBLE: {
-      double x;
-      std::memcpy(&x, &v, sizeof x);
-      AppendDouble(x, out);
-      break;
-    }
-    case FieldDescriptor::TYPE_ENUM: {
-      const int number = static_cast<int32_t>(v);
-      const auto* value = f->enum_type()->FindValueByNumber(number);
-      if (value != nullptr) {
-        AppendJsonString(value->name(), out);
-      } else {
-        AppendInt(number, out);
-      }
-      break;
-    }
-    default:
-      out->append("null");
-  }
-}
-
-// Appends the default of an absent singular scalar, string or bytes field.
-void AppendDefault(const FieldDescriptor* f, std::string* out) {
-  switch (f->cpp_type()) {
-    case FieldDescriptor::CPPTYPE_INT32:
-      AppendInt(f->default_value_int32(), out);
-      break;
-    case FieldDescriptor::CPPTYPE_INT64:
-      AppendInt(f->default_value_int64(), out);
-      break;
-    case FieldDescriptor::CPPTYPE_UINT32:
-      AppendUint(f->default_value_uint32(), out);
-      break;
-    case FieldDescriptor::CPPTYPE_UINT64:
-      AppendUint(f->default_value_uint64(), out);
-      break;
-    case FieldDescriptor::CPPTYPE_FLOAT:
-      AppendFloat(f->default_value_float(), out);
-      break;
-    case FieldDescriptor::CPPTYPE_DOUBLE:
-      AppendDouble(f->default_value_double(), out);
-      break;
-    case FieldDescriptor::CPPTYPE_BOOL:
-      out->append(f->default_value_bool() ? "true" : "false");
-      break;
-    case FieldDescriptor::CPPTYPE_ENUM:
-      AppendJsonString(f->default_value_enum()->name(), out);
-      break;
-    case FieldDescriptor::CPPTYPE_STRING:
-      if (f->type() == FieldDescriptor::TYPE_BYTES) {
-        out->push_back('"');
-        AppendBase64(f->default_value_string(), out);
-        out->push_back('"');
-      } else {
-        AppendJsonString(f->default_value_string(), out);
-      }
-      break;
-    default:
-      out->append("null");
-  }
-}
-
-// What a check before a small append allows for: a number, a literal, punctuation.
-constexpr uint64_t kSmallAppend = 64;
-
-// At most the size of AppendScalar's text for an enum field: its longest symbol.
-[[gnu::noinline]] uint64_t EnumSize(const FieldDescriptor* f) {
-  uint64_t longest = 0;
-  for (int i = 0; i < f->enum_type()->value_count(); ++i) {
-    longest = std::max<uint64_t>(longest, f->enum_type()->value(i)->name().size());
-  }
-  return kSmallAppend + 6 * longest;
-}
-
-// At most the size of AppendScalar's text for f.
-inline uint64_t ScalarSize(const FieldDescriptor* f) {
-  return f->type() == FieldDescriptor::TYPE_ENUM ? EnumSize(f) : kSmallAppend;
-}
-
-// At most the size of AppendDefault's text for f.
-uint64_t DefaultSize(const FieldDescriptor* f) {
-  if (f->cpp_type() == FieldDescriptor::CPPTYPE_ENUM) {
-    return kSmallAppend + 6 * f->default_value_enum()->name().size();
-  }
-  if (f->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
-    return kSmallAppend + 6 * f->default_value_string().size();
-  }
-  return kSmallAppend;
-}
-
-// Reads the fields of one message's wire bytes into *fields (unknown fields skipped).
-bool ReadFields(const Descriptor* d, std::string_view in, std::vector<WireField>* fields,
-                std::string* detail) {
-  fields->clear();
-  while (!in.empty()) {
-    uint64_t tag = 0;
-    if (!ReadVarint(&in, &tag) || (tag >> 3) == 0 || (tag >> 3) > 536870911) {
-      *detail = d->full_name() + ": a malformed field tag";
-      return false;
-    }
-    WireField w;
-    w.wire_type = static_cast<uint8_t>(tag & 7);
-    bool ok = false;
-    switch (w.wire_type) {
-      case 0:
-        ok = ReadVarint(&in, &w.number);
-        break;
-      case 1:
-        ok = ReadFixed(&in, 8, &w.number);
-        break;
-      case 5:
-        ok = ReadFixed(&in, 4, &w.number);
-        break;
-      case 2: {
-        uint64_t size = 0;
-        ok = ReadVarint(&in, &size) && size <= in.size();
-        if (ok) {
-          w.bytes = in.substr(0, size);
-          in.remove_prefix(size);
-        }
-        break;
-      }
-      default:
-        *detail = d->full_name() + ": wire type " + std::to_string(w.wire_type) +
-                  " (groups are not read)";
-        return false;
-    }
-    if (!ok) {
-      *detail = d->full_name() + ": truncated at field " + std::to_string(tag >> 3);
-      return false;
-    }
-    const FieldDescriptor* f = d->FindFieldByNumber(static_cast<int>(tag >> 3));
-    if (f == nullptr) continue;
-    w.index = f->index();
-    w.order = static_cast<uint32_t>(fields->size());
-    fields->push_back(w);
-  }
-  std::stable_sort(fields->begin(), fields->end(),
-                   [](const WireField& a, const WireField& b) { return a.index < b.index; });
-  return true;
 }
 
 }  // namespace
@@ -366,51 +159,26 @@ bool ProtobufDecoder::Message(const Descriptor* d, std::string_view in, size_t d
       const FieldDescriptor* key = f->message_type()->map_key();
       const FieldDescriptor* value = f->message_type()->map_value();
       out->push_back('{');
+      bool first_entry = true;
+      std::vector<char> keep;
+      if (end - begin > 1) MarkLastOfEachKey(key, begin, end, depth, &keep);
       for (size_t k = begin; k < end; ++k) {
         const WireField w = scratch_[depth][k];
         if (w.wire_type != 2) {
           *detail = f->full_name() + ": a map entry that is not length-delimited";
           return false;
         }
-        // The entry's key and value, each at its last occurrence.
-        std::string_view entry = w.bytes;
         WireField key_field, value_field;
         bool has_key = false, has_value = false;
-        while (!entry.empty()) {
-          uint64_t tag = 0;
-          WireField e;
-          if (!ReadVarint(&entry, &tag)) break;
-          e.wire_type = static_cast<uint8_t>(tag & 7);
-          bool ok = false;
-          if (e.wire_type == 0) ok = ReadVarint(&entry, &e.number);
-          if (e.wire_type == 1) ok = ReadFixed(&entry, 8, &e.number);
-          if (e.wire_type == 5) ok = ReadFixed(&entry, 4, &e.number);
-          if (e.wire_type == 2) {
-            uint64_t size = 0;
-            ok = ReadVarint(&entry, &size) && size <= entry.size();
-            if (ok) {
-              e.bytes = entry.substr(0, size);
-              entry.remove_prefix(size);
-            }
-          }
-          if (!ok) {
-            *detail = f->full_name() + ": a malformed map entry";
-            return false;
-          }
-          if ((tag >> 3) == 1) {
-            key_field = e;
-            has_key = true;
-          } else if ((tag >> 3) == 2) {
-            value_field = e;
-            has_value = true;
-          }
-        }
-        if (!entry.empty()) {
+        if (!ParseMapEntry(w.bytes, &key_field, &has_key, &value_field, &has_value)) {
           *detail = f->full_name() + ": a malformed map entry";
           return false;
         }
+        // Of entries with one key, the last is written (a parser keeps it).
+        if (!keep.empty() && !keep[k - begin]) continue;
         if (!Room(*out, kSmallAppend, detail)) return false;
-        if (k > begin) out->push_back(',');
+        if (!first_entry) out->push_back(',');
+        first_entry = false;
         // The key as text: a string as is, a number or bool as its JSON text.
         if (key->type() == FieldDescriptor::TYPE_STRING) {
           if (!has_key) {
@@ -480,6 +248,20 @@ bool ProtobufDecoder::Message(const Descriptor* d, std::string_view in, size_t d
       } else {
         AppendDefault(f, out);
       }
+    } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE && end - begin > 1) {
+      // A message written more than once is merged, as a parser merges it: read as the
+      // concatenation of its occurrences.
+      std::string merged;
+      for (size_t k = begin; k < end; ++k) {
+        const WireField& w = scratch_[depth][k];
+        if (w.wire_type != 2) {
+          *detail =
+              f->full_name() + ": wire type " + std::to_string(w.wire_type) + " for a message";
+          return false;
+        }
+        merged.append(w.bytes);
+      }
+      if (!Message(f->message_type(), merged, depth + 1, out, detail)) return false;
     } else {
       const WireField w = scratch_[depth][end - 1];  // the last occurrence wins
       if (!element(f, w)) return false;
@@ -487,6 +269,33 @@ bool ProtobufDecoder::Message(const Descriptor* d, std::string_view in, size_t d
   }
   if (!unwrap) out->push_back('}');
   return true;
+}
+
+void ProtobufDecoder::MarkLastOfEachKey(const FieldDescriptor* key, size_t begin, size_t end,
+                                        size_t depth, std::vector<char>* keep) {
+  // Keys compared by their wire form: the bytes of a string, the number of a scalar (32-bit and
+  // bool keys as the value they read as). One pass from the end, a hash set: linear in entries.
+  const bool narrow = key->cpp_type() == FieldDescriptor::CPPTYPE_INT32 ||
+                      key->cpp_type() == FieldDescriptor::CPPTYPE_UINT32;
+  const bool boolean = key->cpp_type() == FieldDescriptor::CPPTYPE_BOOL;
+  std::unordered_set<std::string_view> strings;
+  std::unordered_set<uint64_t> numbers;
+  keep->assign(end - begin, 1);
+  for (size_t i = end; i-- > begin;) {
+    WireField kf, vf;
+    bool has_key = false, has_value = false;
+    ParseMapEntry(scratch_[depth][i].bytes, &kf, &has_key, &vf, &has_value);
+    bool seen;
+    if (key->type() == FieldDescriptor::TYPE_STRING) {
+      seen = !strings.insert(has_key ? kf.bytes : std::string_view()).second;
+    } else {
+      uint64_t n = has_key ? kf.number : 0;
+      if (narrow) n &= 0xffffffffu;
+      if (boolean) n = n != 0;
+      seen = !numbers.insert(n).second;
+    }
+    if (seen) (*keep)[i - begin] = 0;
+  }
 }
 
 template <typename Element>

@@ -295,6 +295,59 @@ TEST_F(ProtobufJsonMappingTest, OfAOneofTheMemberLastOnTheWireIsKept) {
   EXPECT_FALSE(k.contains("n")) << k.dump();
 }
 
+TEST_F(ProtobufJsonMappingTest, AMessageWrittenTwiceIsMergedAndOfAMapKeyTheLastIsKept) {
+  // What a producer that concatenates two encoded messages sends: a parser merges the singular
+  // messages and keeps the last entry of a map key.
+  std::string first, second;
+  Parse(R"pb(took { seconds: 1 }
+             attrs {
+               fields {
+                 key: "k"
+                 value { string_value: "a" }
+               }
+               fields {
+                 key: "only"
+                 value { bool_value: true }
+               }
+             })pb")
+      ->SerializeToString(&first);
+  Parse(R"pb(took { nanos: 5 }
+             attrs {
+               fields {
+                 key: "k"
+                 value { string_value: "b" }
+               }
+             })pb")
+      ->SerializeToString(&second);
+  auto m = Parse("");
+  ASSERT_TRUE(m->ParseFromString(first + second));
+  ExpectSameAsLibprotobuf(*m);
+  const std::string text = Mine(first + second);
+  // Once in the text, not twice (a JSON reader's choice between duplicates is its own).
+  EXPECT_EQ(text.find("\"k\":"), text.rfind("\"k\":")) << text;
+  const json j = json::parse(text);
+  EXPECT_EQ(j["took"], "1.000000005s");
+  EXPECT_EQ(j["attrs"], json::parse(R"({"k":"b","only":true})"));
+}
+
+TEST_F(ProtobufJsonMappingTest, AnUnknownGroupIsSkippedNotTheRecordRejected) {
+  std::string wire;
+  Parse(R"pb(name { value: "x" })pb")->SerializeToString(&wire);
+  const std::string plain = Mine(wire);
+  // Field 99 as a group holding a varint and a nested group 100, then its end tag.
+  const std::string group = "\x9b\x06\x08\x07\xa3\x06\xa4\x06\x9c\x06";
+  EXPECT_EQ(Mine(group + wire), plain);
+  EXPECT_EQ(Mine(wire + group), plain);
+  auto decoder = ProtobufDecoder::WithDescriptorSet(set_, "w.Wkt");
+  ASSERT_TRUE(decoder.ok());
+  std::string out, detail;
+  const char* reject = nullptr;
+  // Unterminated, or closed by another number: bad_protobuf.
+  EXPECT_EQ((*decoder)->Decode(wire + "\x9b\x06\x08\x07", &out, &reject, &detail),
+            DecodeStatus::kReject);
+  EXPECT_EQ((*decoder)->Decode("\x9b\x06\xa4\x06", &out, &reject, &detail), DecodeStatus::kReject);
+}
+
 TEST(ProtobufWellKnownTextTest, TimestampsAndDurationsUseTheFewestFractionDigits) {
   std::string out;
   EXPECT_TRUE(AppendJsonTimestamp(0, 0, &out));
