@@ -133,6 +133,7 @@ class ProtobufDecoder final : public Decoder {
   std::vector<std::vector<int>> oneof_winners_;           // per depth: each oneof's member written
   size_t max_decoded_bytes_ = kDefaultMaxDecodedBytes;    // the bound on a record's JSON text
   bool too_large_ = false;                                // why the last Transcode failed
+  uint64_t merged_bytes_ = 0;  // bytes copied to merge messages in this Transcode
   bool legacy_indexes_ = false;                           // the message indexes unzigzagged
   bool well_known_json_ = true;  // ingest.protobuf.well_known: json (else message)
 };

@@ -52,6 +52,7 @@ bool ProtobufDecoder::Transcode(const Descriptor* message, std::string_view body
                                 std::string* detail) {
   json->clear();
   too_large_ = false;
+  merged_bytes_ = 0;
   return Message(message, body, 0, json, detail);
 }
 
@@ -259,6 +260,10 @@ bool ProtobufDecoder::Message(const Descriptor* d, std::string_view in, size_t d
               f->full_name() + ": wire type " + std::to_string(w.wire_type) + " for a message";
           return false;
         }
+        // The copies of nested merges count against the bound too: 100 levels of a 1 MiB
+        // record must not hold 100 MiB.
+        merged_bytes_ += w.bytes.size();
+        if (merged_bytes_ > max_decoded_bytes_) return TooLarge(detail);
         merged.append(w.bytes);
       }
       if (!Message(f->message_type(), merged, depth + 1, out, detail)) return false;

@@ -330,6 +330,22 @@ TEST_F(ProtobufJsonMappingTest, AMessageWrittenTwiceIsMergedAndOfAMapKeyTheLastI
   EXPECT_EQ(j["attrs"], json::parse(R"({"k":"b","only":true})"));
 }
 
+TEST_F(ProtobufJsonMappingTest, TheCopiesThatMergeMessagesCountAgainstTheBound) {
+  // `took` (field 2) twice, each holding 600 bytes of an unknown field: its JSON is "0s", but
+  // merging copies 1,200 bytes, past a bound of 1,000.
+  std::string occurrence = "\x12\xdb\x04";               // field 2, 603 bytes
+  occurrence += "\x4a\xd8\x04" + std::string(600, 'x');  // field 9, 600 bytes: unknown
+  auto decoder = ProtobufDecoder::WithDescriptorSet(set_, "w.Wkt", /*max_decoded_bytes=*/1000);
+  ASSERT_TRUE(decoder.ok());
+  std::string out, detail;
+  const char* reject = nullptr;
+  ASSERT_EQ((*decoder)->Decode(occurrence, &out, &reject, &detail), DecodeStatus::kOk) << detail;
+  EXPECT_EQ(json::parse(out)["took"], "0s");
+  EXPECT_EQ((*decoder)->Decode(occurrence + occurrence, &out, &reject, &detail),
+            DecodeStatus::kReject);
+  EXPECT_STREQ(reject, "too_large");
+}
+
 TEST_F(ProtobufJsonMappingTest, AnUnknownGroupIsSkippedNotTheRecordRejected) {
   std::string wire;
   Parse(R"pb(name { value: "x" })pb")->SerializeToString(&wire);
