@@ -95,6 +95,8 @@ std::string EffectiveYaml(const Config& c) {
   out << YAML::Key << "protobuf.descriptor_set" << YAML::Value << f.protobuf_descriptor_set;
   out << YAML::Key << "protobuf.message" << YAML::Value << f.protobuf_message;
   out << YAML::Key << "protobuf.legacy_indexes" << YAML::Value << f.protobuf_legacy_indexes;
+  out << YAML::Key << "protobuf.well_known" << YAML::Value
+      << (f.protobuf_well_known_json ? "json" : "message");
   out << YAML::Key << "include_meta" << YAML::Value << c.ingest.include_meta;
   out << YAML::EndMap;
 

@@ -483,6 +483,14 @@ const std::vector<KeySpec>& Keys() {
        [](const YAML::Node& v, const std::string& k, Config* c) {
          return ReadBool(v, k, &c->ingest.format.protobuf_legacy_indexes);
        }},
+      {"ingest.protobuf.well_known",
+       [](const YAML::Node& v, const std::string& k, Config* c) {
+         if (!v.IsScalar() || (v.Scalar() != "json" && v.Scalar() != "message")) {
+           return Expected(k, "json or message", v);
+         }
+         c->ingest.format.protobuf_well_known_json = v.Scalar() == "json";
+         return Status::Ok();
+       }},
       {"ingest.include_meta", [](const YAML::Node& v, const std::string& k,
                                  Config* c) { return ReadBool(v, k, &c->ingest.include_meta); }},
       {"index.fields", [](const YAML::Node& v, const std::string& k,

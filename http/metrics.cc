@@ -443,6 +443,12 @@ std::string Metrics::Render(const ingest::IngestStats* ingest, const store::Stor
     out.push_back(Single("hotrow_registry_held_partitions",
                          "Partitions waiting for the schema registry (their records kept)", kGauge,
                          static_cast<double>(ingest->held_partitions)));
+    out.push_back(Single("hotrow_schema_fetches_waiting",
+                         "Schema fetches queued or under way (off the poller)", kGauge,
+                         static_cast<double>(ingest->schema_fetches_waiting)));
+    out.push_back(Single("hotrow_schema_fetch_failures_total",
+                         "Schema fetches that failed: registry unreachable, timed out or 5xx",
+                         kCounter, static_cast<double>(ingest->schema_fetch_failures)));
   }
 
   out.push_back(Single("hotrow_buckets", "Live time buckets in the store", kGauge,

@@ -58,7 +58,9 @@ std::string RenderStatsJson(const ingest::IngestStats* ingest, const store::Stor
   j["schema_registry"] = {{"waiting", in.held_partitions > 0},
                           {"held_partitions", in.held_partitions},
                           {"waiting_ms", in.registry_wait_ms},
-                          {"reason", in.registry_wait}};
+                          {"reason", in.registry_wait},
+                          {"fetches_waiting", in.schema_fetches_waiting},
+                          {"fetch_failures", in.schema_fetch_failures}};
 
   j["store"] = {{"events", store.events},
                 {"now_ms", store.now_ms},

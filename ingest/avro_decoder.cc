@@ -10,9 +10,11 @@
 #include <utility>
 #include <vector>
 
+#include "ingest/avro_time_unit.h"
 #include "ingest/confluent_framing.h"
 #include "ingest/ingestor.h"
 #include "ingest/json_text.h"
+#include "ingest/record_parser.h"
 #include "ingest/varint.h"
 
 namespace hotrow::ingest {
@@ -119,6 +121,13 @@ bool ReadAvroLong(std::string_view* in, int64_t* value) {
   return true;
 }
 
+// ingest.ts_field's segments when it is a path into the value; none when it names the record's
+// key, a header or its Kafka timestamp (record_meta.h), or is empty.
+std::vector<std::string> TsPath(std::string_view ts_field) {
+  if (ts_field.empty() || ts_field.front() == '@') return {};
+  return SplitDottedPath(ts_field);
+}
+
 }  // namespace
 
 struct AvroDecoder::Writer {
@@ -126,6 +135,7 @@ struct AvroDecoder::Writer {
   avro_schema_t root = nullptr;    // the writer schema in it
   Slot root_slot{nullptr, 0};      // where root sits in `schema`
   std::map<Slot, int> decimal_scales;
+  int64_t time_units_per_ms = 1;  // of the long at ingest.ts_field (avro_time_unit.h)
 
   ~Writer() {
     if (schema != nullptr) avro_schema_decref(schema);
@@ -134,8 +144,10 @@ struct AvroDecoder::Writer {
   // Parses `json` as a writer schema, after `references` (the JSON of the named types it uses
   // that other schemas define, each after those it uses itself). On failure, the message says
   // why.
+  // `ts_path`: ingest.ts_field's segments, whose unit is read from the schema.
   static Result<std::unique_ptr<Writer>> Make(std::string_view json,
-                                              const std::vector<std::string>& references = {}) {
+                                              const std::vector<std::string>& references = {},
+                                              const std::vector<std::string>& ts_path = {}) {
     // Avro C parses one schema with no names known beforehand, but a union defines its branches'
     // names in order, for the later ones to use: [references..., the schema], read at its last
     // branch. Java's Schema.Parser, which Confluent's AvroSchema uses, parses them in the same
@@ -165,7 +177,15 @@ struct AvroDecoder::Writer {
       w->root_slot = {w->schema, last};
     }
     nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_discarded()) AnnotateDecimals(j, w->schema, {nullptr, 0}, 0, &w->decimal_scales);
+    if (!j.is_discarded()) {
+      AnnotateDecimals(j, w->schema, {nullptr, 0}, 0, &w->decimal_scales);
+      if (!ts_path.empty()) {
+        // With references the text is [references..., the schema].
+        const nlohmann::json& root =
+            !references.empty() && j.is_array() && !j.empty() ? j.back() : j;
+        w->time_units_per_ms = AvroTimeUnitsPerMs(j, root, ts_path);
+      }
+    }
     return w;
   }
 
@@ -397,18 +417,22 @@ AvroDecoder::AvroDecoder() = default;
 AvroDecoder::~AvroDecoder() = default;
 
 Result<std::unique_ptr<AvroDecoder>> AvroDecoder::WithSchema(std::string_view schema_json,
-                                                             size_t max_decoded_bytes) {
-  Result<std::unique_ptr<Writer>> writer = Writer::Make(schema_json);
-  if (!writer.ok()) return writer.status();
+                                                             size_t max_decoded_bytes,
+                                                             std::string_view ts_field) {
   std::unique_ptr<AvroDecoder> decoder(new AvroDecoder());
+  decoder->ts_path_ = TsPath(ts_field);
+  Result<std::unique_ptr<Writer>> writer = Writer::Make(schema_json, {}, decoder->ts_path_);
+  if (!writer.ok()) return writer.status();
   decoder->max_decoded_bytes_ = max_decoded_bytes;
   decoder->single_ = std::move(*writer);
   return decoder;
 }
 
 std::unique_ptr<AvroDecoder> AvroDecoder::WithRegistry(std::unique_ptr<SchemaSource> registry,
-                                                       size_t max_decoded_bytes) {
+                                                       size_t max_decoded_bytes,
+                                                       std::string_view ts_field) {
   std::unique_ptr<AvroDecoder> decoder(new AvroDecoder());
+  decoder->ts_path_ = TsPath(ts_field);
   decoder->max_decoded_bytes_ = max_decoded_bytes;
   decoder->registry_ = std::move(registry);
   return decoder;
@@ -493,7 +517,7 @@ DecodeStatus AvroDecoder::WriterFor(uint32_t id, Writer** writer, const char** r
       *detail = name + ": " + why;
       return DecodeStatus::kWait;
   }
-  Result<std::unique_ptr<Writer>> made = Writer::Make(schema->schema, references);
+  Result<std::unique_ptr<Writer>> made = Writer::Make(schema->schema, references, ts_path_);
   if (!made.ok()) return fail(made.status().message());
   *writer = by_id_.Insert(id, std::move(*made));
   return DecodeStatus::kOk;
@@ -525,6 +549,10 @@ bool AvroDecoder::WriteJson(std::string* json, std::string* detail) {
   too_large_ = out.too_large;
   if (!too_large_) *detail = "does not read as Avro under its schema: " + *detail;
   return false;
+}
+
+int64_t AvroDecoder::TimeUnitsPerMs() const {
+  return current_ != nullptr ? current_->time_units_per_ms : 1;
 }
 
 DecodeStatus AvroDecoder::Decode(std::string_view value, std::string* json, const char** reject,

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 #include "ingest/decoder.h"
@@ -24,7 +25,8 @@ namespace hotrow::ingest {
 // The mapping: a record or a map is an object, an array an array, a union its branch's value
 // (null as null), an enum its symbol, bytes and fixed base64 unless they carry logicalType
 // decimal (then the decimal's text as a string, "123.45"), int and long (timestamp-millis/micros,
-// date, time-*) numbers, float and double numbers (NaN and the infinities as strings), strings as
+// date, time-*) numbers (as written: a timestamp-micros used as ingest.ts_field is read in its
+// unit, TimeUnitsPerMs), float and double numbers (NaN and the infinities as strings), strings as
 // is. A string that is not valid UTF-8 is bad_avro.
 //
 // Two sources of writer schemas:
@@ -47,15 +49,21 @@ namespace hotrow::ingest {
 class AvroDecoder final : public Decoder {
  public:
   // Unframed records, all written with `schema_json`. InvalidArgument when it does not parse.
+  // `ts_field` (ingest.ts_field): the path whose unit each writer schema says (TimeUnitsPerMs).
   static Result<std::unique_ptr<AvroDecoder>> WithSchema(
-      std::string_view schema_json, size_t max_decoded_bytes = kDefaultMaxDecodedBytes);
+      std::string_view schema_json, size_t max_decoded_bytes = kDefaultMaxDecodedBytes,
+      std::string_view ts_field = {});
   // Framed records, schemas from `registry`.
   static std::unique_ptr<AvroDecoder> WithRegistry(
-      std::unique_ptr<SchemaSource> registry, size_t max_decoded_bytes = kDefaultMaxDecodedBytes);
+      std::unique_ptr<SchemaSource> registry, size_t max_decoded_bytes = kDefaultMaxDecodedBytes,
+      std::string_view ts_field = {});
   ~AvroDecoder() override;
 
   DecodeStatus Decode(std::string_view value, std::string* json, const char** reject,
                       std::string* detail) override;
+  // 1000 when the writer schema of the value last decoded declares the long at ts_field
+  // timestamp-micros or local-timestamp-micros, 1000000 for the -nanos ones, else 1.
+  int64_t TimeUnitsPerMs() const override;
 
   // Decode in two steps, for the ingest benchmark's stages: the framing and the writer schema,
   // then the datum read and written as JSON text.
@@ -68,6 +76,7 @@ class AvroDecoder final : public Decoder {
   // The writer of `id`, fetched and built on first use.
   DecodeStatus WriterFor(uint32_t id, Writer** writer, const char** reject, std::string* detail);
 
+  std::vector<std::string> ts_path_;                    // ingest.ts_field's segments
   std::unique_ptr<SchemaSource> registry_;              // null when unframed
   std::unique_ptr<Writer> single_;                      // the one writer when unframed
   SchemaCache<Writer> by_id_;                           // when framed

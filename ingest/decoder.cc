@@ -8,6 +8,7 @@
 #include "ingest/avro_decoder.h"
 #include "ingest/ingestor.h"
 #include "ingest/protobuf_decoder.h"
+#include "ingest/schema_fetcher.h"
 #include "ingest/schema_registry.h"
 
 namespace hotrow::ingest {
@@ -58,7 +59,9 @@ Result<std::unique_ptr<SchemaSource>> Registry(const FormatOptions& options) {
   }
   Result<std::unique_ptr<SchemaSource>> source = OpenSchemaRegistry(registry);
   if (!source.ok()) return source.status();
-  return RememberNotFound(std::move(*source));
+  // Fetched off the decoding thread (the poller), so that a registry that hangs holds only the
+  // partitions whose records wait for it.
+  return FetchInBackground(RememberNotFound(std::move(*source)), options.fetch_stats);
 }
 
 }  // namespace
@@ -85,14 +88,14 @@ Result<std::unique_ptr<Decoder>> MakeDecoder(const FormatOptions& options) {
       if (registry) {
         Result<std::unique_ptr<SchemaSource>> source = Registry(options);
         if (!source.ok()) return source.status();
-        return std::unique_ptr<Decoder>(
-            AvroDecoder::WithRegistry(std::move(*source), options.max_decoded_bytes));
+        return std::unique_ptr<Decoder>(AvroDecoder::WithRegistry(
+            std::move(*source), options.max_decoded_bytes, options.ts_field));
       }
       Result<std::string> schema =
           ReadFileNamed("ingest.avro.schema_file", options.avro_schema_file);
       if (!schema.ok()) return schema.status();
       Result<std::unique_ptr<AvroDecoder>> decoder =
-          AvroDecoder::WithSchema(*schema, options.max_decoded_bytes);
+          AvroDecoder::WithSchema(*schema, options.max_decoded_bytes, options.ts_field);
       if (!decoder.ok()) {
         return Status::InvalidArgument("ingest.avro.schema_file: " + options.avro_schema_file +
                                        ": " + decoder.status().message());
@@ -104,13 +107,15 @@ Result<std::unique_ptr<Decoder>> MakeDecoder(const FormatOptions& options) {
         Result<std::unique_ptr<SchemaSource>> source = Registry(options);
         if (!source.ok()) return source.status();
         return std::unique_ptr<Decoder>(ProtobufDecoder::WithRegistry(
-            std::move(*source), options.max_decoded_bytes, options.protobuf_legacy_indexes));
+            std::move(*source), options.max_decoded_bytes, options.protobuf_legacy_indexes,
+            options.protobuf_well_known_json));
       }
       Result<std::string> set =
           ReadFileNamed("ingest.protobuf.descriptor_set", options.protobuf_descriptor_set);
       if (!set.ok()) return set.status();
       Result<std::unique_ptr<ProtobufDecoder>> decoder = ProtobufDecoder::WithDescriptorSet(
-          *set, options.protobuf_message, options.max_decoded_bytes);
+          *set, options.protobuf_message, options.max_decoded_bytes,
+          options.protobuf_well_known_json);
       if (!decoder.ok()) {
         return Status::InvalidArgument(
             "ingest.protobuf.descriptor_set: " + options.protobuf_descriptor_set + ": " +

@@ -10,6 +10,8 @@
 
 namespace hotrow::ingest {
 
+struct SchemaFetchStats;  // schema_fetcher.h
+
 // The default bound on the JSON text of one decoded record (ingest.max_decoded_bytes): 16 MiB,
 // room for a 1 MiB record that grows several times (booleans 5x, doubles 3x).
 inline constexpr size_t kDefaultMaxDecodedBytes = size_t{16} << 20;
@@ -50,11 +52,21 @@ struct FormatOptions {
   // python3-confluent-kafka before 1.8.2 writes it (plain varints; Confluent's
   // use.deprecated.format) rather than zigzag. Default: false.
   bool protobuf_legacy_indexes = false;
+  // ingest.protobuf.well_known: true ("json") writes Protobuf's well-known types as proto3's
+  // JSON mapping does (a Timestamp as an RFC 3339 string, usable as ingest.ts_field); false
+  // ("message") as the messages they are. Default: true.
+  bool protobuf_well_known_json = true;
   // How long a registry request may take to connect and answer. Default: 5 s.
   int64_t registry_timeout_ms = 5000;
   // ingest.max_decoded_bytes: the most JSON text one record may decode to; a record that would
   // decode to more is rejected too_large, checked before the text grows. Default: 16 MiB.
   size_t max_decoded_bytes = kDefaultMaxDecodedBytes;
+  // Where the registry's fetcher (schema_fetcher.h: schemas are fetched off the decoding thread)
+  // counts its fetches; the ingestor reads them. Default: null (counted nowhere).
+  std::shared_ptr<SchemaFetchStats> fetch_stats;
+  // ingest.ts_field: a decoder whose schemas give the unit of the integer it names says it
+  // (Decoder::TimeUnitsPerMs). Default: empty (none named).
+  std::string ts_field;
 };
 
 // What Decoder::Decode made of a value.
@@ -77,6 +89,10 @@ class Decoder {
   // *detail.
   virtual DecodeStatus Decode(std::string_view value, std::string* json, const char** reject,
                               std::string* detail) = 0;
+  // What an integer at FormatOptions::ts_field counts per millisecond in the value last decoded
+  // kOk, as its schema says: 1000 for an Avro timestamp-micros, 1000000 for timestamp-nanos.
+  // Default: 1 (milliseconds).
+  virtual int64_t TimeUnitsPerMs() const { return 1; }
 };
 
 // decoder->Decode, with what no decoder can vouch against turned into a rejected record rather

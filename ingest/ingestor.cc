@@ -142,7 +142,10 @@ Status IngestorImpl::Init() {
   }
 
   {
-    Result<std::unique_ptr<Decoder>> decoder = MakeDecoder(options_.format);
+    FormatOptions format = options_.format;
+    format.fetch_stats = fetch_stats_;
+    format.ts_field = options_.ts_field;
+    Result<std::unique_ptr<Decoder>> decoder = MakeDecoder(format);
     if (!decoder.ok()) return decoder.status();
     decoder_ = std::move(*decoder);
   }

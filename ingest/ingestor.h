@@ -189,6 +189,10 @@ struct IngestStats {
   uint64_t held_partitions = 0;
   std::string registry_wait;     // why, while held_partitions > 0: the registry's error
   int64_t registry_wait_ms = 0;  // how long, while held_partitions > 0
+  // Schema fetches queued or under way (they run off the poller: schema_fetcher.h), and the
+  // fetches that failed for a reason not the record's (unreachable, timed out, 5xx).
+  uint64_t schema_fetches_waiting = 0;
+  uint64_t schema_fetch_failures = 0;
   std::string last_error;    // the last write, consumer or group error, empty when none
 };
 

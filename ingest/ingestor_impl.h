@@ -16,10 +16,10 @@
 #include <condition_variable>
 #include <deque>
 #include <map>
-#include <set>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,6 +32,7 @@
 #include "ingest/kafka_conf.h"
 #include "ingest/partition_fence.h"
 #include "ingest/record_parser.h"
+#include "ingest/schema_fetcher.h"
 
 namespace hotrow::ingest::internal {
 
@@ -375,6 +376,7 @@ class IngestorImpl final : public Ingestor {
   int64_t retry_backoff_ms_ = kRegistryRetryFirstMs;
   int64_t next_retry_steady_ms_ = 0;
   int64_t registry_wait_since_steady_ms_ = 0;
+  uint64_t fetches_seen_ = 0;  // fetch_stats_->completed when the held records were last retried
   std::map<TopicPartition, PartitionCursor> cursors_;
   PartitionCursor* last_cursor_ = nullptr;
   WriterLane* touched_lane_ = nullptr;  // the lane of the record handled last, if it batched one
@@ -432,6 +434,8 @@ class IngestorImpl final : public Ingestor {
   std::atomic<bool> paused_flag_{false};
   std::atomic<int64_t> poll_began_ms_{0};  // SteadyNowMs() of the poller's latest iteration
   std::atomic<uint64_t> held_partitions_{0};
+  // The decoder's schema fetcher counts here (schema_fetcher.h).
+  const std::shared_ptr<SchemaFetchStats> fetch_stats_ = std::make_shared<SchemaFetchStats>();
   std::atomic<int64_t> last_progress_ms_{0};  // last write, or last assignment
   // By options_.clock: since when no partition is assigned; -1 while some are.
   std::atomic<int64_t> unassigned_since_ms_{0};

@@ -20,7 +20,13 @@ void IngestorImpl::PollLoop() {
     if (standby()) FollowStandbySet();
     PushPending();
     UpdatePause();
-    if (held_partitions_.load(std::memory_order_relaxed) > 0) RetryHeld();
+    if (held_partitions_.load(std::memory_order_relaxed) > 0) {
+      // A schema fetch finished: the records waiting for it may decode now, not at the backoff.
+      if (fetch_stats_->completed.load(std::memory_order_relaxed) != fetches_seen_) {
+        next_retry_steady_ms_ = 0;
+      }
+      RetryHeld();
+    }
     const int64_t now = NowMs();
     int64_t until_due = kPollMaxMs;
     for (const auto& lane : lanes_) until_due = std::min(until_due, lane->batcher.MsUntilDue(now));
@@ -182,6 +188,7 @@ bool IngestorImpl::HandleMessage(rd_kafka_message_t* msg) {
     switch (DecodeRecord(decoder_.get(), view.value, &decoded_, &reason, &detail)) {
       case DecodeStatus::kOk:
         view.value = decoded_;
+        view.ts_units_per_ms = decoder_->TimeUnitsPerMs();
         break;
       case DecodeStatus::kReject:
         Reject(cursor, msg, reason, detail, now);
@@ -261,6 +268,7 @@ void IngestorImpl::Hold(PartitionCursor* cursor, rd_kafka_message_t* msg, const 
 
 void IngestorImpl::RetryHeld() {
   if (SteadyNowMs() < next_retry_steady_ms_) return;
+  fetches_seen_ = fetch_stats_->completed.load(std::memory_order_relaxed);
   bool still_waiting = false;
   for (auto& [tp, cursor] : cursors_) {
     if (cursor.held.empty()) continue;

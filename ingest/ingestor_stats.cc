@@ -161,6 +161,8 @@ IngestStats IngestorImpl::Stats() const {
     }
     s.last_error = last_error_;
     s.held_partitions = held_partitions_.load();
+    s.schema_fetches_waiting = fetch_stats_->waiting.load(std::memory_order_relaxed);
+    s.schema_fetch_failures = fetch_stats_->failures.load(std::memory_order_relaxed);
     if (s.held_partitions > 0) {
       s.registry_wait = registry_wait_;
       s.registry_wait_ms = std::max<int64_t>(0, NowMs() - registry_wait_since_ms_);

@@ -14,6 +14,7 @@
 
 namespace google::protobuf {
 class Descriptor;
+class FieldDescriptor;
 class DescriptorPool;
 class FileDescriptor;
 }  // namespace google::protobuf
@@ -32,10 +33,15 @@ namespace hotrow::ingest {
 // `optional` included), which are left out, as json_format's including_default_value_fields does;
 // enums as their symbol (a number outside the enum as the number); 64-bit integers as JSON
 // numbers (not strings); bytes as base64; float and double numbers (NaN and the infinities as
-// strings); maps as objects keyed by the key's text. Well-known types (Timestamp, Struct,
-// wrappers) are written as the messages they are. Unknown fields are skipped; a later
-// occurrence of a singular field wins. Groups, a wire type that does not match the field, a
-// string that is not UTF-8, nesting deeper than 100 and truncated input are bad_protobuf.
+// strings); maps as objects keyed by the key's text. Well-known types as proto3's JSON mapping
+// writes them (protobuf_well_known.h: Timestamp an RFC 3339 string, Duration "1.5s", a wrapper
+// its value, Struct, Value and ListValue the JSON they hold, FieldMask its camelCase paths;
+// Any and Empty as messages), or as the messages they are when well_known_json is false.
+// Unknown fields are skipped, unknown groups too; a later occurrence of a singular scalar wins,
+// occurrences of a singular message are merged, of a oneof's members the last on the wire is
+// written, and of map entries with one key the last. A known group field, a wire type that does
+// not match the field, a string that is not UTF-8, nesting deeper than 100 and truncated input
+// are bad_protobuf.
 //
 // Sources of descriptors:
 // - one message of a descriptor set (ingest.protobuf.descriptor_set, ingest.protobuf.message):
@@ -58,16 +64,17 @@ class ProtobufDecoder final : public Decoder {
  public:
   // Unframed records of `message` (a full name), described in `descriptor_set` (a serialized
   // FileDescriptorSet, imports included). InvalidArgument when it does not parse or build, or
-  // lacks the message.
+  // lacks the message. `well_known_json` (ingest.protobuf.well_known: json): well-known types in
+  // proto3's JSON mapping; false writes them as the messages they are.
   static Result<std::unique_ptr<ProtobufDecoder>> WithDescriptorSet(
       std::string_view descriptor_set, const std::string& message,
-      size_t max_decoded_bytes = kDefaultMaxDecodedBytes);
+      size_t max_decoded_bytes = kDefaultMaxDecodedBytes, bool well_known_json = true);
   // Framed records, schemas from `registry`.
   // `legacy_indexes`: the message-index list as python3-confluent-kafka before 1.8.2 writes it
   // (confluent_framing.h).
   static std::unique_ptr<ProtobufDecoder> WithRegistry(
       std::unique_ptr<SchemaSource> registry, size_t max_decoded_bytes = kDefaultMaxDecodedBytes,
-      bool legacy_indexes = false);
+      bool legacy_indexes = false, bool well_known_json = true);
   ~ProtobufDecoder() override;
 
   DecodeStatus Decode(std::string_view value, std::string* json, const char** reject,
@@ -86,6 +93,7 @@ class ProtobufDecoder final : public Decoder {
     uint8_t wire_type = 0;   // 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32
     uint64_t number = 0;     // the varint or fixed value
     std::string_view bytes;  // the length-delimited payload
+    uint32_t order = 0;      // its place among the message's fields on the wire
   };
 
  private:
@@ -94,6 +102,16 @@ class ProtobufDecoder final : public Decoder {
   DecodeStatus SchemaFor(uint32_t id, Schema** schema, const char** reject, std::string* detail);
   bool Message(const google::protobuf::Descriptor* d, std::string_view in, size_t depth,
                std::string* out, std::string* detail);
+  // A well-known type's JSON from the fields Message read at `depth` (protobuf_transcode.cc);
+  // `element` writes one field occurrence.
+  enum class WellKnown { kWritten, kFailed, kNotMapped };
+  // (*keep)[k - begin]: whether map entry k of [begin, end) at `depth` is the last with its
+  // key. Linear in the entries.
+  void MarkLastOfEachKey(const google::protobuf::FieldDescriptor* key, size_t begin, size_t end,
+                         size_t depth, std::vector<char>* keep);
+  template <typename Element>
+  WellKnown WellKnownType(const google::protobuf::Descriptor* d, size_t depth, Element& element,
+                          std::string* out, std::string* detail);
   // Whether `n` more bytes fit in `out` under max_decoded_bytes_; when not, sets too_large_ and
   // *detail. Checked before every append.
   bool Room(const std::string& out, uint64_t n, std::string* detail) {
@@ -112,9 +130,12 @@ class ProtobufDecoder final : public Decoder {
   SchemaCache<Schema> by_id_;                             // when framed
   std::vector<int> indexes_;                              // scratch: the message-index list
   std::vector<std::vector<WireField>> scratch_;           // the fields read, per nesting depth
+  std::vector<std::vector<int>> oneof_winners_;           // per depth: each oneof's member written
   size_t max_decoded_bytes_ = kDefaultMaxDecodedBytes;    // the bound on a record's JSON text
   bool too_large_ = false;                                // why the last Transcode failed
+  uint64_t merged_bytes_ = 0;  // bytes copied to merge messages in this Transcode
   bool legacy_indexes_ = false;                           // the message indexes unzigzagged
+  bool well_known_json_ = true;  // ingest.protobuf.well_known: json (else message)
 };
 
 }  // namespace hotrow::ingest

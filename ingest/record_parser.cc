@@ -280,14 +280,14 @@ void Decide(const Field& id, const Field& ts, const RecordView& record, const st
             Reject(out, kRejectBadTime, ts_field + ": negative time " + std::to_string(ts.i));
             return;
           }
-          out->ts_ms = ts.i;
+          out->ts_ms = ts.i / record.ts_units_per_ms;
           break;
         case Field::Kind::kUnsigned:
           if (ts.u > static_cast<uint64_t>(INT64_MAX)) {
             Reject(out, kRejectBadTime, ts_field + ": time out of range " + std::to_string(ts.u));
             return;
           }
-          out->ts_ms = static_cast<int64_t>(ts.u);
+          out->ts_ms = static_cast<int64_t>(ts.u) / record.ts_units_per_ms;
           break;
         case Field::Kind::kString: {
           Result<int64_t> t = ParseTimeMs(ts.str);

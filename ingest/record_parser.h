@@ -18,6 +18,9 @@ struct RecordView {
   std::string_view value;    // the record value; empty for a null value
   std::string_view key;      // the record key; empty for a null key
   int64_t kafka_ts_ms = -1;  // the record's Kafka timestamp; -1 when it has none
+  // What an integer at ts_field counts per millisecond, as the value's schema says
+  // (Decoder::TimeUnitsPerMs): 1000 for microseconds, 1000000 for nanoseconds. Default: 1.
+  int64_t ts_units_per_ms = 1;
   // The record's headers, when a field names one (@header.NAME); else may be left empty.
   std::span<const RecordHeader> headers = {};
 };

@@ -83,6 +83,8 @@ class HttpSchemaRegistry final : public SchemaSource {
                serialized, "subject " + subject + " version " + std::to_string(version));
   }
 
+  void Interrupt() override { client_.stop(); }
+
  private:
   Result<RegistrySchema> Get(const std::string& path, bool serialized, const std::string& what) {
     const std::string target = prefix_ + path + (serialized ? "?format=serialized" : "");
@@ -160,6 +162,8 @@ class NotFoundMemory final : public SchemaSource {
                                           bool serialized) override {
     return source_->BySubjectVersion(subject, version, serialized);
   }
+
+  void Interrupt() override { source_->Interrupt(); }
 
  private:
   static constexpr size_t kMaxRemembered = 10000;

@@ -37,6 +37,9 @@ class SchemaSource {
   // A reference's schema.
   virtual Result<RegistrySchema> BySubjectVersion(const std::string& subject, int version,
                                                   bool serialized) = 0;
+  // Ends a request under way on another thread soon (it then fails as unreachable), so that
+  // whoever waits on it can stop. The only member callable from another thread. Default: nothing.
+  virtual void Interrupt() {}
 };
 
 struct RegistryOptions {

@@ -122,23 +122,21 @@ TEST(ConfigTest, ShippedConfigSetsEveryKey) {
       ::testing::ElementsAre(
           "kafka.brokers", "kafka.topics", "kafka.group_id", "kafka.instance_id",
           "kafka.properties", "store.path", "store.ttl", "store.bucket", "store.clock",
-          "store.block_cache", "store.write_buffer", "store.partitioned_index",
-          "store.compression", "store.mmap_reads", "keying.salts",
-          "keying.salt_by",
-          "keying.hot_share", "ingest.batch_max_events", "ingest.batch_max_ms", "ingest.id_field",
-          "ingest.ts_field", "ingest.max_future", "ingest.dead_letter_topic", "ingest.stall_after",
-          "ingest.writers", "ingest.format", "ingest.max_decoded_bytes", "ingest.include_meta",
-          "ingest.schema_registry.url",
-          "ingest.schema_registry.user_info", "ingest.schema_registry.user_info_file",
-          "ingest.schema_registry.ca", "ingest.avro.schema_file",
-          "ingest.protobuf.descriptor_set", "ingest.protobuf.message",
-          "ingest.protobuf.legacy_indexes", "index.fields", "http.listen", "http.io_threads",
-          "http.max_connections", "http.idle_timeout", "http.header_timeout", "http.max_streams",
-          "http.stream_buffer", "http.token_file",
+          "store.block_cache", "store.write_buffer", "store.partitioned_index", "store.compression",
+          "store.mmap_reads", "keying.salts", "keying.salt_by", "keying.hot_share",
+          "ingest.batch_max_events", "ingest.batch_max_ms", "ingest.id_field", "ingest.ts_field",
+          "ingest.max_future", "ingest.dead_letter_topic", "ingest.stall_after", "ingest.writers",
+          "ingest.format", "ingest.max_decoded_bytes", "ingest.include_meta",
+          "ingest.schema_registry.url", "ingest.schema_registry.user_info",
+          "ingest.schema_registry.user_info_file", "ingest.schema_registry.ca",
+          "ingest.avro.schema_file", "ingest.protobuf.descriptor_set", "ingest.protobuf.message",
+          "ingest.protobuf.legacy_indexes", "ingest.protobuf.well_known", "index.fields",
+          "http.listen", "http.io_threads", "http.max_connections", "http.idle_timeout",
+          "http.header_timeout", "http.max_streams", "http.stream_buffer", "http.token_file",
           "http.allow_open", "http.tls_cert", "http.tls_key", "query.threads",
           "query.max_concurrent", "query.queue_wait", "query.last_cache", "query.last_cache_bytes",
-          "cluster.peers", "cluster.peer_timeout_ms", "cluster.peer_ca", "cluster.peer_token_file", "cluster.max_staleness",
-          "cluster.route_by_key", "cluster.standby_replicas"));
+          "cluster.peers", "cluster.peer_timeout_ms", "cluster.peer_ca", "cluster.peer_token_file",
+          "cluster.max_staleness", "cluster.route_by_key", "cluster.standby_replicas"));
 }
 
 TEST(ConfigTest, FormatKeysNeedOneSourceOfSchemas) {
@@ -170,6 +168,12 @@ TEST(ConfigTest, FormatKeysNeedOneSourceOfSchemas) {
                     "ingest.include_meta=true"});
   EXPECT_EQ(c.ToIngestOptions().format.registry_url, "https://r:8081/api/");
   EXPECT_TRUE(c.ToIngestOptions().include_meta);
+  EXPECT_TRUE(c.ToIngestOptions().format.protobuf_well_known_json);  // json by default
+  EXPECT_FALSE(SetOk({"ingest.protobuf.well_known=message"})
+                   .ToIngestOptions()
+                   .format.protobuf_well_known_json);
+  EXPECT_THAT(SetError("ingest.protobuf.well_known=proto"),
+              StartsWith("ingest.protobuf.well_known: expected json or message"));
 }
 
 TEST(ConfigTest, FieldsMayNameTheRecordKeyHeadersAndTimestamp) {
