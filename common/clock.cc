@@ -15,4 +15,15 @@ const WallClock* WallClock::Default() {
   return clock;
 }
 
+int64_t SteadyClock::NowMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+const SteadyClock* SteadyClock::Default() {
+  static const SteadyClock* clock = new SteadyClock();
+  return clock;
+}
+
 }  // namespace hotrow
