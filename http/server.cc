@@ -61,20 +61,26 @@ void HttpServer::Impl::Handle(Request& req, Response& res) {
   SetPeerProven(ProvesPeer(req, backend.credentials));
   try {
     // The token is judged once, where the request first arrives.
-    if (req.context == RunContext::kIoThread && backend.auth != nullptr &&
-        !backend.auth->Admit(req, res)) {
-      return;
+    if (req.context == RunContext::kIoThread && backend.auth != nullptr) {
+      // A browser's stream presents a stream token in its address (EventSource sends no
+      // Authorization header); everything else the bearer token.
+      const std::optional<bool> by_stream_token = AdmitByStreamToken(req, res);
+      if (by_stream_token.has_value() ? !*by_stream_token : !backend.auth->Admit(req, res)) return;
     }
     const bool post_latest = req.method == "POST" && req.path == "/v1/latest";
-    if (req.method != "GET" && req.method != "HEAD" && !post_latest) return Disallowed(req, res);
+    const bool post_stream_token = req.method == "POST" && req.path == "/v1/stream-tokens";
+    if (req.method != "GET" && req.method != "HEAD" && !post_latest && !post_stream_token) {
+      return Disallowed(req, res);
+    }
     Dispatch(req, res);
   } catch (const std::exception& e) {
     res = Response();
-    Warn("request " + QuoteClientText(req.target) + " failed: " + e.what());
+    Warn("request " + QuoteClientText(RedactedTarget(req.target)) + " failed: " + e.what());
     SetError(res, 500, std::string("internal error: ") + e.what());
   } catch (...) {
     res = Response();
-    Warn("request " + QuoteClientText(req.target) + " failed with an unknown exception");
+    Warn("request " + QuoteClientText(RedactedTarget(req.target)) +
+         " failed with an unknown exception");
     SetError(res, 500, "internal error");
   }
 }
@@ -97,8 +103,7 @@ namespace {
 // The routes whose answers `format=rows` rewrites (http/rows_format.h), with the kind of query a
 // bad `format` is counted under; nullopt for every other route, where `format` stays an unknown
 // parameter.
-std::optional<QueryKind> RowsRouteKind(const Request& req,
-                                       const std::vector<std::string>& s,
+std::optional<QueryKind> RowsRouteKind(const Request& req, const std::vector<std::string>& s,
                                        std::string_view raw_query) {
   if (s.size() < 2 || s[0] != "v1") return std::nullopt;
   if (s.size() == 2 && s[1] == "latest") {
@@ -127,6 +132,7 @@ void HttpServer::Impl::Dispatch(const Request& req, Response& res) {
     return res.Defer(WorkLane::kOther);  // a resume reads the store
   }
   if (StreamRoute(req, target->segments, target->raw_query, res)) return;
+  if (StreamTokenRoute(req, target->segments, res)) return;
   // `format` is taken out here, so that the route parses the rest as it always has (and peers are
   // asked without it); its whole answer is then rewritten as rows.
   std::string_view raw_query = target->raw_query;
@@ -142,7 +148,8 @@ void HttpServer::Impl::Dispatch(const Request& req, Response& res) {
   if (format != AnswerFormat::kRows || res.status != 200) return;
   Result<std::string> rows = AnswerAsRows(res.body);
   if (!rows.ok()) {
-    Warn("request " + QuoteClientText(req.target) + ": " + rows.status().ToString());
+    Warn("request " + QuoteClientText(RedactedTarget(req.target)) + ": " +
+         rows.status().ToString());
     return SetError(res, 500, "internal error: " + rows.status().ToString());
   }
   SetJson(res, 200, std::move(rows).value());
@@ -155,8 +162,8 @@ void HttpServer::Impl::Route(const Request& req, const std::vector<std::string>&
   if (OnIoThread()) {
     // Only health and a latest-N the cache answers are answered here; the rest may block.
     const bool cluster = backend.cluster != nullptr && backend.cluster->enabled();
-    const bool cluster_info = segments.size() == 2 && segments[0] == "v1" &&
-                              segments[1] == "cluster";
+    const bool cluster_info =
+        segments.size() == 2 && segments[0] == "v1" && segments[1] == "cluster";
     switch (endpoint) {
       case Endpoint::kHealthz:
       case Endpoint::kReadyz:
@@ -357,8 +364,6 @@ void HttpServer::AccessReloaded() { impl_->EndStreamsOfRetiredTokens(); }
 
 size_t HttpServer::open_connections() const { return impl_->transport->open_connections(); }
 
-uint64_t HttpServer::refused_connections() const {
-  return impl_->transport->refused_connections();
-}
+uint64_t HttpServer::refused_connections() const { return impl_->transport->refused_connections(); }
 
 }  // namespace hotrow::http
