@@ -58,8 +58,8 @@ struct ClusterOptions {
   // oldest head was asked for more than twice this long ago is not routed by. Default: 1 s.
   int64_t route_refresh_ms = 1000;
   // The clock the route map's age is counted on: monotonic, so that a wall clock set back cannot
-  // make an old map look new. Not owned. Default: SteadyClock::Default() (tests: a ManualClock).
-  const Clock* monotonic_clock = SteadyClock::Default();
+  // make an old map look new. Not owned. Default: MonotonicClock::Default() (tests: a ManualClock).
+  const Clock* monotonic_clock = MonotonicClock::Default();
 };
 
 // Answers that took partitions from standbys, and the partitions so taken (/metrics).

@@ -15,14 +15,14 @@ const WallClock* WallClock::Default() {
   return clock;
 }
 
-int64_t SteadyClock::NowMs() const {
+int64_t MonotonicClock::NowMs() const {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
-const SteadyClock* SteadyClock::Default() {
-  static const SteadyClock* clock = new SteadyClock();
+const MonotonicClock* MonotonicClock::Default() {
+  static const MonotonicClock* clock = new MonotonicClock();
   return clock;
 }
 

@@ -26,11 +26,11 @@ class WallClock final : public Clock {
 // Milliseconds since an arbitrary start that never moves back (std::chrono::steady_clock): for
 // ages and deadlines, which a wall clock set back or forward (NTP, an operator) would stretch or
 // cut. Its values mean nothing across processes.
-class SteadyClock final : public Clock {
+class MonotonicClock final : public Clock {
  public:
   int64_t NowMs() const override;
   // A process-wide instance; never destroyed.
-  static const SteadyClock* Default();
+  static const MonotonicClock* Default();
 };
 
 // A clock that moves only when told to. For tests.

@@ -80,9 +80,9 @@ struct HttpServerOptions {
   int64_t stream_keepalive_ms = 15000;
   // Browsers' streams (http/stream_tokens.h): how long a token of POST /v1/stream-tokens opens
   // streams, and the monotonic clock that counts it (not owned; tests: a ManualClock).
-  // Defaults: 60 s, SteadyClock::Default().
+  // Defaults: 60 s, MonotonicClock::Default().
   int64_t stream_token_ttl_ms = 60'000;
-  const Clock* stream_token_clock = SteadyClock::Default();
+  const Clock* stream_token_clock = MonotonicClock::Default();
   // HTTPS: PEM files of the server's certificate (chain) and its private key
   // (access/tls.h), read once at Start. Both set: HTTPS only; both empty: plain HTTP. Ignored when
   // HttpBackend::credentials is set (a service's certificate is rotated there). Default: "".

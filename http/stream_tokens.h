@@ -33,8 +33,8 @@ class StreamTokens {
     // Tokens held at most; issuing one more first forgets the expired, then is refused (Busy).
     // Default: 10,000.
     size_t max_tokens = 10'000;
-    // The clock expiry is counted on: monotonic. Not owned. Default: SteadyClock::Default().
-    const Clock* clock = SteadyClock::Default();
+    // The clock expiry is counted on: monotonic. Not owned. Default: MonotonicClock::Default().
+    const Clock* clock = MonotonicClock::Default();
   };
   explicit StreamTokens(Options options) : options_(options) {}
 
