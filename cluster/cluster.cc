@@ -80,6 +80,9 @@ Cluster::~Cluster() {
 void Cluster::RefreshRoute() {
   // Peers are asked once the HTTP server runs: until then no map (every instance is asked).
   if (!peers_->attached()) return;
+  // Before anything is asked: every head read below, this instance's own included, says at least
+  // what its instance held from this moment on, however long its answer takes to arrive.
+  const int64_t asked_at_ms = options_.monotonic_clock->NowMs();
   ingest::OwnershipSnapshot mine;
   std::vector<PeerReply> replies =
       peers_->AskAll("/v1/cluster?local=true", [&] { mine = Local(); });
@@ -93,7 +96,13 @@ void Cluster::RefreshRoute() {
     NoteOwnerPositions(head);
     heads[i + 1] = std::move(head);
   }
-  RouteMap map = BuildRouteMap(KnownPartitions(), heads, WallClock::Default()->NowMs());
+  std::function<void()> hook;
+  {
+    std::lock_guard<std::mutex> lock(route_mu_);
+    hook = route_heads_read_for_test_;
+  }
+  if (hook) hook();
+  RouteMap map = BuildRouteMap(KnownPartitions(), heads, asked_at_ms);
   std::lock_guard<std::mutex> lock(route_mu_);
   route_map_ = std::move(map);
 }
@@ -103,7 +112,7 @@ std::optional<RoutePlan> Cluster::PlanRoute(const std::vector<std::string>& ids)
   std::lock_guard<std::mutex> lock(route_mu_);
   if (route_stale_) return std::nullopt;
   return cluster::PlanRoute(route_map_, options_.route_by_key, ids,
-                            1 + peers_->options().peers.size(), WallClock::Default()->NowMs(),
+                            1 + peers_->options().peers.size(), options_.monotonic_clock->NowMs(),
                             2 * options_.route_refresh_ms);
 }
 
@@ -127,6 +136,12 @@ RouteCounts Cluster::route_counts() const {
 RouteMap Cluster::route_map() const {
   std::lock_guard<std::mutex> lock(route_mu_);
   return route_map_;
+}
+
+std::optional<int64_t> Cluster::route_map_age_ms() const {
+  std::lock_guard<std::mutex> lock(route_mu_);
+  if (!route_map_.read) return std::nullopt;
+  return std::max<int64_t>(0, options_.monotonic_clock->NowMs() - route_map_.oldest_head_ms);
 }
 
 void Cluster::RefreshFreshness() {
@@ -222,6 +237,12 @@ QueryView Cluster::View() {
     view.ownership = std::move(only);
   }
   view.filter = FilterOf(*view.ownership);
+  std::function<void()> hook;
+  {
+    std::lock_guard<std::mutex> lock(view_hook_mu_);
+    hook = view_taken_for_test_;
+  }
+  if (hook) hook();
   return view;
 }
 

@@ -19,6 +19,7 @@
 #include "cluster/route.h"
 #include "cluster/standby_request.h"
 #include "cluster/topic_metadata.h"
+#include "common/clock.h"
 #include "ingest/ingestor.h"
 #include "ingest/partition_ownership.h"
 #include "query/query_engine.h"
@@ -53,9 +54,12 @@ struct ClusterOptions {
   // cluster.route_by_key (cluster/route.h): per-id queries ask the instances serving their ids'
   // partitions and those serving partitions not vouched for as routable. Default: off.
   ingest::KeyPartitioner route_by_key = ingest::KeyPartitioner::kOff;
-  // How often the group's heads are read for routing (RouteMap), with route_by_key. A map older
-  // than twice this is not routed by. Default: 1 s.
+  // How often the group's heads are read for routing (RouteMap), with route_by_key. A map whose
+  // oldest head was asked for more than twice this long ago is not routed by. Default: 1 s.
   int64_t route_refresh_ms = 1000;
+  // The clock the route map's age is counted on: monotonic, so that a wall clock set back cannot
+  // make an old map look new. Not owned. Default: MonotonicClock::Default() (tests: a ManualClock).
+  const Clock* monotonic_clock = MonotonicClock::Default();
 };
 
 // Answers that took partitions from standbys, and the partitions so taken (/metrics).
@@ -194,10 +198,26 @@ class Cluster {
   void BetweenRounds() const {
     if (between_rounds_for_test_) between_rounds_for_test_();
   }
+  // The test hook of View: runs on the query's thread once its snapshot and filter are taken,
+  // before any read of the query (none: nothing). A test flips a partition there, so that the
+  // query's reads run after a flip its view did not see. May be set at any time.
+  void set_view_taken_for_test(std::function<void()> hook) {
+    std::lock_guard<std::mutex> lock(view_hook_mu_);
+    view_taken_for_test_ = std::move(hook);
+  }
+  // The test hook of the route map's reads: runs once the heads are in, before the map is built
+  // from them (none: nothing). Once, before the route thread's first read (in the constructor's
+  // caller: set before any peer answers, as the first read waits for them).
+  void set_route_heads_read_for_test(std::function<void()> hook) {
+    std::lock_guard<std::mutex> lock(route_mu_);
+    route_heads_read_for_test_ = std::move(hook);
+  }
   // cluster.standby_replicas is on here (set_standby was given an ownership).
   bool has_standby() const { return followed_ != nullptr; }
   // The last map (for /v1/cluster).
   RouteMap route_map() const;
+  // Its age now (its oldest head's, on monotonic_clock); nullopt when never read.
+  std::optional<int64_t> route_map_age_ms() const;
 
   // This instance's group and topics, as its ?local=true answers name them.
   const LocalHead& identity() const { return identity_; }
@@ -231,6 +251,8 @@ class Cluster {
   std::atomic<uint64_t> standby_answers_{0}, standby_partitions_{0};
   std::atomic<bool> naming_standbys_{true};
   std::function<void()> between_rounds_for_test_;
+  mutable std::mutex view_hook_mu_;
+  std::function<void()> view_taken_for_test_;  // GUARDED_BY(view_hook_mu_)
   mutable std::mutex positions_mu_;
   std::map<store::TopicPartition, int64_t> owner_positions_;  // GUARDED_BY(positions_mu_)
 
@@ -243,8 +265,9 @@ class Cluster {
   // Routing.
   mutable std::mutex route_mu_;
   std::condition_variable route_wake_;
-  RouteMap route_map_;        // GUARDED_BY(route_mu_)
-  bool route_stale_ = false;  // GUARDED_BY(route_mu_): read it again now
+  RouteMap route_map_;                               // GUARDED_BY(route_mu_)
+  bool route_stale_ = false;                         // GUARDED_BY(route_mu_): read it again now
+  std::function<void()> route_heads_read_for_test_;  // GUARDED_BY(route_mu_)
   std::atomic<uint64_t> routed_{0}, everyone_{0}, retried_{0};
   std::thread route_;
 };

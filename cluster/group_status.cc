@@ -145,9 +145,8 @@ std::string GroupStatusJson(Cluster* cluster) {
     body.append(",\"route_by_key\":\"");
     body.append(ingest::KeyPartitionerName(cluster->options().route_by_key));
     body.append("\",\"route_map_age_ms\":");
-    body.append(map.read_at_ms > 0 ? std::to_string(std::max<int64_t>(
-                                         0, WallClock::Default()->NowMs() - map.read_at_ms))
-                                   : "null");
+    const std::optional<int64_t> age = cluster->route_map_age_ms();
+    body.append(age ? std::to_string(*age) : "null");
     const Partitions unroutable = Unroutable(map);
     Partitions routable;
     for (const store::TopicPartition& tp : map.all) {

@@ -5,9 +5,10 @@
 namespace hotrow::cluster {
 
 RouteMap BuildRouteMap(const GroupPartitions& metadata,
-                       const std::vector<std::optional<LocalHead>>& heads, int64_t now_ms) {
+                       const std::vector<std::optional<LocalHead>>& heads, int64_t asked_at_ms) {
   RouteMap map;
-  map.read_at_ms = now_ms;
+  map.read = true;
+  map.oldest_head_ms = asked_at_ms;
   map.all.insert(metadata.partitions.begin(), metadata.partitions.end());
   map.unknown_topics = metadata.unknown_topics;
   // The metadata's count of each topic.
@@ -58,8 +59,8 @@ RouteMap BuildRouteMap(const GroupPartitions& metadata,
 std::optional<RoutePlan> PlanRoute(const RouteMap& map, ingest::KeyPartitioner partitioner,
                                    const std::vector<std::string>& ids, size_t instances,
                                    int64_t now_ms, int64_t max_age_ms) {
-  if (partitioner == ingest::KeyPartitioner::kOff || ids.empty() || map.read_at_ms <= 0 ||
-      now_ms - map.read_at_ms > max_age_ms || !map.unknown_topics.empty() || map.all.empty()) {
+  if (partitioner == ingest::KeyPartitioner::kOff || ids.empty() || !map.read ||
+      now_ms - map.oldest_head_ms > max_age_ms || !map.unknown_topics.empty() || map.all.empty()) {
     return std::nullopt;
   }
   std::set<store::TopicPartition> needed;

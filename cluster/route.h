@@ -23,8 +23,13 @@ namespace hotrow::cluster {
 // The group as the instances last described themselves (their /v1/cluster?local=true heads),
 // read in the background by Cluster.
 struct RouteMap {
-  // When it was read (ms, the reader's clock); 0: never.
-  int64_t read_at_ms = 0;
+  // Whether it was ever read; false: never routed by.
+  bool read = false;
+  // When its oldest head was asked for (ms on the reader's monotonic clock, Cluster's
+  // monotonic_clock): no head it holds says less than what its instance held then, so its age
+  // (now - oldest_head_ms) bounds how long ago any of its claims was true. A slow peer makes the
+  // whole map that much older, never newer than what it holds.
+  int64_t oldest_head_ms = 0;
   // Every partition the group must cover: the metadata's and every one an instance reported.
   std::set<store::TopicPartition> all;
   std::vector<std::string> unknown_topics;  // the metadata's (RouteMap routes none then)
@@ -38,18 +43,20 @@ struct RouteMap {
   std::set<store::TopicPartition> routable;
 };
 
-// `heads[i]` is instance i's head (nullopt: it did not answer, or was refused).
+// `heads[i]` is instance i's head (nullopt: it did not answer, or was refused), the first of them
+// asked for at `asked_at_ms` (the reader's monotonic clock).
 RouteMap BuildRouteMap(const GroupPartitions& metadata,
-                       const std::vector<std::optional<LocalHead>>& heads, int64_t now_ms);
+                       const std::vector<std::optional<LocalHead>>& heads, int64_t asked_at_ms);
 
 // Whom a query of `ids` asks, and the partitions their answers must cover.
 struct RoutePlan {
-  std::vector<bool> ask;   // per instance, as RouteMap's indexes
-  Partitions needed;       // sorted: the ids' partitions and every one not routable
+  std::vector<bool> ask;  // per instance, as RouteMap's indexes
+  Partitions needed;      // sorted: the ids' partitions and every one not routable
 };
 // The plan, or nullopt when the query must ask every instance: routing is off, the map is older
-// than `max_age_ms` or unknown, a topic's count or a needed partition's serving instance is not
-// known, or every instance would be asked anyway.
+// than `max_age_ms` (its oldest head's age at `now_ms`, the same monotonic clock) or never read, a
+// topic's count or a needed partition's serving instance is not known, or every instance would be
+// asked anyway.
 std::optional<RoutePlan> PlanRoute(const RouteMap& map, ingest::KeyPartitioner partitioner,
                                    const std::vector<std::string>& ids, size_t instances,
                                    int64_t now_ms, int64_t max_age_ms);

@@ -15,4 +15,15 @@ const WallClock* WallClock::Default() {
   return clock;
 }
 
+int64_t MonotonicClock::NowMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+const MonotonicClock* MonotonicClock::Default() {
+  static const MonotonicClock* clock = new MonotonicClock();
+  return clock;
+}
+
 }  // namespace hotrow

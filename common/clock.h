@@ -23,6 +23,16 @@ class WallClock final : public Clock {
   static const WallClock* Default();
 };
 
+// Milliseconds since an arbitrary start that never moves back (std::chrono::steady_clock): for
+// ages and deadlines, which a wall clock set back or forward (NTP, an operator) would stretch or
+// cut. Its values mean nothing across processes.
+class MonotonicClock final : public Clock {
+ public:
+  int64_t NowMs() const override;
+  // A process-wide instance; never destroyed.
+  static const MonotonicClock* Default();
+};
+
 // A clock that moves only when told to. For tests.
 class ManualClock final : public Clock {
  public:

@@ -62,20 +62,26 @@ void HttpServer::Impl::Handle(Request& req, Response& res) {
   SetPeerProven(ProvesPeer(req, backend.credentials));
   try {
     // The token is judged once, where the request first arrives.
-    if (req.context == RunContext::kIoThread && backend.auth != nullptr &&
-        !backend.auth->Admit(req, res)) {
-      return;
+    if (req.context == RunContext::kIoThread && backend.auth != nullptr) {
+      // A browser's stream presents a stream token in its address (EventSource sends no
+      // Authorization header); everything else the bearer token.
+      const std::optional<bool> by_stream_token = AdmitByStreamToken(req, res);
+      if (by_stream_token.has_value() ? !*by_stream_token : !backend.auth->Admit(req, res)) return;
     }
     const bool post_latest = req.method == "POST" && req.path == "/v1/latest";
-    if (req.method != "GET" && req.method != "HEAD" && !post_latest) return Disallowed(req, res);
+    const bool post_stream_token = req.method == "POST" && req.path == "/v1/stream-tokens";
+    if (req.method != "GET" && req.method != "HEAD" && !post_latest && !post_stream_token) {
+      return Disallowed(req, res);
+    }
     Dispatch(req, res);
   } catch (const std::exception& e) {
     res = Response();
-    Warn("request " + QuoteClientText(req.target) + " failed: " + e.what());
+    Warn("request " + QuoteClientText(RedactedTarget(req.target)) + " failed: " + e.what());
     SetError(res, 500, std::string("internal error: ") + e.what());
   } catch (...) {
     res = Response();
-    Warn("request " + QuoteClientText(req.target) + " failed with an unknown exception");
+    Warn("request " + QuoteClientText(RedactedTarget(req.target)) +
+         " failed with an unknown exception");
     SetError(res, 500, "internal error");
   }
 }
@@ -127,6 +133,7 @@ void HttpServer::Impl::Dispatch(const Request& req, Response& res) {
     return res.Defer(WorkLane::kOther);  // a resume reads the store
   }
   if (StreamRoute(req, target->segments, target->raw_query, res)) return;
+  if (StreamTokenRoute(req, target->segments, res)) return;
   // `format` is taken out here, so that the route parses the rest as it always has (and peers are
   // asked without it); its whole answer is then rewritten as rows.
   std::string_view raw_query = target->raw_query;
@@ -142,7 +149,8 @@ void HttpServer::Impl::Dispatch(const Request& req, Response& res) {
   if (format != AnswerFormat::kRows || res.status != 200) return;
   Result<std::string> rows = AnswerAsRows(res.body);
   if (!rows.ok()) {
-    Warn("request " + QuoteClientText(req.target) + ": " + rows.status().ToString());
+    Warn("request " + QuoteClientText(RedactedTarget(req.target)) + ": " +
+         rows.status().ToString());
     return SetError(res, 500, "internal error: " + rows.status().ToString());
   }
   SetJson(res, 200, std::move(rows).value());

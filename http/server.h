@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "http/metrics.h"
 #include "ingest/ingestor.h"
@@ -74,6 +75,11 @@ struct HttpServerOptions {
   // Live streams: a comment line is sent on a stream that had nothing to send for this long, so
   // that proxies keep it and a client that went away is found. Default: 15 s.
   int64_t stream_keepalive_ms = 15000;
+  // Browsers' streams (http/stream_tokens.h): how long a token of POST /v1/stream-tokens opens
+  // streams, and the monotonic clock that counts it (not owned; tests: a ManualClock).
+  // Defaults: 60 s, MonotonicClock::Default().
+  int64_t stream_token_ttl_ms = 60'000;
+  const Clock* stream_token_clock = MonotonicClock::Default();
   // HTTPS: PEM files of the server's certificate (chain) and its private key
   // (access/tls.h), read once at Start. Both set: HTTPS only; both empty: plain HTTP. Ignored when
   // HttpBackend::credentials is set (a service's certificate is rotated there). Default: "".
@@ -113,14 +119,15 @@ struct HttpBackend {
 // Every answer that is not a success carries {"error": "..."} naming what was wrong: 400 for a bad
 // parameter (unknown, repeated, missing, out of range, not a time), 404 for an unknown path, 405
 // for a method other than GET (or POST on /v1/latest) on a known path, 414/413/400 for what the
-// transport refuses before routing (URI over 8 KiB, body too large, malformed request line or headers), 503
-// when the query slots are taken or the engine is busy. Exceptions stop at this boundary: no bad
-// input yields 500.
+// transport refuses before routing (URI over 8 KiB, body too large, malformed request line or
+// headers), 503 when the query slots are taken or the engine is busy. Exceptions stop at this
+// boundary: no bad input yields 500.
 //
 // A range with a limit over query::kSmallQueryLimit is streamed the same way (chunked, flushed
 // every ~32 KiB); smaller ones, and latest-N, are answered whole. Scans stream from a worker
 // while the engine produces them, through a buffer of at most about 32 KiB that is flushed as it
-// fills or every 50 ms; a client that goes away or stops reading stops the scan. A scan that fails after its first byte ends with an
+// fills or every 50 ms; a client that goes away or stops reading stops the scan. A scan that fails
+// after its first byte ends with an
 // {"error": ...} line and no final chunk, so a client can tell a cut answer from a whole one.
 //
 // Resources: `io_threads` I/O threads (http-io-N) that hold every connection and stream; workers

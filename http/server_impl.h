@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -24,6 +25,7 @@
 #include "http/query_slots.h"
 #include "http/response.h"
 #include "http/server.h"
+#include "http/stream_tokens.h"
 #include "http/transport.h"
 #include "live/subscription.h"
 #include "query/query_engine.h"
@@ -64,7 +66,8 @@ struct HttpServer::Impl final : RequestHandler {
   Impl(const HttpServerOptions& o, const HttpBackend& b)
       : options(o),
         backend(b),
-        slots(o.max_queries, o.max_peer_queries, std::chrono::milliseconds(o.queue_wait_ms)) {}
+        slots(o.max_queries, o.max_peer_queries, std::chrono::milliseconds(o.queue_wait_ms)),
+        stream_tokens(StreamTokens::Options{o.stream_token_ttl_ms, 10'000, o.stream_token_clock}) {}
 
   const HttpServerOptions options;
   const HttpBackend backend;
@@ -83,6 +86,8 @@ struct HttpServer::Impl final : RequestHandler {
   // `queue_wait_ms` for one, and `max_peer_queries` for peers' `?local=true` requests, which never
   // wait behind client queries.
   QuerySlots slots;
+  // Browsers' stream tokens (POST /v1/stream-tokens, `?access_token=` on streams).
+  StreamTokens stream_tokens;
 
   // One query slot, held for the life of a query (a scan: until its last byte). `peer` (a
   // `?local=true` request) takes it in the peers' lane when the request proves it comes from a
@@ -199,10 +204,8 @@ struct HttpServer::Impl final : RequestHandler {
   bool DeviceRoute(const Request& req, const std::vector<std::string>& segments,
                    std::string_view raw_query, Response& res);
   void LatestAll(std::string_view raw_query, bool local, Response& res);
-  void LatestIds(const Request& req, std::string_view raw_query, bool local,
-                 Response& res);
-  void Series(const SeriesSubject& subject, std::string_view raw_query, bool local,
-              Response& res);
+  void LatestIds(const Request& req, std::string_view raw_query, bool local, Response& res);
+  void Series(const SeriesSubject& subject, std::string_view raw_query, bool local, Response& res);
   // In cluster mode without `local`: the query is merged over the group.
   bool GroupWide(bool local) const;
   // One instance's answer body (device_handlers.cc); with `local`, of its serving partitions only
@@ -227,6 +230,15 @@ struct HttpServer::Impl final : RequestHandler {
   // After a reload of the credentials: ends the streams opened with a token no longer accepted.
   void EndStreamsOfRetiredTokens();
   static std::string StreamTag(const std::string& authorization);
+  // The stream tag of the bearer token accepted now ("" without one).
+  std::string CurrentStreamTag() const;
+  // The admission of a stream by `?access_token=` (no Authorization header, GET of a stream
+  // path): nullopt when the request presents no stream token that way (Authenticator::Admit
+  // judges it); true when the token opens it; false with `res` the 401 when it does not.
+  std::optional<bool> AdmitByStreamToken(const Request& req, Response& res);
+  // POST /v1/stream-tokens (stream_handlers.cc): returns true when `segments` is that path.
+  bool StreamTokenRoute(const Request& req, const std::vector<std::string>& segments,
+                        Response& res);
 
   // /v1/index/{field}/{value}[/latest|/series] (index_handlers.cc): answers and returns true when
   // `segments` is an index route, else returns false and leaves `res` alone.

@@ -18,6 +18,22 @@
     if (res.status === 401) throw new Unauthorized(await errorText(res));
     return res;
   }
+  // A live stream's address. EventSource cannot send the bearer token, so with one the page asks
+  // POST /v1/stream-tokens for a short-lived stream token and puts it in the address as
+  // access_token (CONTRACT.md, "Live streams", "Browsers"); the server never logs it.
+  async function streamAddress(path, params) {
+    const query = new URLSearchParams(params || {});
+    if (token()) {
+      const res = await fetch("/v1/stream-tokens", {
+        method: "POST", headers: { Authorization: "Bearer " + token() }, cache: "no-store",
+      });
+      if (res.status === 401) throw new Unauthorized(await errorText(res));
+      if (!res.ok) throw new Error(await errorText(res));
+      query.set("access_token", (await res.json()).token);
+    }
+    const text = query.toString();
+    return path + (text ? "?" + text : "");
+  }
   async function errorText(res) {
     const text = await res.text();
     try { const j = JSON.parse(text); if (j && typeof j.error === "string") return j.error; } catch (e) { /* not JSON */ }
@@ -496,6 +512,7 @@
     $, api, errorText, Unauthorized, askForToken, cell, fillTable, svgEl, utc, compact, clock,
     onStats: (listener) => statsListeners.push(listener),
     hasToken: () => token() !== "",
+    streamAddress,
   };
 
   poll();

@@ -3,8 +3,11 @@
 // by id prefix) and the device view (its latest events and a chart of a numeric payload field over
 // the window, GET /v1/events/{id}/series). The table's rows follow GET /v1/latest/stream (server-sent
 // events) and the view's events follow GET /v1/events/{id}/stream while those are open; where
-// EventSource fails (a server that asks for a token, which EventSource cannot send), the table and
-// the view are read again every few polls of status_page.js.
+// EventSource fails, the table and the view are read again every few polls of status_page.js. A
+// server that asks for a bearer token (which EventSource cannot send) is given a stream token of
+// POST /v1/stream-tokens in the stream's address; when a stream that had opened is refused later
+// (its token expired before a reconnection, or its bearer token was retired), it is opened once
+// more with a new one.
 "use strict";
 (() => {
   const shared = window.hotrowPage;  // from status_page.js
@@ -91,9 +94,11 @@
   // a stream sends each partition in order, and an id may span partitions). The browser resumes a
   // dropped stream by itself (Last-Event-ID). body[data-devices-live] says how the table is kept
   // fresh ("stream" or "poll"), for people and for the browser test.
-  const live = { source: null, ok: false, failed: false, updates: 0 };
+  // generation: bumped by every stop, so that an address that arrives after a stop is dropped.
+  const live = { source: null, ok: false, failed: false, updates: 0, generation: 0 };
 
   function stopLive() {
+    live.generation++;
     if (live.source) live.source.close();
     live.source = null;
     live.ok = false;
@@ -102,19 +107,29 @@
   function startLive() {
     stopLive();
     document.body.dataset.devicesLive = "poll";
-    if (live.failed || typeof EventSource !== "function" || shared.hasToken()) return;
-    const source = new EventSource("/v1/latest/stream" +
-      (devices.prefix ? "?" + new URLSearchParams({ prefix: devices.prefix }) : ""));
+    if (live.failed || typeof EventSource !== "function") return;
+    const generation = live.generation;
+    shared.streamAddress("/v1/latest/stream", devices.prefix ? { prefix: devices.prefix } : null).then(
+      (url) => { if (generation === live.generation) openLive(url); },
+      () => { if (generation === live.generation) live.failed = true; });
+  }
+
+  function openLive(url) {
+    const source = new EventSource(url);
+    let opened = false;
     live.source = source;
     source.addEventListener("open", () => {
+      opened = true;
       live.ok = true;
       document.body.dataset.devicesLive = "stream";
     });
     source.addEventListener("error", () => {
       live.ok = false;
       document.body.dataset.devicesLive = "poll";
-      // CLOSED: refused (401, 503, not an event stream); the browser will not retry: poll.
+      // CLOSED: refused (401, 503, not an event stream); the browser will not retry. A stream
+      // with a stream token that had opened starts again with a new token; else: poll.
       if (source.readyState === EventSource.CLOSED) {
+        if (opened && url.includes("access_token=")) return startLive();
         live.failed = true;
         stopLive();
       }
@@ -192,9 +207,10 @@
   // DEVICE_EVENTS kept (an event already listed is not listed twice). body[data-device-live] says
   // how the view is kept fresh ("stream" or "poll"); the chart is redrawn every few polls either way.
   const DEVICE_EVENTS = 10;
-  const deviceLive = { source: null, ok: false, failed: false, updates: 0 };
+  const deviceLive = { source: null, ok: false, failed: false, updates: 0, generation: 0 };
 
   function stopDeviceLive() {
+    deviceLive.generation++;
     if (deviceLive.source) deviceLive.source.close();
     deviceLive.source = null;
     deviceLive.ok = false;
@@ -203,10 +219,19 @@
   function startDeviceLive(id) {
     stopDeviceLive();
     document.body.dataset.deviceLive = "poll";
-    if (deviceLive.failed || typeof EventSource !== "function" || shared.hasToken()) return;
-    const source = new EventSource("/v1/events/" + enc(id) + "/stream");
+    if (deviceLive.failed || typeof EventSource !== "function") return;
+    const generation = deviceLive.generation;
+    shared.streamAddress("/v1/events/" + enc(id) + "/stream").then(
+      (url) => { if (generation === deviceLive.generation) openDeviceLive(id, url); },
+      () => { if (generation === deviceLive.generation) deviceLive.failed = true; });
+  }
+
+  function openDeviceLive(id, url) {
+    const source = new EventSource(url);
+    let opened = false;
     deviceLive.source = source;
     source.addEventListener("open", () => {
+      opened = true;
       deviceLive.ok = true;
       document.body.dataset.deviceLive = "stream";
     });
@@ -214,6 +239,7 @@
       deviceLive.ok = false;
       document.body.dataset.deviceLive = "poll";
       if (source.readyState === EventSource.CLOSED) {  // refused: the browser will not retry
+        if (opened && url.includes("access_token=")) return startDeviceLive(id);
         deviceLive.failed = true;
         stopDeviceLive();
       }

@@ -68,9 +68,7 @@ class SseStream final : public EventStream {
         position_(std::move(position)),
         open_data_(std::move(open_data)) {}
 
-  void SetWaker(std::function<void()> wake) override {
-    subscription_->SetWaker(std::move(wake));
-  }
+  void SetWaker(std::function<void()> wake) override { subscription_->SetWaker(std::move(wake)); }
 
   bool Next(std::string* out) override {
     if (!opened_) {
@@ -134,9 +132,8 @@ class SseStream final : public EventStream {
 
 }  // namespace
 
-bool HttpServer::Impl::StreamRoute(const Request& req,
-                                   const std::vector<std::string>& s, std::string_view raw_query,
-                                   Response& res) {
+bool HttpServer::Impl::StreamRoute(const Request& req, const std::vector<std::string>& s,
+                                   std::string_view raw_query, Response& res) {
   if (s.empty() || s.back() != "stream" || s.size() < 3 || s[0] != "v1") return false;
   live::StreamSpec spec;
   if (s.size() == 4 && s[1] == "events") {
@@ -160,11 +157,16 @@ bool HttpServer::Impl::StreamRoute(const Request& req,
   }
   Result<std::vector<wire::QueryParam>> params = wire::ParseQueryString(raw_query);
   if (!params.ok()) return SetError(res, 400, params.status().message()), true;
-  std::string after_text;
-  bool have_after = false, have_prefix = false, local = false, have_local = false;
+  std::string after_text, access_token;
+  bool have_after = false, have_prefix = false, local = false, have_local = false,
+       have_access_token = false;
   for (const auto& [name, value] : *params) {
     bool* seen = nullptr;
-    if (name == "after") {
+    if (name == "access_token") {
+      // Judged at admission (AdmitByStreamToken); here only its tag is looked up.
+      seen = &have_access_token;
+      access_token = value;
+    } else if (name == "after") {
       seen = &have_after;
       after_text = value;
     } else if (name == "prefix" && spec.kind == live::StreamSpec::Kind::kLatest) {
@@ -181,7 +183,7 @@ bool HttpServer::Impl::StreamRoute(const Request& req,
       return SetError(res, 400,
                       "unknown parameter " + QuoteClientText(name) + " for a stream; it takes " +
                           (spec.kind == live::StreamSpec::Kind::kLatest ? "prefix, " : "") +
-                          "after (or a Last-Event-ID header)"),
+                          "after (or a Last-Event-ID header) and access_token"),
              true;
     }
     if (*seen) {
@@ -206,9 +208,21 @@ bool HttpServer::Impl::StreamRoute(const Request& req,
   }
   if (stopping.load()) return SetError(res, 503, "the server is stopping"), true;
 
+  // The stream is tagged with the bearer token it was opened with, or the one its stream token
+  // was issued for: a reload that retires that token ends it either way.
+  std::string tag = StreamTag(req.get_header_value("Authorization"));
+  if (tag.empty() && have_access_token && backend.auth != nullptr) {
+    if (stream_tokens.Check(access_token, CurrentStreamTag(), &tag) != StreamTokens::Verdict::kOk) {
+      // Admitted a moment ago on the I/O thread; expired or retired since.
+      SetError(res, 401,
+               "the stream token is no longer valid: ask POST /v1/stream-tokens for "
+               "another");
+      res.set_header("WWW-Authenticate", "Bearer");
+      return true;
+    }
+  }
   Result<live::StreamStart> started =
-      backend.hub->Subscribe(spec, after ? &*after : nullptr, nullptr,
-                             StreamTag(req.get_header_value("Authorization")));
+      backend.hub->Subscribe(spec, after ? &*after : nullptr, nullptr, std::move(tag));
   if (!started.ok()) {
     return SetError(res, HttpStatusOf(started.status()), started.status().message()), true;
   }
@@ -237,8 +251,9 @@ bool HttpServer::Impl::StreamRoute(const Request& req,
   open += ",\"gap\":";
   open += started->gap ? "true" : "false";
   if (started->gap) {
-    open += ",\"warning\":\"events after the position may be gone: it is older than the hot "
-            "window, or events it was owed were dropped with an expired bucket\"";
+    open +=
+        ",\"warning\":\"events after the position may be gone: it is older than the hot "
+        "window, or events it was owed were dropped with an expired bucket\"";
   }
   if (started->replay_truncated) {
     open += ",\"truncated\":true";
@@ -286,11 +301,77 @@ std::string HttpServer::Impl::StreamTag(const std::string& authorization) {
   return "token:" + std::to_string(std::hash<std::string_view>{}(token));
 }
 
+std::string HttpServer::Impl::CurrentStreamTag() const {
+  if (backend.credentials == nullptr) return "";
+  const std::shared_ptr<const access::CredentialsSnapshot> now = backend.credentials->Current();
+  return now == nullptr || now->token.empty() ? "" : StreamTag("Bearer " + now->token);
+}
+
+std::optional<bool> HttpServer::Impl::AdmitByStreamToken(const Request& req, Response& res) {
+  if (req.has_header("Authorization") || (req.method != "GET" && req.method != "HEAD")) {
+    return std::nullopt;
+  }
+  Result<wire::RequestTarget> target = wire::SplitRequestTarget(req.target);
+  if (!target.ok()) return std::nullopt;
+  const std::vector<std::string>& s = target->segments;
+  // Only a stream's path: on any other the token is not looked at, and the request is judged as
+  // one without credentials (401).
+  if (s.size() < 3 || s[0] != "v1" || s.back() != "stream") return std::nullopt;
+  Result<std::vector<wire::QueryParam>> params = wire::ParseQueryString(target->raw_query);
+  if (!params.ok()) return std::nullopt;
+  const std::string* token = nullptr;
+  for (const auto& [name, value] : *params) {
+    if (name == "access_token") token = &value;
+  }
+  if (token == nullptr) return std::nullopt;
+  std::string parent;
+  const StreamTokens::Verdict verdict = stream_tokens.Check(*token, CurrentStreamTag(), &parent);
+  if (verdict == StreamTokens::Verdict::kOk) {
+    backend.metrics->RecordAuth(AuthOutcomeName(AuthOutcome::kOk));
+    return true;
+  }
+  backend.metrics->RecordAuth(AuthOutcomeName(AuthOutcome::kWrong));
+  const char* why = verdict == StreamTokens::Verdict::kExpired
+                        ? "the stream token has expired: ask POST /v1/stream-tokens for another"
+                    : verdict == StreamTokens::Verdict::kParentRetired
+                        ? "the stream token was issued for a bearer token no longer accepted"
+                        : "wrong stream token";
+  SetError(res, 401, why);
+  res.set_header("WWW-Authenticate", "Bearer");
+  return false;
+}
+
+bool HttpServer::Impl::StreamTokenRoute(const Request& req, const std::vector<std::string>& s,
+                                        Response& res) {
+  if (s.size() != 2 || s[0] != "v1" || s[1] != "stream-tokens") return false;
+  if (req.method != "POST") {
+    SetError(
+        res, 405,
+        "method " + QuoteClientText(req.method) + " is not allowed on /v1/stream-tokens; use POST");
+    return true;
+  }
+  if (backend.auth == nullptr) {
+    SetError(res, 404, "this server has no http.token_file: its streams need no token");
+    return true;
+  }
+  // Admitted with the bearer token (a stream token opens streams only): its streams' tag.
+  const std::string tag = StreamTag(req.get_header_value("Authorization"));
+  Result<StreamTokens::Issued> issued = stream_tokens.Issue(tag);
+  if (!issued.ok()) {
+    SetError(res, HttpStatusOf(issued.status()), issued.status().message());
+    return true;
+  }
+  std::string body = "{\"token\":";
+  wire::AppendJsonString(issued->token, &body);
+  body += ",\"ttl_ms\":" + std::to_string(issued->ttl_ms) + "}";
+  SetJson(res, 200, std::move(body));
+  res.set_header("Cache-Control", "no-store");
+  return true;
+}
+
 void HttpServer::Impl::EndStreamsOfRetiredTokens() {
   if (backend.hub == nullptr || backend.credentials == nullptr) return;
-  const std::shared_ptr<const access::CredentialsSnapshot> now = backend.credentials->Current();
-  const std::string current =
-      now == nullptr || now->token.empty() ? "" : StreamTag("Bearer " + now->token);
+  const std::string current = CurrentStreamTag();
   if (current.empty() && backend.auth == nullptr) return;
   const size_t ended = backend.hub->CloseWhere(
       [&current](const live::Subscription& s) { return !s.tag().empty() && s.tag() != current; },

@@ -196,6 +196,14 @@ Result<StreamStart> StreamHub::Subscribe(const StreamSpec& spec, const StreamPos
       std::map<store::TopicPartition, int64_t> carried;
       for (const store::TopicPartition& tp : carried_) carried[tp] = start.NextOf(tp);
       start.next = std::move(carried);
+    } else if (served_known_ && !served_.empty()) {
+      // Only what this instance consumes, not every partition the store still holds. While it
+      // consumes nothing (starting, or between an eager rebalance's revocation and assignment),
+      // every partition stored, so that a resume never reads from the window's start what was
+      // stored before the stream began.
+      std::map<store::TopicPartition, int64_t> served;
+      for (const store::TopicPartition& tp : served_) served[tp] = start.NextOf(tp);
+      start.next = std::move(served);
     }
     subscription = std::make_shared<Subscription>(spec, options_.max_buffered, std::move(start),
                                                   std::move(tag));
@@ -352,6 +360,13 @@ void StreamHub::SetOwnedPartitions(const std::vector<store::TopicPartition>& own
   const bool was_empty = queue_.empty();
   queue_.push_back(std::move(batch));
   if (was_empty) queue_cv_.notify_one();
+}
+
+void StreamHub::SetServedPartitions(const std::vector<store::TopicPartition>& served) {
+  std::set<store::TopicPartition> named(served.begin(), served.end());
+  std::unique_lock lock(mu_);
+  served_known_ = true;
+  served_ = std::move(named);
 }
 
 StreamHubStats StreamHub::Stats() const {

@@ -138,6 +138,16 @@ class StreamHub final : public store::WriteObserver {
   // has not numbered yet is left out until a call after its first row. Before any call every
   // partition is carried (one instance alone).
   void SetOwnedPartitions(const std::vector<store::TopicPartition>& owned);
+  // Outside cluster mode: the partitions this instance consumes (its Kafka assignment, in any
+  // state). Rows of every partition are still pushed, and nothing is announced; only a new
+  // subscription's start names these alone (each from where the store stands, 0 for one it holds
+  // nothing of), not every partition the store holds: a store keeps what it no longer consumes (an
+  // earlier assignment, a topic dropped from kafka.topics) until it expires, and a position naming
+  // all of it would outgrow a request header (live/position.h). A partition a stream then sends
+  // an event of is named from that event on. Before any call, and while the last named none (the
+  // assignment not known yet), every partition stored is named.
+  // Ignored once SetOwnedPartitions was called.
+  void SetServedPartitions(const std::vector<store::TopicPartition>& served);
 
   // A position of now (the store's clock) that a writer of messages advances.
   int64_t NowMs() const { return store_->NowMs(); }
@@ -227,6 +237,9 @@ class StreamHub final : public store::WriteObserver {
   bool owned_known_ = false;
   std::set<store::TopicPartition> carried_;
   std::unordered_set<uint64_t> carried_keys_;
+  // SetServedPartitions': whether it was called, and what it named.
+  bool served_known_ = false;
+  std::set<store::TopicPartition> served_;
 
   // The late rows of the buckets still held, by bucket start and PartitionKey, and those of the
   // buckets dropped, by PartitionKey; whether a bucket from before the hub was made was dropped.

@@ -329,6 +329,16 @@ void Server::TellHubOwnedPartitions() {
   hub_->SetOwnedPartitions(owned);
 }
 
+void Server::TellHubServedPartitions() {
+  // One instance alone: every partition it is assigned, whatever its state; what the store holds
+  // of earlier assignments is not named in new streams' positions.
+  std::vector<store::TopicPartition> served;
+  for (const ingest::OwnedPartition& p : ownership_->Snapshot().partitions) {
+    served.push_back({p.topic, p.partition});
+  }
+  hub_->SetServedPartitions(served);
+}
+
 void Server::Housekeeping() {
   using namespace std::chrono_literals;
   RateLimiter errors(1, 60000);
@@ -352,7 +362,11 @@ void Server::Housekeeping() {
     }
 
     if (cache_ownership_ != nullptr) cache_ownership_->Poll();
-    if (cluster_ != nullptr && cluster_->enabled()) TellHubOwnedPartitions();
+    if (cluster_ != nullptr && cluster_->enabled()) {
+      TellHubOwnedPartitions();
+    } else if (hub_ != nullptr) {
+      TellHubServedPartitions();
+    }
 
     const auto now = std::chrono::steady_clock::now();
     if (now - last_progress >= 10s) {

@@ -80,6 +80,8 @@ class Server {
   // Cluster mode: tells the streams' hub the partitions this instance serves as owner (each
   // housekeeping round, so a change reaches the streams within about a second).
   void TellHubOwnedPartitions();
+  // Outside cluster mode: the partitions assigned, which new streams' positions name.
+  void TellHubServedPartitions();
   // Makes ownership_ and cluster_ (cluster.peers); InvalidArgument when this instance's
   // http.listen is not among the peers, or when a token would go to a peer beyond loopback over
   // plain HTTP.

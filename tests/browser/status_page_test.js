@@ -20,7 +20,8 @@
 //     the page's request: the demo is one instance), the cluster card shows each partition's owner
 //     and its lag, its standbys with theirs, and the instance that answers for it;
 //   - with a server that wants a bearer token (simulated by intercepting the page's requests), the
-//     page asks for it, keeps it in sessionStorage only and sends it on every request;
+//     page asks for it, keeps it in sessionStorage only and sends it on every request; its streams
+//     are opened with a stream token of POST /v1/stream-tokens in ?access_token=, never the bearer;
 //   - no console error and no uncaught exception, but for the 4xx answers a check asked for.
 // It saves OUT_DIR/status_page.png (the whole page after a query) and status_page_devices.png (a
 // device chosen) for a person to look at.
@@ -477,11 +478,30 @@ async function checkToken(context, base) {
   const TOKEN = "s3cret-token";
   const page = await context.newPage();
   const errors = watchErrors(page, () => true);  // every 401 below is asked for
-  const seen = [];  // [path, authorization] of each API request
+  const STREAM_TOKEN = "st-0123456789abcdef0123456789abcdef";
+  const seen = [];  // [path, authorization] of each API request but the streams
+  const streams = [];  // [path, access_token, authorization] of each stream request
+  let issued = 0;  // POST /v1/stream-tokens with the bearer token
   await page.route((url) => url.pathname.startsWith("/v1/") || url.pathname === "/metrics", async (route) => {
     const req = route.request();
     const auth = (await req.allHeaders()).authorization || "";
-    seen.push([new URL(req.url()).pathname, auth]);
+    const url = new URL(req.url());
+    if (url.pathname.endsWith("/stream")) {
+      // EventSource sends no Authorization: the stream token of POST /v1/stream-tokens opens it
+      // (the demo asks for none, so the request goes on as it is).
+      const token = url.searchParams.get("access_token") || "";
+      streams.push([url.pathname, token, auth]);
+      if (token !== STREAM_TOKEN) {
+        return route.fulfill({ status: 401, contentType: "application/json", body: '{"error":"a bearer token is required"}' });
+      }
+      return route.continue();
+    }
+    seen.push([url.pathname, auth]);
+    if (url.pathname === "/v1/stream-tokens" && req.method() === "POST" && auth === "Bearer " + TOKEN) {
+      issued++;
+      return route.fulfill({ status: 200, contentType: "application/json", headers: { "Cache-Control": "no-store" },
+                             body: JSON.stringify({ token: STREAM_TOKEN, ttl_ms: 60000 }) });
+    }
     if (auth !== "Bearer " + TOKEN) {
       return route.fulfill({ status: 401, contentType: "application/json", body: '{"error":"a bearer token is required"}' });
     }
@@ -503,6 +523,13 @@ async function checkToken(context, base) {
   check(storage.session === TOKEN && storage.local === 0, "the token is in sessionStorage only", JSON.stringify(storage));
   const q = await runQuery(page, { "#q-kind": "latest", "#q-id": "dev-000000", "#q-n": "3" });
   check(q.status === 200 && (await resultRows(page)).length === 3, "a query from the form sends the token", q.status);
+  // The devices table follows its stream with a stream token (CONTRACT.md "Browsers"), never
+  // with the bearer token in the address.
+  const live = await waitFor(async () => (await page.getAttribute("body", "data-devices-live")) === "stream" || null, 15000);
+  check(live !== null && issued > 0, "with a token the devices table follows its stream, opened with a token of POST /v1/stream-tokens",
+        JSON.stringify({ issued, streams: streams.slice(0, 3) }));
+  check(streams.length > 0 && streams.every(([, token, auth]) => token === STREAM_TOKEN && auth === ""),
+        "every stream request carries the stream token as access_token and no bearer token", JSON.stringify(streams.slice(0, 3)));
   check(errors.length === 0, "no console error on the token page", errors.join(" | "));
   await page.close();
 }

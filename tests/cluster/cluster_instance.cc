@@ -46,6 +46,7 @@ std::unique_ptr<Instance> Instance::Start(const InstanceOptions& options) {
   cluster.brokers = options.brokers;
   cluster.route_by_key = options.route_by_key;
   cluster.route_refresh_ms = options.route_refresh_ms;
+  cluster.monotonic_clock = options.monotonic_clock;
   in->cluster_ = std::make_unique<Cluster>(cluster, in->ownership_.get(), in->store_.get());
   if (options.standby) {
     in->followed_ = std::make_unique<ingest::PartitionOwnership>(in->store_.get(), ownership);

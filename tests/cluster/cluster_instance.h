@@ -38,6 +38,7 @@ struct InstanceOptions {
   std::vector<std::string> index_fields;
   ingest::KeyPartitioner route_by_key = ingest::KeyPartitioner::kOff;  // cluster.route_by_key
   int64_t route_refresh_ms = 1000;
+  const Clock* monotonic_clock = MonotonicClock::Default();  // the route map's age (ClusterOptions)
   // cluster.standby_replicas: the instance has a followed ownership (Follow) and reports it.
   bool standby = false;
   const Clock* clock = WallClock::Default();  // the store's and the ownership's

@@ -1,9 +1,10 @@
 // Routing per-id queries by key (CONTRACT.md "Group answers", `cluster.route_by_key`;
 // cluster/route.h). The plan, pure; then three in-process instances serving two partitions each of
-// a topic keyed by id with the Java client's murmur2 or librdkafka's crc32 partitioner: a per-id query asks only the owner of
-// its id's partition (the counters say so) and is exact; a partition where a record broke the rule
-// is asked too, and the answer holds that record; a partition handed over to another instance
-// before the route map has seen it is answered whole by asking everyone again.
+// a topic keyed by id with the Java client's murmur2 or librdkafka's crc32 partitioner: a per-id
+// query asks only the owner of its id's partition (the counters say so) and is exact; a partition
+// where a record broke the rule is asked too, and the answer holds that record; a partition handed
+// over to another instance before the route map has seen it is answered whole by asking everyone
+// again.
 
 #include <gtest/gtest.h>
 
@@ -64,14 +65,13 @@ TEST(RoutePlanTest, AnIdAsksTheOwnerOfItsPartitionAndOfEveryPartitionNotVouchedF
       HeadServing({0, 1}, {0, 1}), HeadServing({2, 3}, {2, 3}), HeadServing({4, 5}, {4})};
   const RouteMap map = BuildRouteMap(Metadata(), heads, 1000);
   EXPECT_EQ(Unroutable(map), (Partitions{{"t", 5}}));
-  std::optional<RoutePlan> plan =
-      PlanRoute(map, KeyPartitioner::kCrc32, {IdIn(2)}, 3, 1500, 2000);
+  std::optional<RoutePlan> plan = PlanRoute(map, KeyPartitioner::kCrc32, {IdIn(2)}, 3, 1500, 2000);
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->ask, (std::vector<bool>{false, true, true}));  // 2's owner, and 5's
   EXPECT_EQ(plan->needed, (Partitions{{"t", 2}, {"t", 5}}));
   // Ids on every instance: nothing to gain.
   EXPECT_FALSE(PlanRoute(map, KeyPartitioner::kCrc32, {IdIn(0), IdIn(2)}, 3, 1500, 2000));
-  // Too old a map, routing off, no id: every instance.
+  // Too old a map (its oldest head asked for at 1000), routing off, no id: every instance.
   EXPECT_FALSE(PlanRoute(map, KeyPartitioner::kCrc32, {IdIn(2)}, 3, 3001, 2000));
   EXPECT_FALSE(PlanRoute(map, KeyPartitioner::kOff, {IdIn(2)}, 3, 1500, 2000));
   EXPECT_FALSE(PlanRoute(map, KeyPartitioner::kCrc32, {}, 3, 1500, 2000));
@@ -81,8 +81,8 @@ TEST(RoutePlanTest, WhatTheMapCannotTellIsNeverRoutedBy) {
   // An instance that checked against another count than the metadata's (a topic that grew).
   std::vector<std::optional<LocalHead>> heads = {
       HeadServing({0, 1}, {0, 1}), HeadServing({2, 3}, {2, 3}, 8), HeadServing({4, 5}, {4, 5})};
-  EXPECT_FALSE(PlanRoute(BuildRouteMap(Metadata(), heads, 1000), KeyPartitioner::kCrc32,
-                         {IdIn(2)}, 3, 1000, 2000));
+  EXPECT_FALSE(PlanRoute(BuildRouteMap(Metadata(), heads, 1000), KeyPartitioner::kCrc32, {IdIn(2)},
+                         3, 1000, 2000));
   // A partition two instances say they serve (a handoff seen from both sides): not routable, and
   // no instance is known to serve it.
   heads = {HeadServing({0, 1, 2}, {0, 1, 2}), HeadServing({2, 3}, {2, 3}),
@@ -122,6 +122,7 @@ class ClusterRouteTest : public ::testing::TestWithParam<KeyPartitioner> {
       o.brokers = kafka_->bootstrap();
       o.route_by_key = GetParam();
       o.route_refresh_ms = RouteRefreshMs(i);
+      if (ManualMonotonic(i)) o.monotonic_clock = &manual_;
       auto instance = Instance::Start(o);
       ASSERT_NE(instance, nullptr);
       instances_.push_back(std::move(instance));
@@ -143,6 +144,12 @@ class ClusterRouteTest : public ::testing::TestWithParam<KeyPartitioner> {
     return 1000;
   }
 
+  // Whether instance i counts its route map's age on `manual_`.
+  virtual bool ManualMonotonic(int i) const {
+    (void)i;
+    return false;
+  }
+
   void Add(const std::string& id, int32_t partition, int64_t ts) {
     TestEvent e;
     e.id = id;
@@ -158,7 +165,7 @@ class ClusterRouteTest : public ::testing::TestWithParam<KeyPartitioner> {
     instances_[static_cast<size_t>(k)]->Serve("events", partition);
     instances_[static_cast<size_t>(k)]->Write(events_[partition]);
     instances_[static_cast<size_t>(k)]->ownership()->RouteChecked("events", partition, kPartitions,
-                                                                 INT64_MIN);
+                                                                  INT64_MIN);
   }
   // Until instance k's /v1/cluster is complete and its route map names `unroutable` and every
   // other partition routable.
@@ -219,6 +226,7 @@ class ClusterRouteTest : public ::testing::TestWithParam<KeyPartitioner> {
   }
 
   hotrow::testing::TempDir dir_;
+  ManualClock manual_{1'000'000};  // outlives the instances, whose route threads read it
   std::unique_ptr<ingest::EmbeddedKafka> kafka_;
   std::vector<std::unique_ptr<Instance>> instances_;
   std::map<int32_t, std::vector<TestEvent>> events_;
@@ -245,8 +253,8 @@ TEST_P(ClusterRouteTest, APerIdQueryAsksOnlyTheOwnerOfItsPartitionAndIsExact) {
   // A series and the latest of many ids, routed the same way.
   const std::string a = IdIn(2, GetParam()), b = IdIn(3, GetParam());
   httplib::Client client("127.0.0.1", instances_[0]->port());
-  httplib::Result many = client.Post("/v1/latest", json{{"ids", {a, b}}, {"n", 2}}.dump(),
-                                     "application/json");
+  httplib::Result many =
+      client.Post("/v1/latest", json{{"ids", {a, b}}, {"n", 2}}.dump(), "application/json");
   ASSERT_TRUE(many && many->status == 200);
   const json m = json::parse(many->body);
   ASSERT_TRUE(m.value("complete", false)) << m.dump();
@@ -254,9 +262,9 @@ TEST_P(ClusterRouteTest, APerIdQueryAsksOnlyTheOwnerOfItsPartitionAndIsExact) {
   EXPECT_EQ(Got(m.at("ids").at(b)), Want(b, 2));
   const int64_t now = WallClock::Default()->NowMs();
   const json series =
-      testing::Get(instances_[0]->port(), "/v1/events/" + a + "/series?field=v&agg=count&step=1h&from=" +
-                                              std::to_string(base_ - 1000) + "&to=" +
-                                              std::to_string(now + 1))
+      testing::Get(instances_[0]->port(),
+                   "/v1/events/" + a + "/series?field=v&agg=count&step=1h&from=" +
+                       std::to_string(base_ - 1000) + "&to=" + std::to_string(now + 1))
           .json();
   ASSERT_TRUE(series.value("complete", false)) << series.dump();
   ASSERT_EQ(series.at("points").size(), 1u);
@@ -276,7 +284,8 @@ TEST_P(ClusterRouteTest, APartitionWhereARecordBrokeTheRuleIsAskedTooAndTheAnswe
   const json got = Latest(1, x);
   ASSERT_TRUE(got.value("complete", false)) << got.dump();
   EXPECT_EQ(Got(got.at("events")), Want(x, 5));
-  EXPECT_EQ(Got(got.at("events")).front(), (std::pair<int32_t, int64_t>{4, events_[4].back().offset}));
+  EXPECT_EQ(Got(got.at("events")).front(),
+            (std::pair<int32_t, int64_t>{4, events_[4].back().offset}));
   EXPECT_EQ(Asked(1, "owners") - routed, 1) << "instances 0 and 2 asked, not every instance";
 }
 
@@ -330,6 +339,53 @@ TEST_P(ClusterRouteOldMapTest,
 
 INSTANTIATE_TEST_SUITE_P(Partitioners, ClusterRouteOldMapTest,
                          ::testing::Values(KeyPartitioner::kMurmur2, KeyPartitioner::kCrc32),
+                         [](const auto& info) { return ingest::KeyPartitionerName(info.param); });
+
+// Instance 1 counts its route map's age on a clock the test moves: the heads of a read can be made
+// to arrive long after they were asked for.
+class ClusterRouteMapAgeTest : public ClusterRouteTest {
+ protected:
+  bool ManualMonotonic(int i) const override { return i == 1; }
+  std::optional<int64_t> MapAge(int k) {
+    const json age = Cluster(k).value("route_map_age_ms", json());
+    if (!age.is_number()) return std::nullopt;
+    return age.get<int64_t>();
+  }
+};
+
+TEST_P(ClusterRouteMapAgeTest, AMapIsAsOldAsItsOldestHeadAndNotRoutedByPastTwiceTheRefresh) {
+  // Every read's heads arrive 5 s after they were asked for: the maps say every partition routable,
+  // but what they say is 5 s old when they are built (the bound is 2 s), so none is routed by.
+  instances_[1]->cluster()->set_route_heads_read_for_test([this] { manual_.Advance(5000); });
+  instances_[1]->cluster()->RouteMissed();
+  ASSERT_TRUE(hotrow::testing::WaitFor([&] { return MapAge(1).value_or(0) >= 5000; },
+                                       std::chrono::seconds(20)))
+      << Cluster(1).dump();
+  ASSERT_TRUE(WaitForRouteMap(1, json::object())) << Cluster(1).dump();
+  const std::string x = IdIn(4, GetParam());
+  double routed = Asked(1, "owners");
+  const double everyone = Asked(1, "every_instance");
+  json got = Latest(1, x);
+  ASSERT_TRUE(got.value("complete", false)) << got.dump();
+  EXPECT_EQ(Got(got.at("events")), Want(x, 5));
+  EXPECT_EQ(Asked(1, "owners") - routed, 0);
+  EXPECT_EQ(Asked(1, "every_instance") - everyone, 1);
+
+  // Heads that arrive at once (the clock does not move while they are read): routed by.
+  instances_[1]->cluster()->set_route_heads_read_for_test(nullptr);
+  instances_[1]->cluster()->RouteMissed();
+  ASSERT_TRUE(hotrow::testing::WaitFor([&] { return MapAge(1) == std::optional<int64_t>(0); },
+                                       std::chrono::seconds(20)))
+      << Cluster(1).dump();
+  routed = Asked(1, "owners");
+  got = Latest(1, x);
+  ASSERT_TRUE(got.value("complete", false)) << got.dump();
+  EXPECT_EQ(Got(got.at("events")), Want(x, 5));
+  EXPECT_EQ(Asked(1, "owners") - routed, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Partitioners, ClusterRouteMapAgeTest,
+                         ::testing::Values(KeyPartitioner::kMurmur2),
                          [](const auto& info) { return ingest::KeyPartitionerName(info.param); });
 
 }  // namespace

@@ -1,9 +1,12 @@
 // One view of the ownership per query (CONTRACT.md "Group answers"): every read of a query and
 // the head of its answer come from one snapshot, so a partition that stops and starts serving
 // while a query runs is reported as the reads saw it. Two in-process instances: A serves
-// partitions 0..3 of "events", flipping partition 3 (revoked, assigned again) as fast as it can
-// while the test asks; B serves partition 3 throughout. Every id's newest event is in partition 3,
-// so an answer that read some ids without it while naming it covered has older events there.
+// partitions 0..3 of "events" and B serves partition 3 throughout. A's partition 3 flips (revoked,
+// assigned again) in a hook that runs once a query's view is taken and before its reads
+// (Cluster::set_view_taken_for_test), so every local answer is read after a flip its view did not
+// see, and both states are seen in turn, by construction; a series is also asked while a thread
+// flips it as fast as it can. Every id's newest event is in partition 3, so an answer that read
+// some ids without it while naming it covered has older events there.
 
 #include <gtest/gtest.h>
 
@@ -24,9 +27,9 @@
 namespace hotrow::cluster::snapshot_test {
 namespace {
 
-using nlohmann::json;
 using cluster::testing::Instance;
 using cluster::testing::InstanceOptions;
+using nlohmann::json;
 using TestEvent = hotrow::testing::TestEvent;
 
 constexpr int kIds = 1000;
@@ -104,8 +107,27 @@ class ClusterSnapshotTest : public ::testing::Test {
         std::chrono::seconds(15)));
   }
 
-  void TearDown() override { StopFlipping(); }
+  void TearDown() override {
+    StopFlipping();
+    if (a_ != nullptr) a_->cluster()->set_view_taken_for_test(nullptr);
+  }
 
+  // A's partition 3 as one flip leaves it: serving (assigned, fresh) or revoked.
+  void Assign() {
+    a_->ownership()->Assigned("events", kFlipping, next_flipping_, next_flipping_);
+    a_->ownership()->UpdatePosition("events", kFlipping, next_flipping_, next_flipping_);
+  }
+  void Revoke() { a_->ownership()->Revoked("events", kFlipping); }
+
+  // From now on each of A's views flips partition 3 once taken: revoked when the view saw it
+  // serving, assigned when not. Only local answers are asked of A then (one view each).
+  void FlipInEveryView() {
+    a_->cluster()->set_view_taken_for_test([this] {
+      const bool serving = a_->ownership()->Snapshot().IsServing("events", kFlipping);
+      serving ? Revoke() : Assign();
+      held_flips_.fetch_add(1);
+    });
+  }
   // A's partition 3 stops and starts serving over and over until StopFlipping.
   void StartFlipping() {
     flipper_ = std::thread([this] {
@@ -148,18 +170,27 @@ class ClusterSnapshotTest : public ::testing::Test {
   std::thread flipper_;
   std::atomic<bool> stop_{false};
   std::atomic<int> flips_{0};
+  std::atomic<int> held_flips_{0};  // flips made by the view hook
 };
 
 // A local answer of the latest of 1000 ids names partition 3 covered exactly when every id's
-// answer holds its newest event, from partition 3; else none does. The merged answer is complete
-// (B serves partition 3) and exact.
+// answer holds its newest event, from partition 3; else none does. Each answer's reads run after
+// a flip its view did not see, in both directions in turn. The merged answer is complete (B serves
+// partition 3) and exact.
 TEST_F(ClusterSnapshotTest, ALatestOfManyIdsIsReadThroughTheSnapshotItsHeadNames) {
-  StartFlipping();
   int covered = 0, not_covered = 0;
-  for (int round = 0; round < 30; ++round) {
+  for (int round = 0; round < 20; ++round) {
+    const bool serving_at_view = round % 2 == 0;
+    serving_at_view ? Assign() : Revoke();
+    FlipInEveryView();
+    const int held = held_flips_.load();
     const json local = Post(a_->port(), "/v1/latest?local=true");
+    a_->cluster()->set_view_taken_for_test(nullptr);
     ASSERT_TRUE(local.is_object()) << "round " << round;
+    ASSERT_EQ(held_flips_.load(), held + 1) << "round " << round << ": one view, one flip";
     const bool names_it = Names(local.at("partitions"), kFlipping);
+    ASSERT_EQ(names_it, serving_at_view)
+        << "round " << round << ": " << local.dump().substr(0, 300);
     (names_it ? covered : not_covered) += 1;
     if (names_it) {
       ASSERT_FALSE(Names(local.at("stale"), kFlipping)) << local.dump().substr(0, 300);
@@ -178,28 +209,45 @@ TEST_F(ClusterSnapshotTest, ALatestOfManyIdsIsReadThroughTheSnapshotItsHeadNames
     ASSERT_TRUE(merged.value("complete", false)) << merged.dump().substr(0, 300);
     for (const auto& [id, events] : merged.at("ids").items()) {
       ASSERT_EQ(events.size(), 1u) << id;
-      ASSERT_EQ(events[0].at("partition").get<int32_t>(), kFlipping) << "round " << round << " " << id;
+      ASSERT_EQ(events[0].at("partition").get<int32_t>(), kFlipping)
+          << "round " << round << " " << id;
       ASSERT_EQ(events[0].at("offset").get<int64_t>(), newest_.at(id)) << id;
     }
   }
-  StopFlipping();
-  EXPECT_GT(flips_.load(), 30);
-  std::printf("partition 3 named covered in %d local answers, not named in %d, %d flips\n", covered,
-              not_covered, flips_.load());
+  EXPECT_EQ(covered, 10);
+  EXPECT_EQ(not_covered, 10);
 }
 
 // A series merged over A and B counts partition 3 once: from A when A's view served it (B, which
-// covers it too, is then left out), else from B.
+// covers it too, is then left out), else from B. Each round's view of A is flipped once taken, in
+// both directions in turn; then a thread flips it as fast as it can while more are asked.
 TEST_F(ClusterSnapshotTest, ASeriesNeverCountsAPartitionFromTwoInstances) {
-  StartFlipping();
   const int64_t now = WallClock::Default()->NowMs();
-  const std::string target = "/v1/events/s/series?field=v&agg=count,avg&step=1h&from=" +
-                             std::to_string(now - 120'000) + "&to=" + std::to_string(now + 1);
+  const std::string target =
+      "/v1/events/s/series?field=v&agg=count,avg&step=1h&from=" + std::to_string(now - 120'000) +
+      "&to=" + std::to_string(now + 1);
   int complete = 0;
-  for (int round = 0; round < 60; ++round) {
+  for (int round = 0; round < 80; ++round) {
+    const bool held = round < 20;
+    if (held) {
+      round % 2 == 0 ? Assign() : Revoke();
+      FlipInEveryView();
+    } else if (round == 20) {
+      StartFlipping();
+    }
+    const int flips = held_flips_.load();
     const json got = testing::Get(a_->port(), target).json();
+    if (held) {
+      a_->cluster()->set_view_taken_for_test(nullptr);
+      ASSERT_GE(held_flips_.load(), flips + 1) << "round " << round << ": its view was flipped";
+    }
     ASSERT_TRUE(got.is_object()) << "round " << round;
-    if (!got.value("complete", false)) continue;  // honest: a partition lost between views
+    // B serves partition 3 throughout: with a held flip the answer is complete whichever state
+    // A's view saw. Honest otherwise: a partition lost between views.
+    if (held) {
+      ASSERT_TRUE(got.value("complete", false)) << "round " << round << ": " << got.dump();
+    }
+    if (!got.value("complete", false)) continue;
     ++complete;
     uint64_t count = 0;
     double sum = 0;
@@ -210,22 +258,32 @@ TEST_F(ClusterSnapshotTest, ASeriesNeverCountsAPartitionFromTwoInstances) {
     ASSERT_EQ(count, series_count_) << "round " << round << ": " << got.dump().substr(0, 300);
     ASSERT_NEAR(sum, static_cast<double>(series_sum_), 1e-6) << "round " << round;
   }
-  EXPECT_GT(complete, 0);
+  EXPECT_GE(complete, 20);
 }
 
-// An index query's local answer is read through the view its head names.
+// An index query's local answer is read through the view its head names, flipped after its view
+// in both directions in turn.
 TEST_F(ClusterSnapshotTest, AnIndexQueryIsReadThroughTheSnapshotItsHeadNames) {
-  StartFlipping();
-  for (int round = 0; round < 200; ++round) {
+  int covered = 0;
+  for (int round = 0; round < 40; ++round) {
+    const bool serving_at_view = round % 2 == 0;
+    serving_at_view ? Assign() : Revoke();
+    FlipInEveryView();
+    const int held = held_flips_.load();
     const std::string id = IdName(round * 7 % kIds);
     const json local =
         testing::Get(a_->port(), "/v1/index/dev/" + id + "/latest?n=1&local=true").json();
+    a_->cluster()->set_view_taken_for_test(nullptr);
     ASSERT_TRUE(local.is_object()) << "round " << round;
+    ASSERT_EQ(held_flips_.load(), held + 1) << "round " << round << ": one view, one flip";
     const bool names_it = Names(local.at("partitions"), kFlipping);
+    ASSERT_EQ(names_it, serving_at_view) << "round " << round << ": " << local.dump();
+    covered += names_it ? 1 : 0;
     ASSERT_EQ(local.at("events").size(), 1u) << local.dump();
     EXPECT_EQ(local.at("events")[0].at("partition").get<int32_t>() == kFlipping, names_it)
         << "round " << round << ": " << local.dump();
   }
+  EXPECT_EQ(covered, 20);
 }
 
 }  // namespace

@@ -135,7 +135,7 @@ class StreamE2ETest : public ::testing::Test {
       if (line.empty()) continue;
       const json e = json::parse(line);
       out[e["event_id"].get<std::string>()].emplace(e["partition"].get<int32_t>(),
-                                                      e["offset"].get<int64_t>());
+                                                    e["offset"].get<int64_t>());
       ++*count;
     }
     return out;
@@ -162,16 +162,15 @@ TEST_F(StreamE2ETest, EveryStoredEventArrivesOnceAcrossAKill9AndAResume) {
   }
   ASSERT_TRUE(WaitFor([&] {
     for (int d = 0; d < kDevices; ++d) {
-      if (ReadFile(dir_.Sub("first" + std::to_string(d))).find("event: open") ==
-          std::string::npos)
+      if (ReadFile(dir_.Sub("first" + std::to_string(d))).find("event: open") == std::string::npos)
         return false;
     }
     return true;
   }));
-  ChildProcess produce({testing::HotrowBinary(), "produce", "--brokers", bootstrap_, "--topic",
-                        "events", "--count", std::to_string(kCount), "--rate", "0", "--devices",
-                        std::to_string(kDevices), "--seed", "5"},
-                       dir_.Sub("produce.log"));
+  ChildProcess produce(
+      {testing::HotrowBinary(), "produce", "--brokers", bootstrap_, "--topic", "events", "--count",
+       std::to_string(kCount), "--rate", "0", "--devices", std::to_string(kDevices), "--seed", "5"},
+      dir_.Sub("produce.log"));
   // kill -9 in the middle of ingestion: some batches written, some not, commits anywhere.
   ASSERT_TRUE(WaitFor([&] {
     size_t got = 0;
@@ -212,8 +211,8 @@ TEST_F(StreamE2ETest, EveryStoredEventArrivesOnceAcrossAKill9AndAResume) {
           return first[d].places.size() + second.places.size() >= stored.size();
         },
         std::chrono::seconds(60), std::chrono::milliseconds(50)))
-        << Device(d) << ": " << first[d].places.size() << " + " << second.places.size()
-        << " of " << stored.size();
+        << Device(d) << ": " << first[d].places.size() << " + " << second.places.size() << " of "
+        << stored.size();
     std::vector<Place> all = first[d].places;
     all.insert(all.end(), second.places.begin(), second.places.end());
     EXPECT_EQ(all.size(), stored.size()) << Device(d) << ": a duplicate or an extra event";
@@ -230,6 +229,59 @@ TEST_F(StreamE2ETest, EveryStoredEventArrivesOnceAcrossAKill9AndAResume) {
       }
     }
   }
+}
+
+// A store keeps the partitions of a topic no longer consumed until they expire; a stream's
+// position names the partitions the instance is assigned (service/server.cc tells the hub each
+// second), not those: its ids stay within a request header however much the store holds.
+TEST_F(StreamE2ETest, APositionNamesTheAssignedPartitionsNotEveryOneTheStoreHolds) {
+  std::string yaml = ReadFile(dir_.Sub("hotrow.yaml"));
+  const std::string events_topics = "topics: [events]";
+  ASSERT_NE(yaml.find(events_topics), std::string::npos);
+  std::string old_yaml = yaml;
+  old_yaml.replace(old_yaml.find(events_topics), events_topics.size(), "topics: [retired]");
+  std::ofstream(dir_.Sub("hotrow.yaml"), std::ios::trunc) << old_yaml;
+  StartServe(1);
+  ChildProcess produce(
+      {testing::HotrowBinary(), "produce", "--brokers", bootstrap_, "--topic", "retired", "--count",
+       "200", "--rate", "0", "--devices", "3", "--seed", "7"},
+      dir_.Sub("produce.log"));
+  ASSERT_EQ(produce.Wait(std::chrono::seconds(60)), 0) << ReadFile(dir_.Sub("produce.log"));
+  int64_t count = 0;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        Stored(&count);
+        return count == 200;
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(100)))
+      << count;
+  serve_->Signal(SIGTERM);
+  ASSERT_EQ(serve_->Wait(std::chrono::seconds(30)), 0);
+
+  std::ofstream(dir_.Sub("hotrow.yaml"), std::ios::trunc) << yaml;  // consumes "events" only
+  StartServe(2);
+  // The open message's id of a new stream, once the instance knows its assignment (a stream opened
+  // before that names every partition stored, so that a resume never replays what it held then).
+  std::string id;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        httplib::Client client("127.0.0.1", port_);
+        client.set_read_timeout(std::chrono::seconds(10));
+        std::string text;
+        client.Get("/v1/events/dev-000000/stream", [&](const char* data, size_t n) {
+          text.append(data, n);
+          const size_t open = text.find("event: open\n");
+          return open == std::string::npos || text.find("\n\n", open) == std::string::npos;
+        });
+        const size_t at = text.find("event: open\nid: ");
+        if (at == std::string::npos) return false;
+        const size_t from = at + std::string("event: open\nid: ").size();
+        id = text.substr(from, text.find('\n', from) - from);
+        return id.find("retired:") == std::string::npos && id.find("events:") != std::string::npos;
+      },
+      std::chrono::seconds(30), std::chrono::milliseconds(200)))
+      << "the last open id: " << id;
+  EXPECT_EQ(Stored(&count).count("dev-000000"), 1u) << "the retired topic's rows are still held";
 }
 
 }  // namespace

@@ -3,6 +3,12 @@
 // streams leave the connection threads to queries (the fixture: stream_test_base.h; slow clients:
 // stream_slow_client_test.cc).
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
+
+#include "http/stream_tokens.h"
 #include "tests/live/stream_test_base.h"
 
 namespace hotrow::live {
@@ -124,6 +130,17 @@ TEST_F(StreamTest, ResumeFromLastEventIdOrAfterIsExact) {
   const std::vector<Place> third = Places(by_param.events());
   EXPECT_EQ(std::set<Place>(third.begin(), third.end()), after_first);
   EXPECT_EQ(third.size(), after_first.size());
+
+  // The earlier, decimal text of the same position (a client that kept one) resumes the same.
+  Result<StreamPosition> parsed = ParseStreamPosition(last_id);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const std::string decimal = parsed->ToDecimalString();
+  ASSERT_NE(decimal, last_id);
+  SseReader by_decimal(port(), "/v1/events/a/stream", decimal);
+  ASSERT_TRUE(WaitFor([&] { return by_decimal.event_count() >= after_first.size(); }));
+  const std::vector<Place> fourth = Places(by_decimal.events());
+  EXPECT_EQ(std::set<Place>(fourth.begin(), fourth.end()), after_first);
+  EXPECT_EQ(fourth.size(), after_first.size());
 }
 
 TEST_F(StreamTest, APositionOlderThanTheWindowSaysSoInTheFirstMessage) {
@@ -315,6 +332,180 @@ TEST_F(StreamTest, StoppingTheServerClosesItsStreams) {
   bool closed = false;
   for (const SseMessage& m : reader.messages()) closed |= m.event == "closed";
   EXPECT_TRUE(closed);
+}
+
+// Outside cluster mode a store may hold many more partitions than the instance consumes (an
+// earlier assignment, a topic no longer consumed). A stream's positions name only the partitions
+// it serves (StreamHub::SetServedPartitions): 2,000 of them, with offsets spread over 240,000, fit
+// the server's 8 KiB header line as Last-Event-ID, and a resume from such an id is exact. Named
+// all 4,000 stored, the id is about 12 KB and the resume is refused.
+TEST_F(StreamTest, APositionNamesOnlyTheServedPartitionsAndResumesThroughTheHeaderAt2000) {
+  StreamHubOptions hub_options;
+  hub_options.max_buffered = 4000;  // one batch of an event in each of 2,000 partitions
+  Start(hub_options);
+  constexpr int32_t kStored = 4000, kServed = 2000;
+  auto write_one_each = [&](const std::string& id, int32_t first, int32_t count) {
+    std::vector<TestEvent> events;
+    store::WriteBatchInput batch;
+    for (int32_t p = first; p < first + count; ++p) {
+      TestEvent e;
+      e.id = id;
+      e.topic = "t";
+      e.partition = p;
+      // Spread offsets: each partition's distance from the run's base takes 3 digits.
+      if (!next_.contains(p)) next_[p] = (p % kServed) * 120;
+      e.offset = next_[p]++;
+      e.ts_ms = kNowMs - 1000 + p % 500;
+      e.payload = "{\"p\":" + std::to_string(p) + "}";
+      Result<store::Row> row = testing::MakeRow(store_.get(), e);
+      EXPECT_TRUE(row.ok());
+      batch.rows.push_back(std::move(row).value());
+      batch.next_offsets[{e.topic, e.partition}] = e.offset + 1;
+      events.push_back(e);
+    }
+    store::WriteOutcome outcome;
+    EXPECT_TRUE(store_->Write(batch, &outcome).ok());
+    return events;
+  };
+  write_one_each("old", 0, kStored);  // every partition stored once
+  // Events of the stream's id in partitions no longer served: stored before the stream, never sent
+  // by it nor by its resume.
+  write_one_each("a", 0, kStored - kServed);
+  std::vector<store::TopicPartition> served;
+  for (int32_t p = kStored - kServed; p < kStored; ++p) served.push_back({"t", p});
+  hub_->SetServedPartitions(served);
+
+  std::string last_id;
+  std::set<Place> sent;
+  {
+    SseReader reader(port(), "/v1/events/a/stream");
+    ASSERT_TRUE(WaitFor([&] { return reader.Opened(); }));
+    const std::string open_id = reader.last_id();
+    Result<StreamPosition> open = ParseStreamPosition(open_id);
+    ASSERT_TRUE(open.ok()) << open.status().ToString();
+    EXPECT_EQ(open->next.size(), static_cast<size_t>(kServed));
+    EXPECT_LE(open_id.size(), 6050u);
+    const std::vector<TestEvent> first = write_one_each("a", kStored - kServed, kServed);
+    ASSERT_TRUE(WaitFor([&] { return reader.event_count() >= first.size(); }))
+        << reader.event_count() << " of " << first.size();
+    const std::vector<Place> got = Places(reader.events());
+    sent.insert(got.begin(), got.end());
+    EXPECT_EQ(sent, PlacesOf(first, "a"));
+    last_id = reader.last_id();
+  }
+  EXPECT_LE(last_id.size(), 6050u);
+  const std::vector<TestEvent> missed = write_one_each("a", kStored - kServed, 50);
+  SseReader resumed(port(), "/v1/events/a/stream", last_id);
+  ASSERT_TRUE(WaitFor([&] { return resumed.event_count() >= missed.size() || resumed.ended(); }));
+  EXPECT_EQ(resumed.status(), 200);
+  const std::vector<Place> again = Places(resumed.events());
+  EXPECT_EQ(std::set<Place>(again.begin(), again.end()), PlacesOf(missed, "a"));
+  EXPECT_EQ(again.size(), missed.size()) << "a duplicate or a loss across the resume";
+}
+
+// Browsers' streams (CONTRACT.md "Live streams"): a token of POST /v1/stream-tokens, issued to
+// a holder of the bearer token, opens streams as ?access_token= (EventSource sends no
+// Authorization header), only streams, only until it expires, and only while its bearer token is
+// accepted: a reload that retires that token refuses it and ends the streams it opened. No token
+// ever reaches the log, though refusals are logged.
+TEST_F(StreamTest, AStreamTokenOpensStreamsOnlyUntilItExpiresOrItsBearerTokenIsRetired) {
+  ManualClock monotonic(1'000'000);
+  http::HttpServerOptions options;
+  options.stream_token_ttl_ms = 60'000;
+  options.stream_token_clock = &monotonic;
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  spdlog::default_logger()->sinks().push_back(sink);
+  struct Unsink {
+    std::shared_ptr<spdlog::sinks::sink> sink;
+    ~Unsink() {
+      auto& sinks = spdlog::default_logger()->sinks();
+      sinks.erase(std::remove(sinks.begin(), sinks.end(), sink), sinks.end());
+    }
+  } unsink{sink};
+  Start({}, options, "bearer-1");
+  httplib::Client client("127.0.0.1", port());
+  client.set_read_timeout(std::chrono::seconds(30));
+  auto issue = [&](const std::string& bearer) -> std::string {
+    httplib::Headers headers;
+    if (!bearer.empty()) headers.emplace("Authorization", "Bearer " + bearer);
+    auto res = client.Post("/v1/stream-tokens", headers, "", "application/json");
+    if (!res || res->status != 200) return "status " + std::to_string(res ? res->status : -1);
+    const json body = json::parse(res->body);
+    EXPECT_EQ(body.value("ttl_ms", 0), 60'000);
+    EXPECT_EQ(res->get_header_value("Cache-Control"), "no-store");
+    return body.value("token", "");
+  };
+  auto status_of = [&](const std::string& target) {
+    http::RawConnection conn(port());
+    EXPECT_TRUE(conn.Send("GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n"));
+    const std::string text = conn.Read(1 << 16, std::chrono::seconds(30));
+    return std::make_pair(http::StatusOfRawResponse(text), text);
+  };
+  EXPECT_EQ(issue(""), "status 401");  // only a holder of the bearer token gets one
+  EXPECT_EQ(client.Get("/v1/stream-tokens", {{"Authorization", "Bearer bearer-1"}})->status, 405);
+  const std::string token = issue("bearer-1");
+  ASSERT_EQ(token.rfind("st-", 0), 0u) << token;
+
+  // Accepted on a stream, which carries events.
+  SseReader reader(port(), "/v1/events/a/stream?access_token=" + token);
+  ASSERT_TRUE(WaitFor([&] { return reader.Opened(); }));
+  EXPECT_EQ(reader.status(), 200);
+  Write({"a"}, 3);
+  ASSERT_TRUE(WaitFor([&] { return reader.event_count() >= 3; }));
+
+  // Wrong, and on another path (even with a stream's shape of query): refused.
+  auto wrong = status_of("/v1/events/a/stream?access_token=st-00000000000000000000000000000000");
+  EXPECT_EQ(wrong.first, 401) << wrong.second;
+  EXPECT_NE(wrong.second.find("wrong stream token"), std::string::npos) << wrong.second;
+  EXPECT_EQ(status_of("/v1/events/a/latest?access_token=" + token).first, 401);
+  EXPECT_EQ(status_of("/v1/stats?access_token=" + token).first, 401);
+  EXPECT_EQ(status_of("/v1/events/a/latest?n=1").first, 401);
+
+  // Expired: the clock it is counted on moves past its 60 s.
+  monotonic.Advance(60'000);
+  auto expired = status_of("/v1/events/a/stream?access_token=" + token);
+  EXPECT_EQ(expired.first, 401) << expired.second;
+  EXPECT_NE(expired.second.find("expired"), std::string::npos) << expired.second;
+  EXPECT_FALSE(reader.ended()) << "an open stream outlives its token's expiry";
+
+  // Retired: a reload that no longer accepts bearer-1 ends the streams its tokens opened and
+  // refuses its tokens.
+  const std::string second = issue("bearer-1");
+  SseReader by_second(port(), "/v1/latest/stream?access_token=" + second);
+  ASSERT_TRUE(WaitFor([&] { return by_second.Opened(); }));
+  std::ofstream(dir_.Sub("token"), std::ios::trunc) << "bearer-2\n";
+  ASSERT_TRUE(credentials_->Reload().ok());
+  http_->AccessReloaded();
+  for (SseReader* r : {&reader, &by_second}) {
+    ASSERT_TRUE(WaitFor([&] { return r->ended(); }));
+    bool closed = false;
+    for (const SseMessage& m : r->messages()) {
+      closed |= m.event == "closed" && m.data.find("no longer accepted") != std::string::npos;
+    }
+    EXPECT_TRUE(closed);
+  }
+  auto retired = status_of("/v1/latest/stream?access_token=" + second);
+  EXPECT_EQ(retired.first, 401) << retired.second;
+  EXPECT_NE(issue("bearer-2").rfind("st-", 0), std::string::npos);
+
+  spdlog::default_logger()->flush();
+  const std::string logged = log.str();
+  EXPECT_NE(logged.find("refused"), std::string::npos) << "refusals are logged: " << logged;
+  EXPECT_EQ(logged.find(token), std::string::npos) << logged;
+  EXPECT_EQ(logged.find(second), std::string::npos) << logged;
+}
+
+TEST(RedactedTargetTest, AnAccessTokenNeverLeavesInALoggedTarget) {
+  EXPECT_EQ(http::RedactedTarget("/v1/latest/stream?access_token=st-abc&after=1~t:0.0.1.A"),
+            "/v1/latest/stream?access_token=[redacted]&after=1~t:0.0.1.A");
+  EXPECT_EQ(http::RedactedTarget("/v1/x?a=1&access_token=s&access_token=t"),
+            "/v1/x?a=1&access_token=[redacted]&access_token=[redacted]");
+  EXPECT_EQ(http::RedactedTarget("/v1/events/a/latest"), "/v1/events/a/latest");
+  EXPECT_EQ(http::RedactedTarget("/v1/x?access_tokenish=1"), "/v1/x?access_tokenish=1");
+  // The same name percent-encoded: the server reads it as access_token.
+  EXPECT_EQ(http::RedactedTarget("/v1/x?access%5Ftoken=s&b=%zz"),
+            "/v1/x?access_token=[redacted]&b=%zz");
 }
 
 }  // namespace
