@@ -132,7 +132,9 @@ TEST_F(HttpApiTest, ATricklingClientHoldsNoThreadAndIsCutAtTheHeaderTimeout) {
   httplib::Result health = client.Get("/healthz");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
-  EXPECT_EQ(ThreadCount(), threads) << "the trickling clients took threads";
+  // At most as many: a thread of the setup may end meanwhile (one fewer was seen on a loaded
+  // machine); a thread per connection would add 64.
+  EXPECT_LE(ThreadCount(), threads) << "the trickling clients took threads";
   for (auto& c : slow) {
     EXPECT_TRUE(ClosedByServer(c->fd(), std::chrono::seconds(30)))
         << "a client that never finished its head was not cut";
@@ -153,7 +155,7 @@ TEST_F(HttpApiTest, IdleConnectionsHoldNoThreadAndCloseAtTheIdleTimeout) {
     ASSERT_TRUE(idle.back()->connected());
   }
   ASSERT_TRUE(testing::WaitFor([&] { return http_->open_connections() >= 300; }));
-  EXPECT_EQ(ThreadCount(), threads);
+  EXPECT_LE(ThreadCount(), threads);  // a thread per connection would add 300
   for (auto& c : idle) EXPECT_TRUE(ClosedByServer(c->fd(), std::chrono::seconds(30)));
   EXPECT_TRUE(testing::WaitFor([&] { return http_->open_connections() == 0; }));
 }
