@@ -96,13 +96,15 @@ class BackgroundFetcher final : public SchemaSource {
     if (std::optional<Result<RegistrySchema>> known = Known(ask)) return std::move(*known);
     const int64_t now = FetchClockMs();
     auto asked = asked_ms_.find(ask);
+    // Copied, not read through `asked` later: the wait below lets the fetcher erase the entry.
+    const int64_t asked_at_ms = asked != asked_ms_.end() ? asked->second : now;
     if (asked == asked_ms_.end()) {
       if (asked_ms_.size() >= kMaxQueuedFetches) {
         return Status::Busy("the schema registry has " + std::to_string(asked_ms_.size()) +
                             " requests waiting; " + ask.What() + " not asked yet");
       }
       const bool idle = asked_ms_.empty();
-      asked = asked_ms_.emplace(ask, now).first;
+      asked_ms_.emplace(ask, now);
       queue_.push_back(ask);
       stats_->waiting.fetch_add(1, std::memory_order_relaxed);
       if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
@@ -114,7 +116,7 @@ class BackgroundFetcher final : public SchemaSource {
       }
     }
     return Status::Busy("waiting for the schema registry's answer about " + ask.What() +
-                        " (asked " + std::to_string(FetchClockMs() - asked->second) + " ms ago)");
+                        " (asked " + std::to_string(FetchClockMs() - asked_at_ms) + " ms ago)");
   }
 
   // The answer kept for `ask`, if any (an expired failure is forgotten). REQUIRES: mu_ held.
