@@ -3,16 +3,46 @@
 // streams leave the connection threads to queries (the fixture: stream_test_base.h; slow clients:
 // stream_slow_client_test.cc).
 
-#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
-
-#include <sstream>
 
 #include "http/stream_tokens.h"
 #include "tests/live/stream_test_base.h"
 
 namespace hotrow::live {
 namespace {
+
+// What the process logs, captured from before any test starts a thread: a sink added to the
+// logger while other threads log through it races with them (TSan saw the fixture's cache rebuild
+// log through a sink being added).
+class CapturedLog final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  static CapturedLog& Get() {
+    static const std::shared_ptr<CapturedLog> sink = [] {
+      auto made = std::make_shared<CapturedLog>();
+      spdlog::default_logger()->sinks().push_back(made);
+      return made;
+    }();
+    return *sink;
+  }
+  std::string Text() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return text_;
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t out;
+    formatter_->format(msg, out);
+    text_.append(out.data(), out.size());
+  }
+  void flush_() override {}
+
+ private:
+  std::string text_;  // guarded by mutex_
+};
+// Installed as the executable starts, before any test.
+[[maybe_unused]] const bool kLogCaptured = (CapturedLog::Get(), true);
 
 TEST_F(StreamTest, PerIdStreamCarriesEachStoredEventOnceInOrderOnlyOnceStored) {
   Start();
@@ -413,16 +443,7 @@ TEST_F(StreamTest, AStreamTokenOpensStreamsOnlyUntilItExpiresOrItsBearerTokenIsR
   http::HttpServerOptions options;
   options.stream_token_ttl_ms = 60'000;
   options.stream_token_clock = &monotonic;
-  std::ostringstream log;
-  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
-  spdlog::default_logger()->sinks().push_back(sink);
-  struct Unsink {
-    std::shared_ptr<spdlog::sinks::sink> sink;
-    ~Unsink() {
-      auto& sinks = spdlog::default_logger()->sinks();
-      sinks.erase(std::remove(sinks.begin(), sinks.end(), sink), sinks.end());
-    }
-  } unsink{sink};
+  const size_t log_from = CapturedLog::Get().Text().size();
   Start({}, options, "bearer-1");
   httplib::Client client("127.0.0.1", port());
   client.set_read_timeout(std::chrono::seconds(30));
@@ -490,7 +511,7 @@ TEST_F(StreamTest, AStreamTokenOpensStreamsOnlyUntilItExpiresOrItsBearerTokenIsR
   EXPECT_NE(issue("bearer-2").rfind("st-", 0), std::string::npos);
 
   spdlog::default_logger()->flush();
-  const std::string logged = log.str();
+  const std::string logged = CapturedLog::Get().Text().substr(log_from);
   EXPECT_NE(logged.find("refused"), std::string::npos) << "refusals are logged: " << logged;
   EXPECT_EQ(logged.find(token), std::string::npos) << logged;
   EXPECT_EQ(logged.find(second), std::string::npos) << logged;
